@@ -1,0 +1,18 @@
+// JSON through nlohmann::json, with parsing errors turned into Status so that
+// no exception leaves the module that parses.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "base/status.h"
+
+namespace vllm {
+
+using Json = nlohmann::json;
+
+// Parses `text`; `what` names the source (a file path) in the error.
+Result<Json> parse_json(const std::string& text, const std::string& what);
+Result<Json> read_json_file(const std::string& path);
+
+}  // namespace vllm

@@ -1,0 +1,52 @@
+// A fixed pool of worker threads for kernels.
+//
+// The calling thread is worker 0, so a pool of N threads starts N-1 others.
+// run() hands every worker the same job with its own index and returns when
+// all have finished; the split of work is static (worker i always gets the
+// same range for the same size), which keeps results independent of timing.
+// Workers spin briefly before sleeping so that the many small ops of a decode
+// step do not each pay a futex wake-up.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <thread>
+#include <vector>
+
+namespace vllm {
+
+class ThreadPool {
+ public:
+  explicit ThreadPool(int num_threads);
+  ~ThreadPool();
+  ThreadPool(const ThreadPool&) = delete;
+  ThreadPool& operator=(const ThreadPool&) = delete;
+
+  int num_threads() const { return num_threads_; }
+
+  // Calls job(worker_index) once on each worker; blocks until all return.
+  // Not re-entrant: a job must not call run() on the same pool.
+  void run(const std::function<void(int worker)>& job);
+
+  // Splits [0, n) into num_threads() contiguous ranges (the first ones one
+  // longer when n does not divide) and calls fn(begin, end) for each
+  // non-empty range. Ranges are multiples of `grain` except the last.
+  void parallel_for(int64_t n, const std::function<void(int64_t begin, int64_t end)>& fn,
+                    int64_t grain = 1);
+
+  // The default size: one thread per CPU the process may run on.
+  static int default_num_threads();
+
+ private:
+  void worker_loop(int worker);
+
+  int num_threads_;
+  std::vector<std::thread> threads_;
+  const std::function<void(int)>* job_ = nullptr;
+  std::atomic<uint64_t> epoch_{0};
+  std::atomic<int> pending_{0};
+  std::atomic<bool> stopping_{false};
+};
+
+}  // namespace vllm

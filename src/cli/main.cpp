@@ -1,0 +1,27 @@
+// vllm-cpp: LLM inference and serving engine.
+#include <map>
+
+#include "base/logging.h"
+#include "cli/commands.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"vllm-cpp: a high-throughput LLM inference and serving engine"};
+  app.require_subcommand(1);
+  bool verbose = false;
+  app.add_flag("-v,--verbose", verbose, "Log debug details on stderr");
+  std::map<CLI::App*, vllm::cli::CommandRunner> runners;
+  auto add = [&](const std::string& name, const std::string& help, auto make) {
+    CLI::App* sub = app.add_subcommand(name, help);
+    runners[sub] = make(*sub);
+  };
+  add("generate", "Generate a completion for one prompt", vllm::cli::add_generate_command);
+  add("make-test-model", "Write a random-weight model with real shapes", vllm::cli::add_make_test_model_command);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  if (verbose) vllm::set_log_level(vllm::LogLevel::kDebug);
+  for (CLI::App* sub : app.get_subcommands()) return runners.at(sub)();
+  return 2;
+}

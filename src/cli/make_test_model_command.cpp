@@ -1,0 +1,53 @@
+// `vllm-cpp make-test-model`: a random-weight model directory with real shapes.
+#include "base/thread_pool.h"
+#include "cli/commands.h"
+#include "cli/test_model_writer.h"
+
+namespace vllm::cli {
+namespace {
+
+struct MakeTestModelOptions {
+  std::optional<std::string> arch;
+  std::string preset;
+  std::string dtype = "f32";
+  uint64_t seed = 0;
+  int num_shards = 1;
+  std::string tokenizer = default_model_dir();
+  std::string out;
+};
+
+int run_make_test_model(const MakeTestModelOptions& o) {
+  Result<TestModelPreset> preset = find_test_model_preset(o.preset, o.arch);
+  if (!preset.is_ok()) return report_error(preset.status().message());
+  TestModelOptions options;
+  options.preset = std::move(preset).value();
+  options.dtype = o.dtype == "bf16" ? DType::kBF16 : o.dtype == "f16" ? DType::kF16 : DType::kF32;
+  options.seed = o.seed;
+  options.num_shards = o.num_shards;
+  options.tokenizer_dir = o.tokenizer;
+  options.out_dir = o.out;
+  ThreadPool pool(ThreadPool::default_num_threads());
+  Status status = write_test_model(options, pool);
+  if (!status.is_ok()) return report_error(status.message());
+  std::fprintf(stderr, "wrote %s (%s, %s, preset %s)\n", o.out.c_str(), options.preset.arch.c_str(), o.dtype.c_str(),
+               o.preset.c_str());
+  return 0;
+}
+
+}  // namespace
+
+CommandRunner add_make_test_model_command(CLI::App& app) {
+  auto o = std::make_shared<MakeTestModelOptions>();
+  app.add_option("--arch", o->arch, "Architecture: llama, mistral, qwen2, qwen3 (required for --preset tiny)")
+      ->check(CLI::IsMember(test_model_arch_names()));
+  app.add_option("--preset", o->preset, "Shape preset")->required()->check(CLI::IsMember(test_model_preset_names()));
+  app.add_option("--dtype", o->dtype, "Weight dtype")->check(CLI::IsMember({"f32", "bf16", "f16"}))->capture_default_str();
+  app.add_option("--seed", o->seed, "Random seed of the weights")->capture_default_str();
+  app.add_option("--num-shards", o->num_shards, "Split the weights over this many safetensors files")
+      ->check(CLI::Range(1, 1000))->capture_default_str();
+  app.add_option("--tokenizer", o->tokenizer, "Directory whose tokenizer.json is padded to the preset's vocabulary");
+  app.add_option("--out", o->out, "Output directory")->required();
+  return [o] { return run_make_test_model(*o); };
+}
+
+}  // namespace vllm::cli

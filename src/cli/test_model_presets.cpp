@@ -1,0 +1,139 @@
+#include "cli/test_model_presets.h"
+
+namespace vllm {
+namespace {
+
+struct ArchNames {
+  const char* arch;
+  const char* architecture;
+  const char* model_type;
+};
+
+constexpr ArchNames kArchs[] = {
+    {"llama", "LlamaForCausalLM", "llama"},
+    {"mistral", "MistralForCausalLM", "mistral"},
+    {"qwen2", "Qwen2ForCausalLM", "qwen2"},
+    {"qwen3", "Qwen3ForCausalLM", "qwen3"},
+};
+
+Json base_config(const ArchNames& a) {
+  return Json{{"architectures", {a.architecture}}, {"model_type", a.model_type}, {"hidden_act", "silu"},
+              {"bos_token_id", 1}, {"eos_token_id", 2}};
+}
+
+// Tiny shapes: 2 layers, hidden 64, GQA, vocab 512 (the stories260k
+// tokenizer).  Each architecture also switches on the options it is known
+// for, so the reference test covers them: llama3 rope scaling and attention
+// biases, Mistral's sliding window, Qwen2's q/k/v biases with MQA, Qwen3's
+// q/k norms with an explicit head_dim, linear rope scaling and an untied lm_head.
+Json tiny_config(const ArchNames& a) {
+  Json c = base_config(a);
+  c.update(Json{{"hidden_size", 64}, {"intermediate_size", 128}, {"num_hidden_layers", 2},
+                {"num_attention_heads", 4}, {"num_key_value_heads", 2}, {"vocab_size", 512},
+                {"max_position_embeddings", 256}, {"rms_norm_eps", 1e-5}, {"rope_theta", 10000.0},
+                {"tie_word_embeddings", true}});
+  const std::string arch = a.arch;
+  if (arch == "llama") {
+    c["attention_bias"] = true;
+    c["rope_scaling"] = {{"rope_type", "llama3"}, {"factor", 8.0}, {"low_freq_factor", 1.0},
+                         {"high_freq_factor", 4.0}, {"original_max_position_embeddings", 64}};
+  } else if (arch == "mistral") {
+    c["sliding_window"] = 16;
+    c["tie_word_embeddings"] = false;
+  } else if (arch == "qwen2") {
+    c["num_key_value_heads"] = 1;
+    c["rope_theta"] = 1000000.0;
+    c["use_sliding_window"] = false;
+    c["sliding_window"] = 256;
+  } else if (arch == "qwen3") {
+    c["head_dim"] = 32;
+    c["attention_bias"] = false;
+    c["rms_norm_eps"] = 1e-6;
+    c["rope_scaling"] = {{"rope_type", "linear"}, {"factor", 2.0}};
+    c["tie_word_embeddings"] = false;
+  }
+  return c;
+}
+
+Json real_config(const std::string& preset) {
+  if (preset == "smollm-135m") {
+    Json c = base_config(kArchs[0]);
+    c.update(Json{{"hidden_size", 576}, {"intermediate_size", 1536}, {"num_hidden_layers", 30},
+                  {"num_attention_heads", 9}, {"num_key_value_heads", 3}, {"head_dim", 64},
+                  {"vocab_size", 49152}, {"max_position_embeddings", 2048}, {"rms_norm_eps", 1e-5},
+                  {"rope_theta", 10000.0}, {"tie_word_embeddings", true}, {"attention_bias", false}});
+    return c;
+  }
+  if (preset == "qwen2.5-0.5b") {
+    Json c = base_config(kArchs[2]);
+    c.update(Json{{"hidden_size", 896}, {"intermediate_size", 4864}, {"num_hidden_layers", 24},
+                  {"num_attention_heads", 14}, {"num_key_value_heads", 2}, {"vocab_size", 151936},
+                  {"max_position_embeddings", 32768}, {"rms_norm_eps", 1e-6}, {"rope_theta", 1000000.0},
+                  {"tie_word_embeddings", true}, {"use_sliding_window", false}, {"sliding_window", 32768}});
+    return c;
+  }
+  if (preset == "llama-3.2-1b") {
+    Json c = base_config(kArchs[0]);
+    c.update(Json{{"hidden_size", 2048}, {"intermediate_size", 8192}, {"num_hidden_layers", 16},
+                  {"num_attention_heads", 32}, {"num_key_value_heads", 8}, {"head_dim", 64},
+                  {"vocab_size", 128256}, {"max_position_embeddings", 131072}, {"rms_norm_eps", 1e-5},
+                  {"rope_theta", 500000.0}, {"tie_word_embeddings", true}, {"attention_bias", false},
+                  {"rope_scaling", {{"rope_type", "llama3"}, {"factor", 32.0}, {"low_freq_factor", 1.0},
+                                    {"high_freq_factor", 4.0}, {"original_max_position_embeddings", 8192}}}});
+    return c;
+  }
+  if (preset == "qwen3-0.6b") {
+    Json c = base_config(kArchs[3]);
+    c.update(Json{{"hidden_size", 1024}, {"intermediate_size", 3072}, {"num_hidden_layers", 28},
+                  {"num_attention_heads", 16}, {"num_key_value_heads", 8}, {"head_dim", 128},
+                  {"vocab_size", 151936}, {"max_position_embeddings", 40960}, {"rms_norm_eps", 1e-6},
+                  {"rope_theta", 1000000.0}, {"tie_word_embeddings", true}, {"attention_bias", false}});
+    return c;
+  }
+  return Json();
+}
+
+const char* preset_arch(const std::string& preset) {
+  if (preset == "smollm-135m" || preset == "llama-3.2-1b") return "llama";
+  if (preset == "qwen2.5-0.5b") return "qwen2";
+  if (preset == "qwen3-0.6b") return "qwen3";
+  return nullptr;
+}
+
+std::string join(const std::vector<std::string>& items) {
+  std::string out;
+  for (const auto& s : items) out += (out.empty() ? "" : ", ") + s;
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::string> test_model_preset_names() {
+  return {"tiny", "smollm-135m", "qwen2.5-0.5b", "llama-3.2-1b", "qwen3-0.6b"};
+}
+
+std::vector<std::string> test_model_arch_names() {
+  std::vector<std::string> out;
+  for (const ArchNames& a : kArchs) out.emplace_back(a.arch);
+  return out;
+}
+
+Result<TestModelPreset> find_test_model_preset(const std::string& preset, const std::optional<std::string>& arch) {
+  if (preset == "tiny") {
+    if (!arch) return invalid_argument("--preset tiny needs --arch (" + join(test_model_arch_names()) + ")");
+    for (const ArchNames& a : kArchs) {
+      if (*arch == a.arch) return TestModelPreset{preset, a.arch, tiny_config(a)};
+    }
+    return invalid_argument("unknown --arch '" + *arch + "'; choose one of: " + join(test_model_arch_names()));
+  }
+  const char* own_arch = preset_arch(preset);
+  if (own_arch == nullptr) {
+    return invalid_argument("unknown --preset '" + preset + "'; choose one of: " + join(test_model_preset_names()));
+  }
+  if (arch && *arch != own_arch) {
+    return invalid_argument("--preset " + preset + " is a " + own_arch + " model, not --arch " + *arch);
+  }
+  return TestModelPreset{preset, own_arch, real_config(preset)};
+}
+
+}  // namespace vllm

@@ -1,0 +1,35 @@
+// The memory of the paged KV cache: per layer, one key and one value pool of
+// [num_blocks, num_kv_heads, block_size, head_dim] float32.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "base/aligned_buffer.h"
+#include "model/forward_batch.h"
+
+namespace vllm {
+
+struct KVCacheShape {
+  int32_t num_layers = 0;
+  int32_t num_kv_heads = 0;
+  int32_t head_dim = 0;
+  int32_t block_size = 16;
+
+  size_t bytes_per_block() const;  // all layers, keys and values
+};
+
+class KVCacheStorage {
+ public:
+  KVCacheStorage(const KVCacheShape& shape, int32_t num_blocks);
+
+  const KVCacheView& view() const { return view_; }
+  int32_t num_blocks() const { return num_blocks_; }
+
+ private:
+  int32_t num_blocks_;
+  std::vector<AlignedBuffer> buffers_;  // [layer * 2 + {0: keys, 1: values}]
+  KVCacheView view_;
+};
+
+}  // namespace vllm

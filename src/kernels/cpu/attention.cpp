@@ -1,0 +1,97 @@
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+#include "kernels/kernels.h"
+
+namespace vllm::kernels {
+namespace {
+
+inline int64_t block_offset(const PagedKVLayer& layer, int32_t block, int32_t kv_head) {
+  return (static_cast<int64_t>(block) * layer.num_kv_heads + kv_head) * layer.block_size * layer.head_dim;
+}
+
+// One query row and head: scores over keys [first_key, last_key], softmax,
+// weighted sum of values.  `scores` is scratch of at least last_key + 1.
+void attend_one(const float* q, const PagedKVLayer& layer, const int32_t* block_table, int32_t kv_head,
+                int32_t first_key, int32_t last_key, float scale, std::vector<float>& scores, float* out) {
+  const int32_t hd = layer.head_dim;
+  const int32_t bs = layer.block_size;
+  float max_score = -std::numeric_limits<float>::infinity();
+  for (int32_t pos = first_key; pos <= last_key; ++pos) {
+    const float* k = layer.key_cache + block_offset(layer, block_table[pos / bs], kv_head) +
+                     static_cast<int64_t>(pos % bs) * hd;
+    float dot = 0.0f;
+    for (int32_t d = 0; d < hd; ++d) dot += q[d] * k[d];
+    const float s = dot * scale;
+    scores[static_cast<size_t>(pos)] = s;
+    max_score = std::max(max_score, s);
+  }
+  float denom = 0.0f;
+  for (int32_t pos = first_key; pos <= last_key; ++pos) {
+    const float e = std::exp(scores[static_cast<size_t>(pos)] - max_score);
+    scores[static_cast<size_t>(pos)] = e;
+    denom += e;
+  }
+  std::fill(out, out + hd, 0.0f);
+  for (int32_t pos = first_key; pos <= last_key; ++pos) {
+    const float* v = layer.value_cache + block_offset(layer, block_table[pos / bs], kv_head) +
+                     static_cast<int64_t>(pos % bs) * hd;
+    const float p = scores[static_cast<size_t>(pos)];
+    for (int32_t d = 0; d < hd; ++d) out[d] += p * v[d];
+  }
+  const float inv = 1.0f / denom;
+  for (int32_t d = 0; d < hd; ++d) out[d] *= inv;
+}
+
+}  // namespace
+
+void write_kv_cache(const float* k, const float* v, const int32_t* slot_mapping, int64_t num_tokens,
+                    const PagedKVLayer& layer) {
+  const int64_t hd = layer.head_dim;
+  for (int64_t t = 0; t < num_tokens; ++t) {
+    const int32_t slot = slot_mapping[t];
+    const int32_t block = slot / layer.block_size;
+    const int32_t offset = slot % layer.block_size;
+    for (int32_t h = 0; h < layer.num_kv_heads; ++h) {
+      const int64_t dst = block_offset(layer, block, h) + static_cast<int64_t>(offset) * hd;
+      const int64_t src = (t * layer.num_kv_heads + h) * hd;
+      std::memcpy(layer.key_cache + dst, k + src, static_cast<size_t>(hd) * sizeof(float));
+      std::memcpy(layer.value_cache + dst, v + src, static_cast<size_t>(hd) * sizeof(float));
+    }
+  }
+}
+
+void paged_attention(const float* q, int32_t num_heads, const PagedKVLayer& layer,
+                     const AttentionMetadata& meta, float scale, int32_t sliding_window, float* out,
+                     ThreadPool& pool) {
+  const int64_t num_tokens = meta.query_start_loc[meta.num_seqs];
+  const int32_t group = num_heads / layer.num_kv_heads;
+  const int32_t hd = layer.head_dim;
+  // Row -> sequence, so that (row, head) pairs can be split evenly over threads.
+  std::vector<int32_t> row_seq(static_cast<size_t>(num_tokens));
+  for (int32_t s = 0; s < meta.num_seqs; ++s) {
+    for (int32_t r = meta.query_start_loc[s]; r < meta.query_start_loc[s + 1]; ++r) row_seq[static_cast<size_t>(r)] = s;
+  }
+  pool.parallel_for(num_tokens * num_heads, [&](int64_t begin, int64_t end) {
+    std::vector<float> scores;
+    for (int64_t item = begin; item < end; ++item) {
+      const int64_t row = item / num_heads;
+      const int32_t head = static_cast<int32_t>(item % num_heads);
+      const int32_t seq = row_seq[static_cast<size_t>(row)];
+      const int32_t q_len = meta.query_start_loc[seq + 1] - meta.query_start_loc[seq];
+      const int32_t seq_len = meta.seq_lens[seq];
+      // The query rows are the last q_len tokens of the sequence.
+      const int32_t pos = seq_len - q_len + static_cast<int32_t>(row - meta.query_start_loc[seq]);
+      const int32_t first_key = sliding_window > 0 ? std::max(0, pos - sliding_window + 1) : 0;
+      if (scores.size() < static_cast<size_t>(pos + 1)) scores.resize(static_cast<size_t>(pos + 1));
+      const int32_t* block_table = meta.block_tables + static_cast<int64_t>(seq) * meta.max_blocks_per_seq;
+      attend_one(q + (row * num_heads + head) * hd, layer, block_table, head / group, first_key, pos, scale,
+                 scores, out + (row * num_heads + head) * hd);
+    }
+  });
+}
+
+}  // namespace vllm::kernels

@@ -1,0 +1,72 @@
+// Kernel entry points: one function per op. Activations are float32, row-major,
+// passed as raw pointers with their shapes in comments; weights are Tensor
+// views in their stored dtype (F32, BF16 or F16) and are widened to float32 in
+// registers. Kernels know nothing of requests or models.
+//
+// Every output element is computed by the same sequence of operations however
+// many rows are in the batch, so results do not depend on batch composition.
+#pragma once
+
+#include <cstdint>
+
+#include "base/thread_pool.h"
+#include "tensor/tensor.h"
+
+namespace vllm::kernels {
+
+// y[m, n] = sum_k x[m, k] * w[n, k] + bias[n].  x: [m, K]; w: [N, K]; bias: [N] or null; y: [m, N].
+void linear(const float* x, int64_t m, const Tensor& w, const float* bias, float* y, ThreadPool& pool);
+
+// out[t, :] = table[ids[t], :] widened to float32.  table: [V, H]; out: [num_tokens, H].
+void embedding(const Tensor& table, const int32_t* ids, int64_t num_tokens, float* out);
+
+// y[r, :] = x[r, :] / sqrt(mean(x[r, :]^2) + eps) * weight.  x, y: [rows, n] (may alias); weight: [n].
+void rms_norm(const float* x, int64_t rows, int64_t n, const float* weight, float eps, float* y);
+
+// Rotary embedding in the rotate-half ("neox") layout, in place.
+// x: [num_tokens, num_heads, head_dim]; cos, sin: [num_tokens, head_dim / 2].
+void rope(float* x, int64_t num_tokens, int64_t num_heads, int64_t head_dim, const float* cos,
+          const float* sin);
+
+// out[t, i] = silu(gate[t, i]) * up[t, i].  gate, up, out: [num_tokens, n].
+void silu_and_mul(const float* gate, const float* up, int64_t num_tokens, int64_t n, float* out);
+
+// x[i] += y[i] for i < n.
+void add_inplace(float* x, const float* y, int64_t n);
+
+// One layer of the paged KV cache.  Layout of both caches:
+// [num_blocks, num_kv_heads, block_size, head_dim], so one KV head's slice of a
+// block is contiguous.
+struct PagedKVLayer {
+  float* key_cache = nullptr;
+  float* value_cache = nullptr;
+  int32_t num_blocks = 0;
+  int32_t block_size = 0;
+  int32_t num_kv_heads = 0;
+  int32_t head_dim = 0;
+};
+
+// Where each sequence of a flattened batch sits.  Sequence s owns query rows
+// [query_start_loc[s], query_start_loc[s+1]) and, after this step, has
+// seq_lens[s] tokens in the cache; its query rows are the last ones of those.
+struct AttentionMetadata {
+  int32_t num_seqs = 0;
+  const int32_t* query_start_loc = nullptr;  // [num_seqs + 1]
+  const int32_t* seq_lens = nullptr;         // [num_seqs]
+  const int32_t* block_tables = nullptr;     // [num_seqs, max_blocks_per_seq]
+  int32_t max_blocks_per_seq = 0;
+  const int32_t* slot_mapping = nullptr;     // [num_tokens]: block * block_size + offset
+};
+
+// Stores this step's keys and values in their slots.  k, v: [num_tokens, num_kv_heads, head_dim].
+void write_kv_cache(const float* k, const float* v, const int32_t* slot_mapping, int64_t num_tokens,
+                    const PagedKVLayer& layer);
+
+// Causal attention of every query row over its sequence's cached keys and
+// values, read through the block table.  sliding_window <= 0 means unlimited.
+// q, out: [num_tokens, num_heads, head_dim].
+void paged_attention(const float* q, int32_t num_heads, const PagedKVLayer& layer,
+                     const AttentionMetadata& meta, float scale, int32_t sliding_window, float* out,
+                     ThreadPool& pool);
+
+}  // namespace vllm::kernels

@@ -1,0 +1,59 @@
+// The decoder-only transformer (Llama, Mistral, Qwen2, Qwen3): loading and
+// the forward pass over a flattened batch and a paged KV cache.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "base/thread_pool.h"
+#include "model/arch/decoder_variant.h"
+#include "model/decoder_weights.h"
+#include "model/forward_batch.h"
+#include "model/loader/checkpoint.h"
+#include "model/model_config.h"
+#include "model/rotary_embedding.h"
+
+namespace vllm {
+
+class DecoderModel {
+ public:
+  // Reads config.json (+ generation_config.json) and the weights of `model_dir`.
+  static Result<std::unique_ptr<DecoderModel>> load(const std::string& model_dir);
+
+  const ModelConfig& config() const { return config_; }
+  const DecoderVariant& variant() const { return variant_; }
+
+  // Runs every token of `batch` through the model, writing its keys and
+  // values into `kv_cache`, and fills logits: [batch.num_logits, vocab_size]
+  // for the rows batch.logits_indices names.  Not thread-safe: one caller
+  // (the engine thread) at a time; it reuses its scratch buffers.
+  void forward(const ForwardBatch& batch, const KVCacheView& kv_cache, float* logits, ThreadPool& pool);
+
+ private:
+  DecoderModel(ModelConfig config, DecoderVariant variant, Checkpoint checkpoint, DecoderWeights weights);
+
+  void attention_block(const DecoderLayerWeights& w, const ForwardBatch& batch,
+                       const kernels::PagedKVLayer& kv, ThreadPool& pool);
+  void mlp_block(const DecoderLayerWeights& w, int64_t num_tokens, ThreadPool& pool);
+
+  ModelConfig config_;
+  DecoderVariant variant_;
+  Checkpoint checkpoint_;  // keeps the mapped weight files alive
+  DecoderWeights weights_;
+  RotaryEmbedding rope_;
+
+  // Scratch, sized to the largest batch seen so far.
+  struct Workspace {
+    std::vector<float> hidden;    // [T, hidden]: the residual stream
+    std::vector<float> normed;    // [T, hidden]
+    std::vector<float> q, k, v;   // [T, heads * head_dim], [T, kv_heads * head_dim] x2
+    std::vector<float> attn_out;  // [T, heads * head_dim]
+    std::vector<float> proj_out;  // [T, hidden]
+    std::vector<float> gate, up;  // [T, intermediate]
+    std::vector<float> cos, sin;  // [T, head_dim / 2]
+    std::vector<float> last;      // [num_logits, hidden]
+  } ws_;
+};
+
+}  // namespace vllm

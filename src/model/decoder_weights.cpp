@@ -1,0 +1,128 @@
+#include "model/decoder_weights.h"
+
+namespace vllm {
+namespace {
+
+// Receives each weight of the decoder with the slot it belongs in.  The one
+// description below (describe_weights) serves both loading and listing, so
+// names and shapes are written down once.
+class WeightSink {
+ public:
+  virtual ~WeightSink() = default;
+  virtual Status matrix(const std::string& name, int64_t rows, int64_t cols, Tensor& slot) = 0;
+  virtual Status vector(const std::string& name, int64_t n, WeightKind kind, std::vector<float>& slot) = 0;
+};
+
+Status describe_layer(WeightSink& s, const std::string& p, const ModelConfig& c, const DecoderVariant& v,
+                      DecoderLayerWeights& w) {
+  const int64_t h = c.hidden_size, hd = c.head_dim;
+  const int64_t q_dim = c.num_attention_heads * hd, kv_dim = c.num_key_value_heads * hd;
+  VLLM_RETURN_IF_ERROR(s.vector(p + "input_layernorm.weight", h, WeightKind::kNorm, w.input_norm));
+  VLLM_RETURN_IF_ERROR(s.matrix(p + "self_attn.q_proj.weight", q_dim, h, w.q_proj));
+  VLLM_RETURN_IF_ERROR(s.matrix(p + "self_attn.k_proj.weight", kv_dim, h, w.k_proj));
+  VLLM_RETURN_IF_ERROR(s.matrix(p + "self_attn.v_proj.weight", kv_dim, h, w.v_proj));
+  VLLM_RETURN_IF_ERROR(s.matrix(p + "self_attn.o_proj.weight", h, q_dim, w.o_proj));
+  if (v.qkv_bias) {
+    VLLM_RETURN_IF_ERROR(s.vector(p + "self_attn.q_proj.bias", q_dim, WeightKind::kBias, w.q_bias));
+    VLLM_RETURN_IF_ERROR(s.vector(p + "self_attn.k_proj.bias", kv_dim, WeightKind::kBias, w.k_bias));
+    VLLM_RETURN_IF_ERROR(s.vector(p + "self_attn.v_proj.bias", kv_dim, WeightKind::kBias, w.v_bias));
+  }
+  if (v.o_bias) VLLM_RETURN_IF_ERROR(s.vector(p + "self_attn.o_proj.bias", h, WeightKind::kBias, w.o_bias));
+  if (v.qk_norm) {
+    VLLM_RETURN_IF_ERROR(s.vector(p + "self_attn.q_norm.weight", hd, WeightKind::kNorm, w.q_norm));
+    VLLM_RETURN_IF_ERROR(s.vector(p + "self_attn.k_norm.weight", hd, WeightKind::kNorm, w.k_norm));
+  }
+  VLLM_RETURN_IF_ERROR(s.vector(p + "post_attention_layernorm.weight", h, WeightKind::kNorm, w.post_attention_norm));
+  VLLM_RETURN_IF_ERROR(s.matrix(p + "mlp.gate_proj.weight", c.intermediate_size, h, w.gate_proj));
+  VLLM_RETURN_IF_ERROR(s.matrix(p + "mlp.up_proj.weight", c.intermediate_size, h, w.up_proj));
+  return s.matrix(p + "mlp.down_proj.weight", h, c.intermediate_size, w.down_proj);
+}
+
+Status describe_weights(WeightSink& s, const ModelConfig& c, const DecoderVariant& v, DecoderWeights& w) {
+  VLLM_RETURN_IF_ERROR(s.matrix("model.embed_tokens.weight", c.vocab_size, c.hidden_size, w.embed_tokens));
+  w.layers.resize(static_cast<size_t>(c.num_hidden_layers));
+  for (int64_t i = 0; i < c.num_hidden_layers; ++i) {
+    VLLM_RETURN_IF_ERROR(
+        describe_layer(s, "model.layers." + std::to_string(i) + ".", c, v, w.layers[static_cast<size_t>(i)]));
+  }
+  VLLM_RETURN_IF_ERROR(s.vector("model.norm.weight", c.hidden_size, WeightKind::kNorm, w.final_norm));
+  if (c.tie_word_embeddings) {
+    w.lm_head = w.embed_tokens;
+    return Status::ok();
+  }
+  return s.matrix("lm_head.weight", c.vocab_size, c.hidden_size, w.lm_head);
+}
+
+class SpecCollector : public WeightSink {
+ public:
+  Status matrix(const std::string& name, int64_t rows, int64_t cols, Tensor&) override {
+    specs.push_back({name, {rows, cols}, WeightKind::kMatrix});
+    return Status::ok();
+  }
+  Status vector(const std::string& name, int64_t n, WeightKind kind, std::vector<float>&) override {
+    specs.push_back({name, {n}, kind});
+    return Status::ok();
+  }
+  std::vector<WeightSpec> specs;
+};
+
+class CheckpointBinder : public WeightSink {
+ public:
+  explicit CheckpointBinder(const Checkpoint& ckpt) : ckpt_(ckpt) {}
+
+  Status matrix(const std::string& name, int64_t rows, int64_t cols, Tensor& slot) override {
+    VLLM_ASSIGN_OR_RETURN(slot, checked(name, {rows, cols}));
+    return Status::ok();
+  }
+
+  // Small vectors are widened to float32 once, here.
+  Status vector(const std::string& name, int64_t n, WeightKind, std::vector<float>& slot) override {
+    VLLM_ASSIGN_OR_RETURN(Tensor t, checked(name, {n}));
+    slot.resize(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) {
+      const auto idx = static_cast<size_t>(i);
+      switch (t.dtype) {
+        case DType::kF32: slot[idx] = t.as<float>()[i]; break;
+        case DType::kBF16: slot[idx] = bf16_to_f32(t.as<uint16_t>()[i]); break;
+        case DType::kF16: slot[idx] = f16_to_f32(t.as<uint16_t>()[i]); break;
+        case DType::kI32: break;  // rejected by checked()
+      }
+    }
+    return Status::ok();
+  }
+
+ private:
+  Result<Tensor> checked(const std::string& name, const std::vector<int64_t>& shape) const {
+    VLLM_ASSIGN_OR_RETURN(Tensor t, ckpt_.get(name));
+    const std::string where = ckpt_.source() + ": tensor '" + name + "'";
+    if (t.dtype != DType::kF32 && t.dtype != DType::kBF16 && t.dtype != DType::kF16) {
+      return invalid_argument(where + ": dtype " + dtype_name(t.dtype) + " is not a float type (F32, BF16, F16)");
+    }
+    if (t.shape != shape) {
+      return invalid_argument(where + ": expected shape " + shape_to_string(shape) + " from config.json, found " +
+                              shape_to_string(t.shape));
+    }
+    return t;
+  }
+
+  const Checkpoint& ckpt_;
+};
+
+}  // namespace
+
+std::vector<WeightSpec> decoder_weight_specs(const ModelConfig& config, const DecoderVariant& variant) {
+  SpecCollector collector;
+  DecoderWeights unused;
+  (void)describe_weights(collector, config, variant, unused);  // the collector never fails
+  return std::move(collector.specs);
+}
+
+Result<DecoderWeights> bind_decoder_weights(const Checkpoint& ckpt, const ModelConfig& config,
+                                            const DecoderVariant& variant) {
+  CheckpointBinder binder(ckpt);
+  DecoderWeights weights;
+  VLLM_RETURN_IF_ERROR(describe_weights(binder, config, variant, weights));
+  return weights;
+}
+
+}  // namespace vllm

@@ -1,0 +1,26 @@
+// The input of one forward pass: a flattened batch of tokens from one or more
+// sequences (prefill chunks and decode tokens mixed), as vLLM V1 lays it out.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "kernels/kernels.h"
+
+namespace vllm {
+
+struct ForwardBatch {
+  const int32_t* token_ids = nullptr;  // [num_tokens]
+  const int32_t* positions = nullptr;  // [num_tokens]: index of the token in its sequence
+  int64_t num_tokens = 0;
+  kernels::AttentionMetadata attention;  // sequences, block tables, slot mapping
+  const int32_t* logits_indices = nullptr;  // [num_logits]: rows whose logits are wanted
+  int64_t num_logits = 0;
+};
+
+// Per-layer views of the paged KV cache the forward pass reads and writes.
+struct KVCacheView {
+  std::vector<kernels::PagedKVLayer> layers;  // [num_hidden_layers]
+};
+
+}  // namespace vllm

@@ -1,0 +1,75 @@
+#include "tensor/dtype.h"
+
+#include <cmath>
+
+namespace vllm {
+
+size_t dtype_size(DType dtype) {
+  switch (dtype) {
+    case DType::kF32: return 4;
+    case DType::kBF16: return 2;
+    case DType::kF16: return 2;
+    case DType::kI32: return 4;
+  }
+  return 0;
+}
+
+const char* dtype_name(DType dtype) {
+  switch (dtype) {
+    case DType::kF32: return "F32";
+    case DType::kBF16: return "BF16";
+    case DType::kF16: return "F16";
+    case DType::kI32: return "I32";
+  }
+  return "?";
+}
+
+std::optional<DType> dtype_from_safetensors(std::string_view name) {
+  if (name == "F32") return DType::kF32;
+  if (name == "BF16") return DType::kBF16;
+  if (name == "F16") return DType::kF16;
+  if (name == "I32") return DType::kI32;
+  return std::nullopt;
+}
+
+float f16_to_f32(uint16_t h) {
+  const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
+  const uint32_t exponent = (h >> 10) & 0x1fu;
+  const uint32_t mantissa = h & 0x3ffu;
+  uint32_t bits;
+  if (exponent == 0) {
+    if (mantissa == 0) {
+      bits = sign;
+    } else {  // subnormal: value = mantissa * 2^-24
+      const float value = std::ldexp(static_cast<float>(mantissa), -24);
+      std::memcpy(&bits, &value, sizeof bits);
+      bits |= sign;
+    }
+  } else if (exponent == 0x1f) {
+    bits = sign | 0x7f800000u | (mantissa << 13);
+  } else {
+    bits = sign | ((exponent + 112) << 23) | (mantissa << 13);
+  }
+  float f;
+  std::memcpy(&f, &bits, sizeof f);
+  return f;
+}
+
+uint16_t f32_to_f16(float f) {
+  uint32_t bits;
+  std::memcpy(&bits, &f, sizeof bits);
+  const uint16_t sign = static_cast<uint16_t>((bits >> 16) & 0x8000u);
+  const float a = std::fabs(f);
+  if (std::isnan(f)) return sign | 0x7e00u;
+  if (a >= 65520.0f) return sign | 0x7c00u;  // rounds to infinity
+  if (a < 6.103515625e-05f) {                 // subnormal or zero: multiples of 2^-24
+    const float scaled = a * 16777216.0f;     // exact in float32
+    return sign | static_cast<uint16_t>(std::nearbyint(scaled));
+  }
+  const uint32_t abs_bits = bits & 0x7fffffffu;
+  // Re-bias the exponent and round the mantissa to 10 bits, nearest even.
+  uint32_t rounded = abs_bits + 0xfffu + ((abs_bits >> 13) & 1u);
+  return sign | static_cast<uint16_t>((rounded >> 13) - (112u << 10));
+}
+
+}  // namespace vllm

@@ -1,0 +1,49 @@
+// Added tokens of tokenizer.json ("added_tokens"): matched in the raw text
+// before normalization, leftmost-longest, as Hugging Face tokenizers does.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "base/json.h"
+#include "base/status.h"
+
+namespace vllm {
+
+struct AddedToken {
+  int32_t id = 0;
+  std::string content;
+  bool special = false;
+  bool lstrip = false;  // also swallow whitespace on the left of a match
+  bool rstrip = false;  // and on the right
+};
+
+// A piece of input text: either an added token or text for the model.
+struct TextSegment {
+  std::string_view text;
+  int32_t added_token_id = -1;  // >= 0 for an added token
+};
+
+class AddedVocabulary {
+ public:
+  static Result<AddedVocabulary> from_json(const Json& added_tokens);
+
+  std::vector<TextSegment> split(std::string_view text) const;
+
+  bool is_special(int32_t id) const;
+  const AddedToken* find(int32_t id) const;
+  const AddedToken* find(std::string_view content) const;
+  const std::vector<AddedToken>& tokens() const { return tokens_; }
+
+ private:
+  std::vector<AddedToken> tokens_;
+  std::unordered_map<int32_t, size_t> by_id_;
+  std::unordered_map<std::string, size_t> by_content_;
+  // Candidate tokens per first byte, longest first.
+  std::vector<std::vector<size_t>> by_first_byte_ = std::vector<std::vector<size_t>>(256);
+};
+
+}  // namespace vllm

@@ -1,0 +1,48 @@
+// tokenizer.json "model" of type BPE: merge ranks over a vocabulary, with
+// SentencePiece-style byte fallback (<0xNN> tokens) and unknown-token fusing.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "base/json.h"
+#include "base/status.h"
+
+namespace vllm {
+
+class BpeModel {
+ public:
+  static Result<BpeModel> from_json(const Json& model);
+
+  // Appends the ids of one pre-tokenized word to `out`.
+  void tokenize(std::string_view word, std::vector<int32_t>& out) const;
+
+  int32_t token_to_id(std::string_view token) const;  // -1 if absent
+  const std::string& id_to_token(int32_t id) const;   // "" if absent
+  int32_t vocab_size() const { return static_cast<int32_t>(id_to_token_.size()); }
+
+ private:
+  struct MergeResult {
+    int32_t rank;
+    int32_t merged_id;
+  };
+  static uint64_t pair_key(int32_t left, int32_t right) {
+    return (static_cast<uint64_t>(static_cast<uint32_t>(left)) << 32) | static_cast<uint32_t>(right);
+  }
+
+  void initial_symbols(std::string_view word, std::vector<int32_t>& ids) const;
+
+  std::unordered_map<std::string, int32_t> vocab_;
+  std::vector<std::string> id_to_token_;
+  std::unordered_map<uint64_t, MergeResult> merges_;
+  int32_t unk_id_ = -1;
+  bool byte_fallback_ = false;
+  bool fuse_unk_ = false;
+  bool ignore_merges_ = false;
+  int32_t byte_ids_[256];  // id of "<0xNN>", or -1
+};
+
+}  // namespace vllm

@@ -1,0 +1,46 @@
+#include "tokenizer/post_processor.h"
+
+namespace vllm {
+namespace {
+constexpr int32_t kSequenceSlot = -1;
+}
+
+Result<PostProcessor> PostProcessor::from_json(const Json& json) {
+  PostProcessor pp;
+  if (json.is_null()) return pp;
+  const std::string type = json.is_object() ? json.value("type", std::string()) : std::string();
+  if (type != "TemplateProcessing") {
+    return unimplemented("tokenizer.json: post_processor type '" + type + "' is not supported yet");
+  }
+  const Json& specials = json.value("special_tokens", Json::object());
+  for (const Json& item : json.value("single", Json::array())) {
+    if (item.contains("Sequence")) {
+      pp.single_template_.push_back(kSequenceSlot);
+    } else if (item.contains("SpecialToken") && item["SpecialToken"].contains("id")) {
+      const std::string name = item["SpecialToken"]["id"].get<std::string>();
+      if (!specials.contains(name) || !specials[name].contains("ids") || !specials[name]["ids"].is_array()) {
+        return invalid_argument("tokenizer.json: post_processor uses undefined special token '" + name + "'");
+      }
+      for (const Json& id : specials[name]["ids"]) pp.single_template_.push_back(id.get<int32_t>());
+    } else {
+      return invalid_argument("tokenizer.json: unrecognised TemplateProcessing item " + item.dump());
+    }
+  }
+  return pp;
+}
+
+std::vector<int32_t> PostProcessor::process(std::vector<int32_t> ids) const {
+  if (single_template_.empty()) return ids;
+  std::vector<int32_t> out;
+  out.reserve(ids.size() + single_template_.size());
+  for (int32_t item : single_template_) {
+    if (item == kSequenceSlot) {
+      out.insert(out.end(), ids.begin(), ids.end());
+    } else {
+      out.push_back(item);
+    }
+  }
+  return out;
+}
+
+}  // namespace vllm

@@ -1,0 +1,49 @@
+// A Hugging Face tokenizer: tokenizer.json (added tokens, normalizer, model,
+// decoder, post-processor) plus the tokenizer_config.json settings that
+// change encoding or decoding.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/status.h"
+#include "tokenizer/added_vocabulary.h"
+#include "tokenizer/bpe_model.h"
+#include "tokenizer/decoders.h"
+#include "tokenizer/normalizers.h"
+#include "tokenizer/post_processor.h"
+
+namespace vllm {
+
+class Tokenizer {
+ public:
+  // `dir` holds tokenizer.json and optionally tokenizer_config.json.
+  static Result<std::unique_ptr<Tokenizer>> load(const std::string& dir);
+
+  // encode(text) as Hugging Face does; add_special_tokens applies the
+  // post-processor (e.g. prepends BOS).
+  std::vector<int32_t> encode(std::string_view text, bool add_special_tokens) const;
+
+  // decode(ids); ids outside the vocabulary are skipped.
+  std::string decode(const std::vector<int32_t>& ids, bool skip_special_tokens) const;
+
+  // The vocabulary string of an id ("" if none).
+  std::string id_to_token(int32_t id) const;
+  int32_t vocab_size() const;
+  bool is_special(int32_t id) const { return added_.is_special(id); }
+
+ private:
+  Tokenizer() = default;
+
+  AddedVocabulary added_;
+  std::unique_ptr<Normalizer> normalizer_;
+  BpeModel model_;
+  std::unique_ptr<Decoder> decoder_;
+  PostProcessor post_processor_;
+  bool clean_up_tokenization_spaces_ = false;
+};
+
+}  // namespace vllm
