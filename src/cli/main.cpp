@@ -1,4 +1,5 @@
 // vllm-cpp: LLM inference and serving engine.
+#include <cstdio>
 #include <map>
 
 #include "base/logging.h"
@@ -18,8 +19,12 @@ int main(int argc, char** argv) {
   add("make-test-model", "Write a random-weight model with real shapes", vllm::cli::add_make_test_model_command);
   try {
     app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
+  } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    // One line, and exit status 2 for any misuse of the command line.
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return 2;
   }
   if (verbose) vllm::set_log_level(vllm::LogLevel::kDebug);
   for (CLI::App* sub : app.get_subcommands()) return runners.at(sub)();

@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# The `vllm-cpp` command line as a user runs it: golden generations on
+# stdout, and one clear error line (with a non-zero exit) for bad input.
+# Usage: cli_test.sh VLLM_CPP REPO_ROOT
+set -u
+bin=$1
+root=$2
+golden=$root/tests/golden/stories260k/greedy.json
+scratch=$(mktemp -d)
+trap 'rm -rf "$scratch"' EXIT
+failures=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+
+golden_text() {  # golden_text CASE_NAME -> the expected completion text
+  python3 -c 'import json,sys; print(next(c["output_text"] for c in json.load(open(sys.argv[1]))["cases"] if c["name"] == sys.argv[2]))' "$golden" "$1"
+}
+
+check_generation() {  # check_generation CASE_NAME PROMPT MAX_TOKENS
+  "$bin" generate --prompt "$2" --max-tokens "$3" --temperature 0 --ignore-eos >"$scratch/out" 2>"$scratch/err" ||
+    fail "generate $1 exited $?: $(cat "$scratch/err")"
+  golden_text "$1" >"$scratch/expected"
+  cmp -s "$scratch/out" "$scratch/expected" || fail "generate $1: stdout differs from the golden text"
+  grep -q "finish_reason=length" "$scratch/err" || fail "generate $1: no timing line on stderr"
+}
+
+check_error() {  # check_error DESCRIPTION EXPECTED_SUBSTRING COMMAND...
+  local what=$1 expected=$2
+  shift 2
+  "$@" >"$scratch/out" 2>"$scratch/err"
+  local code=$?
+  [ "$code" -ne 0 ] || fail "$what: exit status 0"
+  [ "$code" -lt 128 ] || fail "$what: crashed with status $code"
+  [ "$(wc -l <"$scratch/err")" -eq 1 ] || fail "$what: expected one line on stderr, got: $(cat "$scratch/err")"
+  grep -qF -- "$expected" "$scratch/err" || fail "$what: stderr lacks '$expected': $(cat "$scratch/err")"
+  [ ! -s "$scratch/out" ] || fail "$what: wrote to stdout"
+}
+
+check_generation empty_64 "" 64
+check_generation once_upon_64 "Once upon a time" 64
+
+check_error "missing model directory" "error: /nonexistent: model directory not found" \
+  "$bin" generate --model /nonexistent --prompt hi
+mkdir "$scratch/broken"
+cp "$root"/models/stories260k/*.json "$scratch/broken/"
+head -c 1000 "$root/models/stories260k/model.safetensors" >"$scratch/broken/model.safetensors"
+check_error "truncated weights" "broken/model.safetensors: truncated: the header declares" "$bin" generate --model "$scratch/broken"
+check_error "context overflow" "exceeds the maximum context length of 512 tokens" \
+  "$bin" generate --prompt hi --max-tokens 600
+check_error "unknown flag" "--no-such-flag" "$bin" generate --no-such-flag
+"$bin" generate --no-such-flag >/dev/null 2>&1
+[ $? -eq 2 ] || fail "an unknown flag must exit with status 2"
+check_error "tiny preset without arch" "--preset tiny needs --arch" \
+  "$bin" make-test-model --preset tiny --out "$scratch/m"
+
+# make-test-model writes a directory that generate can run.
+"$bin" make-test-model --arch qwen3 --preset tiny --dtype bf16 --seed 1 --out "$scratch/qwen3" 2>/dev/null ||
+  fail "make-test-model failed"
+"$bin" generate --model "$scratch/qwen3" --prompt "Once" --max-tokens 8 --temperature 0 --ignore-eos \
+  >"$scratch/out" 2>"$scratch/err" || fail "generate on a test model: $(cat "$scratch/err")"
+grep -q "generated 8 tokens" "$scratch/err" || fail "generate on a test model did not make 8 tokens"
+
+if [ "$failures" -ne 0 ]; then
+  echo "$failures check(s) failed"
+  exit 1
+fi
+echo "all CLI checks passed"

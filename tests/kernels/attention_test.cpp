@@ -1,0 +1,128 @@
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <random>
+#include <vector>
+
+#include "base/thread_pool.h"
+#include "kernels/kernels.h"
+
+namespace vllm::kernels {
+namespace {
+
+constexpr int32_t kHeads = 4, kKvHeads = 2, kHeadDim = 8, kBlockSize = 4, kNumBlocks = 32;
+
+struct Sequence {
+  std::vector<float> k, v;  // [len, kv_heads, head_dim]: the whole context
+  int32_t num_query = 0;    // the last num_query tokens are queried this step
+  std::vector<int32_t> blocks;
+};
+
+// Naive causal attention over a contiguous copy of the context, in float64.
+std::vector<double> reference(const float* q, const Sequence& s, int32_t window) {
+  const auto len = static_cast<int32_t>(s.k.size() / (kKvHeads * kHeadDim));
+  std::vector<double> out(static_cast<size_t>(s.num_query * kHeads * kHeadDim), 0.0);
+  for (int32_t i = 0; i < s.num_query; ++i) {
+    const int32_t pos = len - s.num_query + i;
+    for (int32_t h = 0; h < kHeads; ++h) {
+      const int32_t kvh = h / (kHeads / kKvHeads);
+      const int32_t first = window > 0 ? std::max(0, pos - window + 1) : 0;
+      std::vector<double> p;
+      double mx = -1e300;
+      for (int32_t j = first; j <= pos; ++j) {
+        double d = 0;
+        for (int32_t x = 0; x < kHeadDim; ++x) {
+          d += static_cast<double>(q[(i * kHeads + h) * kHeadDim + x]) * s.k[static_cast<size_t>((j * kKvHeads + kvh) * kHeadDim + x)];
+        }
+        p.push_back(d / std::sqrt(static_cast<double>(kHeadDim)));
+        mx = std::max(mx, p.back());
+      }
+      double sum = 0;
+      for (auto& e : p) sum += (e = std::exp(e - mx));
+      for (int32_t j = first; j <= pos; ++j) {
+        for (int32_t x = 0; x < kHeadDim; ++x) {
+          out[static_cast<size_t>((i * kHeads + h) * kHeadDim + x)] +=
+              p[static_cast<size_t>(j - first)] / sum * s.v[static_cast<size_t>((j * kKvHeads + kvh) * kHeadDim + x)];
+        }
+      }
+    }
+  }
+  return out;
+}
+
+void run_case(int32_t window) {
+  std::mt19937_64 rng(42);
+  std::normal_distribution<float> dist;
+  // A mixed batch: a fresh prefill, a decode token with a long context, and
+  // a prefill chunk whose first tokens are already cached.
+  const std::vector<std::pair<int32_t, int32_t>> shapes = {{7, 7}, {13, 1}, {22, 9}};  // {context, queried}
+  std::vector<int32_t> free_blocks(kNumBlocks);
+  std::iota(free_blocks.begin(), free_blocks.end(), 0);
+  std::shuffle(free_blocks.begin(), free_blocks.end(), rng);  // scattered physical blocks
+  std::vector<float> key_cache(kNumBlocks * kKvHeads * kBlockSize * kHeadDim, NAN);
+  std::vector<float> value_cache(key_cache.size(), NAN);
+  PagedKVLayer layer{key_cache.data(), value_cache.data(), kNumBlocks, kBlockSize, kKvHeads, kHeadDim};
+
+  std::vector<Sequence> seqs;
+  std::vector<float> q, step_k, step_v;
+  std::vector<int32_t> query_start{0}, seq_lens, slots;
+  const int32_t max_blocks = 8;
+  std::vector<int32_t> block_tables(shapes.size() * max_blocks, -1);
+  for (size_t s = 0; s < shapes.size(); ++s) {
+    Sequence seq;
+    const auto [len, nq] = shapes[s];
+    seq.num_query = nq;
+    for (int32_t b = 0; b * kBlockSize < len; ++b) {
+      seq.blocks.push_back(free_blocks.back());
+      free_blocks.pop_back();
+      block_tables[s * max_blocks + static_cast<size_t>(b)] = seq.blocks.back();
+    }
+    for (int32_t t = 0; t < len * kKvHeads * kHeadDim; ++t) {
+      seq.k.push_back(dist(rng));
+      seq.v.push_back(dist(rng));
+    }
+    // Earlier tokens were written by earlier steps; this step writes the queried ones.
+    std::vector<int32_t> earlier_slots;
+    for (int32_t pos = 0; pos < len; ++pos) {
+      const int32_t slot = seq.blocks[static_cast<size_t>(pos / kBlockSize)] * kBlockSize + pos % kBlockSize;
+      const float* kp = seq.k.data() + pos * kKvHeads * kHeadDim;
+      const float* vp = seq.v.data() + pos * kKvHeads * kHeadDim;
+      if (pos < len - nq) {
+        write_kv_cache(kp, vp, &slot, 1, layer);
+      } else {
+        slots.push_back(slot);
+        step_k.insert(step_k.end(), kp, kp + kKvHeads * kHeadDim);
+        step_v.insert(step_v.end(), vp, vp + kKvHeads * kHeadDim);
+        for (int32_t x = 0; x < kHeads * kHeadDim; ++x) q.push_back(dist(rng));
+      }
+    }
+    query_start.push_back(query_start.back() + nq);
+    seq_lens.push_back(len);
+    seqs.push_back(std::move(seq));
+  }
+  const int64_t num_tokens = query_start.back();
+  write_kv_cache(step_k.data(), step_v.data(), slots.data(), num_tokens, layer);
+  AttentionMetadata meta{static_cast<int32_t>(seqs.size()), query_start.data(), seq_lens.data(),
+                         block_tables.data(), max_blocks, slots.data()};
+  std::vector<float> out(static_cast<size_t>(num_tokens * kHeads * kHeadDim));
+  ThreadPool pool(2);
+  paged_attention(q.data(), kHeads, layer, meta, 1.0f / std::sqrt(static_cast<float>(kHeadDim)), window, out.data(),
+                  pool);
+  for (size_t s = 0; s < seqs.size(); ++s) {
+    const int64_t row0 = query_start[s];
+    const auto expected = reference(q.data() + row0 * kHeads * kHeadDim, seqs[s], window);
+    for (size_t i = 0; i < expected.size(); ++i) {
+      ASSERT_NEAR(out[static_cast<size_t>(row0 * kHeads * kHeadDim) + i], expected[i], 1e-5)
+          << "seq " << s << " element " << i;
+    }
+  }
+}
+
+TEST(PagedAttentionTest, MixedBatchOverScatteredBlocksMatchesContiguousReference) { run_case(0); }
+
+TEST(PagedAttentionTest, SlidingWindowLimitsTheKeys) { run_case(5); }
+
+}  // namespace
+}  // namespace vllm::kernels

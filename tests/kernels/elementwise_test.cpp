@@ -1,0 +1,54 @@
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "kernels/kernels.h"
+
+namespace vllm::kernels {
+namespace {
+
+TEST(RmsNormTest, MatchesFormula) {
+  const std::vector<float> x = {1, -2, 3, 0.5f, 0, 4};
+  const std::vector<float> w = {0.5f, 1, 2};
+  std::vector<float> y(6);
+  rms_norm(x.data(), 2, 3, w.data(), 1e-5f, y.data());
+  for (int r = 0; r < 2; ++r) {
+    double ss = 0;
+    for (int i = 0; i < 3; ++i) ss += x[r * 3 + i] * x[r * 3 + i];
+    const double inv = 1.0 / std::sqrt(ss / 3 + 1e-5);
+    for (int i = 0; i < 3; ++i) EXPECT_NEAR(y[r * 3 + i], x[r * 3 + i] * inv * w[i], 1e-6);
+  }
+}
+
+TEST(RopeTest, RotatesPairsHalfADimensionApart) {
+  // head_dim 4: pairs (0, 2) and (1, 3).
+  std::vector<float> x = {1, 2, 3, 4};
+  const std::vector<float> cos = {0.0f, 1.0f};
+  const std::vector<float> sin = {1.0f, 0.0f};
+  rope(x.data(), 1, 1, 4, cos.data(), sin.data());
+  // pair 0 rotated by 90 degrees: (1, 3) -> (-3, 1); pair 1 unchanged.
+  EXPECT_FLOAT_EQ(x[0], -3);
+  EXPECT_FLOAT_EQ(x[2], 1);
+  EXPECT_FLOAT_EQ(x[1], 2);
+  EXPECT_FLOAT_EQ(x[3], 4);
+}
+
+TEST(SiluAndMulTest, MatchesFormula) {
+  const std::vector<float> gate = {-1, 0, 2}, up = {3, 4, 5};
+  std::vector<float> out(3);
+  silu_and_mul(gate.data(), up.data(), 1, 3, out.data());
+  for (int i = 0; i < 3; ++i) EXPECT_NEAR(out[i], gate[i] / (1 + std::exp(-gate[i])) * up[i], 1e-6);
+}
+
+TEST(EmbeddingTest, WidensBf16Rows) {
+  const std::vector<uint16_t> table = {f32_to_bf16(1.5f), f32_to_bf16(-2), f32_to_bf16(3), f32_to_bf16(0.25f)};
+  Tensor t{table.data(), DType::kBF16, {2, 2}};
+  const int32_t ids[] = {1, 0};
+  std::vector<float> out(4);
+  embedding(t, ids, 2, out.data());
+  EXPECT_EQ(out, (std::vector<float>{3, 0.25f, 1.5f, -2}));
+}
+
+}  // namespace
+}  // namespace vllm::kernels

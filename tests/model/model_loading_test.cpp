@@ -1,0 +1,154 @@
+// Loading a model directory: every way it can be broken gives one clear
+// message naming the file or tensor, never a crash.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "base/json.h"
+#include "model/decoder_model.h"
+#include "model/loader/safetensors.h"
+#include "test_util.h"
+
+namespace vllm {
+namespace {
+
+using testing::copy_model;
+using testing::read_file;
+using testing::TempDir;
+using testing::write_file;
+
+std::string load_error(const std::string& dir) {
+  Result<std::unique_ptr<DecoderModel>> m = DecoderModel::load(dir);
+  EXPECT_FALSE(m.is_ok());
+  return m.is_ok() ? "" : m.status().message();
+}
+
+// Rewrites model.safetensors of `dir` through `edit` (on the parsed tensors).
+template <typename Edit>
+void rewrite_weights(const std::string& dir, Edit edit) {
+  std::vector<TensorToWrite> tensors;
+  {
+    Result<SafetensorsFile> f = SafetensorsFile::open(dir + "/model.safetensors");
+    ASSERT_TRUE(f.is_ok());
+    for (const auto& [name, t] : f->tensors()) {
+      const auto* p = static_cast<const uint8_t*>(t.data);
+      tensors.push_back({name, t.dtype, t.shape, std::vector<uint8_t>(p, p + t.size_bytes())});
+    }
+  }
+  edit(tensors);
+  ASSERT_TRUE(write_safetensors(dir + "/model.safetensors", tensors).is_ok());
+}
+
+TEST(ModelLoadingTest, LoadsTheEmbeddedModel) {
+  Result<std::unique_ptr<DecoderModel>> m = DecoderModel::load(testing::model_dir());
+  ASSERT_TRUE(m.is_ok()) << m.status().message();
+  EXPECT_EQ((*m)->config().num_hidden_layers, 5);
+  EXPECT_EQ((*m)->config().head_dim, 8);
+  EXPECT_TRUE((*m)->config().tie_word_embeddings);
+}
+
+TEST(ModelLoadingTest, MissingDirectory) {
+  EXPECT_EQ(load_error("/nonexistent/model"), "/nonexistent/model: model directory not found");
+}
+
+TEST(ModelLoadingTest, MissingConfig) {
+  TempDir dir;
+  copy_model(dir.path());
+  std::filesystem::remove(dir.file("config.json"));
+  EXPECT_EQ(load_error(dir.path()), dir.file("config.json") + ": file not found");
+}
+
+TEST(ModelLoadingTest, MissingWeights) {
+  TempDir dir;
+  copy_model(dir.path());
+  std::filesystem::remove(dir.file("model.safetensors"));
+  EXPECT_EQ(load_error(dir.path()),
+            dir.path() + ": no model weights: expected model.safetensors or model.safetensors.index.json");
+}
+
+TEST(ModelLoadingTest, TruncatedWeights) {
+  TempDir dir;
+  copy_model(dir.path());
+  const std::string bytes = read_file(dir.file("model.safetensors"));
+  write_file(dir.file("model.safetensors"), bytes.substr(0, bytes.size() / 2));
+  const std::string msg = load_error(dir.path());
+  EXPECT_NE(msg.find(dir.file("model.safetensors") + ": tensor '"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("(truncated?)"), std::string::npos) << msg;
+}
+
+TEST(ModelLoadingTest, MissingTensorIsNamed) {
+  TempDir dir;
+  copy_model(dir.path());
+  rewrite_weights(dir.path(), [](std::vector<TensorToWrite>& ts) {
+    std::erase_if(ts, [](const TensorToWrite& t) { return t.name == "model.layers.3.mlp.up_proj.weight"; });
+  });
+  EXPECT_EQ(load_error(dir.path()),
+            dir.file("model.safetensors") + ": missing tensor 'model.layers.3.mlp.up_proj.weight'");
+}
+
+TEST(ModelLoadingTest, ShapeMismatchNamesTensorExpectedAndFound) {
+  TempDir dir;
+  copy_model(dir.path());
+  rewrite_weights(dir.path(), [](std::vector<TensorToWrite>& ts) {
+    for (auto& t : ts) {
+      if (t.name == "model.layers.0.self_attn.k_proj.weight") {
+        t.shape = {64, 32};  // same bytes, wrong shape
+      }
+    }
+  });
+  EXPECT_EQ(load_error(dir.path()), dir.file("model.safetensors") +
+                                        ": tensor 'model.layers.0.self_attn.k_proj.weight': expected shape [32, 64] "
+                                        "from config.json, found [64, 32]");
+}
+
+TEST(ModelLoadingTest, NonFloatDtypeIsRejected) {
+  TempDir dir;
+  copy_model(dir.path());
+  rewrite_weights(dir.path(), [](std::vector<TensorToWrite>& ts) {
+    for (auto& t : ts) {
+      if (t.name == "model.norm.weight") t.dtype = DType::kI32;
+    }
+  });
+  EXPECT_EQ(load_error(dir.path()),
+            dir.file("model.safetensors") + ": tensor 'model.norm.weight': dtype I32 is not a float type (F32, BF16, F16)");
+}
+
+TEST(ModelLoadingTest, UnsupportedArchitectureListsSupportedOnes) {
+  TempDir dir;
+  copy_model(dir.path());
+  Json config = Json::parse(read_file(dir.file("config.json")));
+  config["architectures"] = {"GPT2LMHeadModel"};
+  write_file(dir.file("config.json"), config.dump());
+  EXPECT_EQ(load_error(dir.path()),
+            dir.file("config.json") + ": unsupported architecture 'GPT2LMHeadModel'; supported: LlamaForCausalLM, "
+                                      "MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM");
+}
+
+TEST(ModelLoadingTest, MalformedConfigJson) {
+  TempDir dir;
+  copy_model(dir.path());
+  write_file(dir.file("config.json"), "{\"architectures\": [");
+  EXPECT_NE(load_error(dir.path()).find(dir.file("config.json") + ": invalid JSON"), std::string::npos);
+}
+
+TEST(ModelLoadingTest, WrongFieldTypeInConfig) {
+  TempDir dir;
+  copy_model(dir.path());
+  Json config = Json::parse(read_file(dir.file("config.json")));
+  config["num_hidden_layers"] = "five";
+  write_file(dir.file("config.json"), config.dump());
+  EXPECT_EQ(load_error(dir.path()),
+            dir.file("config.json") + ": field 'num_hidden_layers' must be an integer, found \"five\"");
+}
+
+TEST(ModelLoadingTest, ShardedCheckpointNamesMissingShard) {
+  TempDir dir;
+  copy_model(dir.path());
+  std::filesystem::remove(dir.file("model.safetensors"));
+  write_file(dir.file("model.safetensors.index.json"),
+             R"({"weight_map": {"model.norm.weight": "model-00001-of-00002.safetensors"}})");
+  EXPECT_EQ(load_error(dir.path()), dir.file("model-00001-of-00002.safetensors") + ": file not found");
+}
+
+}  // namespace
+}  // namespace vllm

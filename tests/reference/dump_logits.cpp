@@ -1,0 +1,39 @@
+// Test helper: prints the logits of every position of a token sequence, as
+// computed by the engine in prefill chunks, for the numpy reference check.
+// Usage: dump_logits MODEL_DIR CHUNK_TOKENS OUT_FILE < ids (whitespace-separated)
+// OUT_FILE receives float32 [num_tokens, vocab_size], little-endian.
+#include <cstdio>
+#include <iostream>
+#include <vector>
+
+#include "base/thread_pool.h"
+#include "engine/sequence_generator.h"
+#include "model/decoder_model.h"
+
+int main(int argc, char** argv) {
+  if (argc != 4) {
+    std::fprintf(stderr, "usage: dump_logits MODEL_DIR CHUNK_TOKENS OUT_FILE < ids\n");
+    return 2;
+  }
+  vllm::Result<std::unique_ptr<vllm::DecoderModel>> model = vllm::DecoderModel::load(argv[1]);
+  if (!model.is_ok()) {
+    std::fprintf(stderr, "error: %s\n", model.status().message().c_str());
+    return 1;
+  }
+  std::vector<int32_t> ids;
+  for (int32_t id; std::cin >> id;) ids.push_back(id);
+  vllm::ThreadPool pool(2);
+  vllm::SequenceGenerator generator(**model, pool);
+  vllm::Result<std::vector<float>> logits = generator.all_logits(ids, std::stoll(argv[2]));
+  if (!logits.is_ok()) {
+    std::fprintf(stderr, "error: %s\n", logits.status().message().c_str());
+    return 1;
+  }
+  FILE* out = std::fopen(argv[3], "wb");
+  if (out == nullptr || std::fwrite(logits->data(), sizeof(float), logits->size(), out) != logits->size()) {
+    std::fprintf(stderr, "error: cannot write %s\n", argv[3]);
+    return 1;
+  }
+  std::fclose(out);
+  return 0;
+}

@@ -1,0 +1,139 @@
+"""An independent numpy (float64) forward pass of Hugging Face decoder-only
+checkpoints: Llama, Mistral, Qwen2 and Qwen3, written from the transformers
+modelling code's equations.  It reads config.json and the safetensors files
+itself and uses every bias / q-k norm tensor the checkpoint holds."""
+import json
+import math
+import os
+import struct
+
+import numpy as np
+
+_DTYPES = {"F32": np.dtype("<f4"), "F16": np.dtype("<f2"), "BF16": np.dtype("<u2")}
+
+
+def _read_safetensors(path):
+    with open(path, "rb") as f:
+        data = f.read()
+    (header_len,) = struct.unpack("<Q", data[:8])
+    header = json.loads(data[8:8 + header_len])
+    base = 8 + header_len
+    out = {}
+    for name, entry in header.items():
+        if name == "__metadata__":
+            continue
+        begin, end = entry["data_offsets"]
+        raw = np.frombuffer(data[base + begin:base + end], dtype=_DTYPES[entry["dtype"]])
+        if entry["dtype"] == "BF16":
+            raw = (raw.astype(np.uint32) << 16).view(np.float32)
+        out[name] = raw.astype(np.float64).reshape(entry["shape"])
+    return out
+
+
+def load_weights(model_dir):
+    single = os.path.join(model_dir, "model.safetensors")
+    if os.path.exists(single):
+        return _read_safetensors(single)
+    with open(os.path.join(model_dir, "model.safetensors.index.json")) as f:
+        shards = sorted(set(json.load(f)["weight_map"].values()))
+    weights = {}
+    for shard in shards:
+        weights.update(_read_safetensors(os.path.join(model_dir, shard)))
+    return weights
+
+
+def inv_frequencies(config, head_dim):
+    inv = 1.0 / config.get("rope_theta", 10000.0) ** (np.arange(0, head_dim, 2) / head_dim)
+    scaling = config.get("rope_scaling") or {}
+    kind = scaling.get("rope_type", scaling.get("type"))
+    if kind == "linear":
+        inv = inv / scaling["factor"]
+    elif kind == "llama3":
+        factor, low, high = scaling["factor"], scaling["low_freq_factor"], scaling["high_freq_factor"]
+        old_len = scaling["original_max_position_embeddings"]
+        wavelen = 2 * math.pi / inv
+        scaled = np.where(wavelen > old_len / low, inv / factor, inv)
+        smooth = (old_len / wavelen - low) / (high - low)
+        blended = (1 - smooth) * scaled / factor + smooth * scaled
+        medium = (wavelen >= old_len / high) & (wavelen <= old_len / low)
+        inv = np.where(medium, blended, scaled)
+    return inv
+
+
+def rms_norm(x, weight, eps):
+    return x / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + eps) * weight
+
+
+def rotate(x, cos, sin):  # x: [T, heads, head_dim]; rotate_half convention
+    half = x.shape[-1] // 2
+    x1, x2 = x[..., :half], x[..., half:]
+    rotated = np.concatenate([-x2, x1], axis=-1)
+    cos2 = np.concatenate([cos, cos], axis=-1)[:, None, :]
+    sin2 = np.concatenate([sin, sin], axis=-1)[:, None, :]
+    return x * cos2 + rotated * sin2
+
+
+def sliding_window(config):
+    arch = config["architectures"][0]
+    window = config.get("sliding_window")
+    if arch == "MistralForCausalLM":
+        return window or 0
+    if arch in ("Qwen2ForCausalLM", "Qwen3ForCausalLM") and config.get("use_sliding_window", False):
+        return window or 0
+    return 0
+
+
+def forward(model_dir, ids):
+    """Logits [len(ids), vocab] for the sequence `ids` (positions 0..n-1)."""
+    with open(os.path.join(model_dir, "config.json")) as f:
+        config = json.load(f)
+    w = load_weights(model_dir)
+    hidden = config["hidden_size"]
+    n_heads = config["num_attention_heads"]
+    n_kv = config.get("num_key_value_heads", n_heads)
+    head_dim = config.get("head_dim") or hidden // n_heads
+    eps = config["rms_norm_eps"]
+    n = len(ids)
+    positions = np.arange(n)
+    angles = positions[:, None] * inv_frequencies(config, head_dim)[None, :]
+    cos, sin = np.cos(angles), np.sin(angles)
+    window = sliding_window(config)
+    mask = np.tril(np.ones((n, n), dtype=bool))
+    if window:
+        mask &= (positions[:, None] - positions[None, :]) < window
+
+    def linear(x, prefix):
+        y = x @ w[prefix + ".weight"].T
+        if prefix + ".bias" in w:
+            y = y + w[prefix + ".bias"]
+        return y
+
+    x = w["model.embed_tokens.weight"][np.asarray(ids)]
+    for layer in range(config["num_hidden_layers"]):
+        p = f"model.layers.{layer}."
+        h = rms_norm(x, w[p + "input_layernorm.weight"], eps)
+        q = linear(h, p + "self_attn.q_proj").reshape(n, n_heads, head_dim)
+        k = linear(h, p + "self_attn.k_proj").reshape(n, n_kv, head_dim)
+        v = linear(h, p + "self_attn.v_proj").reshape(n, n_kv, head_dim)
+        if p + "self_attn.q_norm.weight" in w:
+            q = rms_norm(q, w[p + "self_attn.q_norm.weight"], eps)
+            k = rms_norm(k, w[p + "self_attn.k_norm.weight"], eps)
+        q, k = rotate(q, cos, sin), rotate(k, cos, sin)
+        group = n_heads // n_kv
+        k = np.repeat(k, group, axis=1)
+        v = np.repeat(v, group, axis=1)
+        scores = np.einsum("qhd,khd->hqk", q, k) / math.sqrt(head_dim)
+        scores = np.where(mask[None], scores, -np.inf)
+        scores = np.exp(scores - scores.max(axis=-1, keepdims=True))
+        probs = scores / scores.sum(axis=-1, keepdims=True)
+        attn = np.einsum("hqk,khd->qhd", probs, v).reshape(n, n_heads * head_dim)
+        x = x + linear(attn, p + "self_attn.o_proj")
+        h = rms_norm(x, w[p + "post_attention_layernorm.weight"], eps)
+        gate = linear(h, p + "mlp.gate_proj")
+        up = linear(h, p + "mlp.up_proj")
+        x = x + linear(gate / (1 + np.exp(-gate)) * up, p + "mlp.down_proj")
+    x = rms_norm(x, w["model.norm.weight"], eps)
+    lm_head = w.get("lm_head.weight")
+    if lm_head is None or config.get("tie_word_embeddings", False):
+        lm_head = w["model.embed_tokens.weight"]
+    return x @ lm_head.T

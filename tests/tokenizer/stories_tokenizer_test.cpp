@@ -1,0 +1,81 @@
+// The stories260k tokenizer (SentencePiece-style BPE with byte fallback)
+// against ids and texts produced by Hugging Face's tokenizer code.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "base/json.h"
+#include "test_util.h"
+#include "tokenizer/tokenizer.h"
+
+namespace vllm {
+namespace {
+
+std::vector<int32_t> ids_of(const Json& j) { return j.get<std::vector<int32_t>>(); }
+
+class StoriesTokenizerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    Result<std::unique_ptr<Tokenizer>> t = Tokenizer::load(testing::model_dir());
+    ASSERT_TRUE(t.is_ok()) << t.status().message();
+    tok_ = std::move(t).value();
+  }
+  std::unique_ptr<Tokenizer> tok_;
+};
+
+TEST_F(StoriesTokenizerTest, GoldenTokenization) {
+  const Json golden = Json::parse(testing::read_file(testing::golden_dir() + "/tokenization.json"));
+  ASSERT_GE(golden["cases"].size(), 40u);
+  for (const Json& c : golden["cases"]) {
+    const std::string text = c["text"].get<std::string>();
+    EXPECT_EQ(tok_->encode(text, true), ids_of(c["ids"])) << text;
+    const std::vector<int32_t> plain = tok_->encode(text, false);
+    EXPECT_EQ(plain, ids_of(c["ids_no_special"])) << text;
+    std::vector<std::string> pieces;
+    for (int32_t id : plain) pieces.push_back(tok_->id_to_token(id));
+    EXPECT_EQ(pieces, c["tokens"].get<std::vector<std::string>>()) << text;
+    EXPECT_EQ(tok_->decode(ids_of(c["ids"]), true), c["decoded"].get<std::string>()) << text;
+  }
+}
+
+// ../shared/fixtures/tokenizers/stories260k.jsonl, when it is there.
+TEST_F(StoriesTokenizerTest, SharedFixtures) {
+  const std::string path = testing::shared_dir() + "/fixtures/tokenizers/stories260k.jsonl";
+  if (!std::filesystem::exists(path)) GTEST_SKIP() << path << " not found";
+  std::ifstream in(path);
+  std::string line;
+  int records = 0;
+  while (std::getline(in, line)) {
+    if (line.empty()) continue;
+    const Json r = Json::parse(line);
+    const std::string text = r["text"].get<std::string>();
+    const std::vector<int32_t> ids = ids_of(r["ids"]), with_special = ids_of(r["ids_with_special"]);
+    EXPECT_EQ(tok_->encode(text, false), ids) << "index " << r["index"];
+    EXPECT_EQ(tok_->encode(text, true), with_special) << "index " << r["index"];
+    EXPECT_EQ(tok_->decode(ids, false), r["decoded"].get<std::string>()) << "index " << r["index"];
+    EXPECT_EQ(tok_->decode(with_special, false), r["decoded_with_special"].get<std::string>())
+        << "index " << r["index"];
+    EXPECT_EQ(tok_->decode(with_special, true), r["decoded_with_special_skip_special"].get<std::string>())
+        << "index " << r["index"];
+    ++records;
+  }
+  EXPECT_GT(records, 50);
+}
+
+TEST_F(StoriesTokenizerTest, ByteFallbackRoundTripsEmoji) {
+  const std::string text = "Hi \xF0\x9F\x98\x80!";
+  const std::vector<int32_t> ids = tok_->encode(text, false);
+  EXPECT_EQ(tok_->decode(ids, true), text);
+  // The emoji is not in the 512-piece vocabulary: four byte tokens <0xF0>...
+  EXPECT_NE(std::find(ids.begin(), ids.end(), 3 + 0xF0), ids.end());
+}
+
+TEST_F(StoriesTokenizerTest, InvalidByteSequencesDecodeToOneReplacementPerByte) {
+  // <0xE2> <0x82> (a cut-off 3-byte sequence) then "a".
+  const std::vector<int32_t> ids = {3 + 0xE2, 3 + 0x82};
+  EXPECT_EQ(tok_->decode(ids, true), "\xEF\xBF\xBD\xEF\xBF\xBD");
+}
+
+}  // namespace
+}  // namespace vllm
