@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages needed to build and test vllm-cpp.
+set -euo pipefail
+
+packages=(
+  g++ cmake ninja-build pkg-config
+  nlohmann-json3-dev libcli11-dev       # JSON, command-line flags
+  libgtest-dev libgmock-dev             # tests
+  python3 python3-numpy                 # the numpy reference forward pass (tests only)
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+echo "installing: ${missing[*]}"
+$sudo apt-get update -q
+DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
