@@ -22,7 +22,8 @@ class AlignedBuffer {
     if (data_ == nullptr) throw std::bad_alloc();
     std::memset(data_, 0, rounded);
   }
-  AlignedBuffer(AlignedBuffer&& o) noexcept : data_(std::exchange(o.data_, nullptr)), size_(std::exchange(o.size_, 0)) {}
+  AlignedBuffer(AlignedBuffer&& o) noexcept
+      : data_(std::exchange(o.data_, nullptr)), size_(std::exchange(o.size_, 0)) {}
   AlignedBuffer& operator=(AlignedBuffer&& o) noexcept {
     if (this != &o) {
       std::free(data_);
@@ -40,9 +41,13 @@ class AlignedBuffer {
   size_t size_bytes() const { return size_; }
 
   template <typename T>
-  T* as() { return static_cast<T*>(data_); }
+  T* as() {
+    return static_cast<T*>(data_);
+  }
   template <typename T>
-  const T* as() const { return static_cast<const T*>(data_); }
+  const T* as() const {
+    return static_cast<const T*>(data_);
+  }
 
  private:
   void* data_ = nullptr;

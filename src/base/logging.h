@@ -32,13 +32,13 @@ class LogMessage {
 }  // namespace detail
 }  // namespace vllm
 
-#define VLLM_LOG(level)                                             \
-  if (::vllm::LogLevel::k##level < ::vllm::log_level()) {           \
-  } else                                                            \
+#define VLLM_LOG(level)                                   \
+  if (::vllm::LogLevel::k##level < ::vllm::log_level()) { \
+  } else                                                  \
     ::vllm::detail::LogMessage(::vllm::LogLevel::k##level, __FILE__, __LINE__).stream()
 
 // Aborts with a message; only for conditions that no input can cause.
-#define VLLM_CHECK(cond, ...)                                                        \
-  do {                                                                               \
+#define VLLM_CHECK(cond, ...)                                                                       \
+  do {                                                                                              \
     if (!(cond)) ::vllm::detail::check_failed(#cond, __FILE__, __LINE__, std::string(__VA_ARGS__)); \
   } while (0)

@@ -57,7 +57,7 @@ inline Status internal_error(std::string msg) { return {StatusCode::kInternal, s
 template <typename T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : value_(std::move(value)) {}  // NOLINT: implicit by design
+  Result(T value) : value_(std::move(value)) {}          // NOLINT: implicit by design
   Result(Status status) : status_(std::move(status)) {}  // NOLINT: implicit by design
 
   bool is_ok() const { return status_.is_ok(); }
@@ -81,9 +81,9 @@ class [[nodiscard]] Result {
 #define VLLM_CONCAT_INNER_(a, b) a##b
 #define VLLM_CONCAT_(a, b) VLLM_CONCAT_INNER_(a, b)
 
-#define VLLM_RETURN_IF_ERROR(expr)            \
-  do {                                        \
-    ::vllm::Status vllm_status_ = (expr);     \
+#define VLLM_RETURN_IF_ERROR(expr)                  \
+  do {                                              \
+    ::vllm::Status vllm_status_ = (expr);           \
     if (!vllm_status_.is_ok()) return vllm_status_; \
   } while (0)
 
@@ -92,5 +92,4 @@ class [[nodiscard]] Result {
   if (!tmp.is_ok()) return tmp.status();            \
   lhs = std::move(tmp).value()
 
-#define VLLM_ASSIGN_OR_RETURN(lhs, expr) \
-  VLLM_ASSIGN_OR_RETURN_IMPL_(VLLM_CONCAT_(vllm_result_, __LINE__), lhs, expr)
+#define VLLM_ASSIGN_OR_RETURN(lhs, expr) VLLM_ASSIGN_OR_RETURN_IMPL_(VLLM_CONCAT_(vllm_result_, __LINE__), lhs, expr)

@@ -84,8 +84,7 @@ void ThreadPool::run(const std::function<void(int)>& job) {
   job_ = nullptr;
 }
 
-void ThreadPool::parallel_for(int64_t n, const std::function<void(int64_t, int64_t)>& fn,
-                              int64_t grain) {
+void ThreadPool::parallel_for(int64_t n, const std::function<void(int64_t, int64_t)>& fn, int64_t grain) {
   if (n <= 0) return;
   grain = std::max<int64_t>(1, grain);
   const int64_t num_grains = (n + grain - 1) / grain;

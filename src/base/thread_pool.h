@@ -32,8 +32,7 @@ class ThreadPool {
   // Splits [0, n) into num_threads() contiguous ranges (the first ones one
   // longer when n does not divide) and calls fn(begin, end) for each
   // non-empty range. Ranges are multiples of `grain` except the last.
-  void parallel_for(int64_t n, const std::function<void(int64_t begin, int64_t end)>& fn,
-                    int64_t grain = 1);
+  void parallel_for(int64_t n, const std::function<void(int64_t begin, int64_t end)>& fn, int64_t grain = 1);
 
   // The default size: one thread per CPU the process may run on.
   static int default_num_threads();

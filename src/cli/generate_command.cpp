@@ -59,7 +59,8 @@ int run_generate(const GenerateOptions& o) {
   std::fflush(stdout);
 
   const size_t n = result->token_ids.size();
-  const double decode_rate = n > 1 && result->decode_seconds > 0 ? static_cast<double>(n - 1) / result->decode_seconds : 0.0;
+  const double decode_rate =
+      n > 1 && result->decode_seconds > 0 ? static_cast<double>(n - 1) / result->decode_seconds : 0.0;
   std::fprintf(stderr,
                "prompt: %zu tokens, prefill %.1f ms (%.1f tokens/s); generated %zu tokens, decode %.1f tokens/s; "
                "finish_reason=%s; threads=%d\n",

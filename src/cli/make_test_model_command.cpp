@@ -41,10 +41,13 @@ CommandRunner add_make_test_model_command(CLI::App& app) {
   app.add_option("--arch", o->arch, "Architecture: llama, mistral, qwen2, qwen3 (required for --preset tiny)")
       ->check(CLI::IsMember(test_model_arch_names()));
   app.add_option("--preset", o->preset, "Shape preset")->required()->check(CLI::IsMember(test_model_preset_names()));
-  app.add_option("--dtype", o->dtype, "Weight dtype")->check(CLI::IsMember({"f32", "bf16", "f16"}))->capture_default_str();
+  app.add_option("--dtype", o->dtype, "Weight dtype")
+      ->check(CLI::IsMember({"f32", "bf16", "f16"}))
+      ->capture_default_str();
   app.add_option("--seed", o->seed, "Random seed of the weights")->capture_default_str();
   app.add_option("--num-shards", o->num_shards, "Split the weights over this many safetensors files")
-      ->check(CLI::Range(1, 1000))->capture_default_str();
+      ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
   app.add_option("--tokenizer", o->tokenizer, "Directory whose tokenizer.json is padded to the preset's vocabulary");
   app.add_option("--out", o->out, "Output directory")->required();
   return [o] { return run_make_test_model(*o); };

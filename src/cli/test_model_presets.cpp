@@ -17,8 +17,11 @@ constexpr ArchNames kArchs[] = {
 };
 
 Json base_config(const ArchNames& a) {
-  return Json{{"architectures", {a.architecture}}, {"model_type", a.model_type}, {"hidden_act", "silu"},
-              {"bos_token_id", 1}, {"eos_token_id", 2}};
+  return Json{{"architectures", {a.architecture}},
+              {"model_type", a.model_type},
+              {"hidden_act", "silu"},
+              {"bos_token_id", 1},
+              {"eos_token_id", 2}};
 }
 
 // Tiny shapes: 2 layers, hidden 64, GQA, vocab 512 (the stories260k
@@ -28,15 +31,24 @@ Json base_config(const ArchNames& a) {
 // q/k norms with an explicit head_dim, linear rope scaling and an untied lm_head.
 Json tiny_config(const ArchNames& a) {
   Json c = base_config(a);
-  c.update(Json{{"hidden_size", 64}, {"intermediate_size", 128}, {"num_hidden_layers", 2},
-                {"num_attention_heads", 4}, {"num_key_value_heads", 2}, {"vocab_size", 512},
-                {"max_position_embeddings", 256}, {"rms_norm_eps", 1e-5}, {"rope_theta", 10000.0},
+  c.update(Json{{"hidden_size", 64},
+                {"intermediate_size", 128},
+                {"num_hidden_layers", 2},
+                {"num_attention_heads", 4},
+                {"num_key_value_heads", 2},
+                {"vocab_size", 512},
+                {"max_position_embeddings", 256},
+                {"rms_norm_eps", 1e-5},
+                {"rope_theta", 10000.0},
                 {"tie_word_embeddings", true}});
   const std::string arch = a.arch;
   if (arch == "llama") {
     c["attention_bias"] = true;
-    c["rope_scaling"] = {{"rope_type", "llama3"}, {"factor", 8.0}, {"low_freq_factor", 1.0},
-                         {"high_freq_factor", 4.0}, {"original_max_position_embeddings", 64}};
+    c["rope_scaling"] = {{"rope_type", "llama3"},
+                         {"factor", 8.0},
+                         {"low_freq_factor", 1.0},
+                         {"high_freq_factor", 4.0},
+                         {"original_max_position_embeddings", 64}};
   } else if (arch == "mistral") {
     c["sliding_window"] = 16;
     c["tie_word_embeddings"] = false;
@@ -58,36 +70,72 @@ Json tiny_config(const ArchNames& a) {
 Json real_config(const std::string& preset) {
   if (preset == "smollm-135m") {
     Json c = base_config(kArchs[0]);
-    c.update(Json{{"hidden_size", 576}, {"intermediate_size", 1536}, {"num_hidden_layers", 30},
-                  {"num_attention_heads", 9}, {"num_key_value_heads", 3}, {"head_dim", 64},
-                  {"vocab_size", 49152}, {"max_position_embeddings", 2048}, {"rms_norm_eps", 1e-5},
-                  {"rope_theta", 10000.0}, {"tie_word_embeddings", true}, {"attention_bias", false}});
+    c.update(Json{{"hidden_size", 576},
+                  {"intermediate_size", 1536},
+                  {"num_hidden_layers", 30},
+                  {"num_attention_heads", 9},
+                  {"num_key_value_heads", 3},
+                  {"head_dim", 64},
+                  {"vocab_size", 49152},
+                  {"max_position_embeddings", 2048},
+                  {"rms_norm_eps", 1e-5},
+                  {"rope_theta", 10000.0},
+                  {"tie_word_embeddings", true},
+                  {"attention_bias", false}});
     return c;
   }
   if (preset == "qwen2.5-0.5b") {
     Json c = base_config(kArchs[2]);
-    c.update(Json{{"hidden_size", 896}, {"intermediate_size", 4864}, {"num_hidden_layers", 24},
-                  {"num_attention_heads", 14}, {"num_key_value_heads", 2}, {"vocab_size", 151936},
-                  {"max_position_embeddings", 32768}, {"rms_norm_eps", 1e-6}, {"rope_theta", 1000000.0},
-                  {"tie_word_embeddings", true}, {"use_sliding_window", false}, {"sliding_window", 32768}});
+    c.update(Json{{"hidden_size", 896},
+                  {"intermediate_size", 4864},
+                  {"num_hidden_layers", 24},
+                  {"num_attention_heads", 14},
+                  {"num_key_value_heads", 2},
+                  {"vocab_size", 151936},
+                  {"max_position_embeddings", 32768},
+                  {"rms_norm_eps", 1e-6},
+                  {"rope_theta", 1000000.0},
+                  {"tie_word_embeddings", true},
+                  {"use_sliding_window", false},
+                  {"sliding_window", 32768}});
     return c;
   }
   if (preset == "llama-3.2-1b") {
     Json c = base_config(kArchs[0]);
-    c.update(Json{{"hidden_size", 2048}, {"intermediate_size", 8192}, {"num_hidden_layers", 16},
-                  {"num_attention_heads", 32}, {"num_key_value_heads", 8}, {"head_dim", 64},
-                  {"vocab_size", 128256}, {"max_position_embeddings", 131072}, {"rms_norm_eps", 1e-5},
-                  {"rope_theta", 500000.0}, {"tie_word_embeddings", true}, {"attention_bias", false},
-                  {"rope_scaling", {{"rope_type", "llama3"}, {"factor", 32.0}, {"low_freq_factor", 1.0},
-                                    {"high_freq_factor", 4.0}, {"original_max_position_embeddings", 8192}}}});
+    c.update(Json{{"hidden_size", 2048},
+                  {"intermediate_size", 8192},
+                  {"num_hidden_layers", 16},
+                  {"num_attention_heads", 32},
+                  {"num_key_value_heads", 8},
+                  {"head_dim", 64},
+                  {"vocab_size", 128256},
+                  {"max_position_embeddings", 131072},
+                  {"rms_norm_eps", 1e-5},
+                  {"rope_theta", 500000.0},
+                  {"tie_word_embeddings", true},
+                  {"attention_bias", false},
+                  {"rope_scaling",
+                   {{"rope_type", "llama3"},
+                    {"factor", 32.0},
+                    {"low_freq_factor", 1.0},
+                    {"high_freq_factor", 4.0},
+                    {"original_max_position_embeddings", 8192}}}});
     return c;
   }
   if (preset == "qwen3-0.6b") {
     Json c = base_config(kArchs[3]);
-    c.update(Json{{"hidden_size", 1024}, {"intermediate_size", 3072}, {"num_hidden_layers", 28},
-                  {"num_attention_heads", 16}, {"num_key_value_heads", 8}, {"head_dim", 128},
-                  {"vocab_size", 151936}, {"max_position_embeddings", 40960}, {"rms_norm_eps", 1e-6},
-                  {"rope_theta", 1000000.0}, {"tie_word_embeddings", true}, {"attention_bias", false}});
+    c.update(Json{{"hidden_size", 1024},
+                  {"intermediate_size", 3072},
+                  {"num_hidden_layers", 28},
+                  {"num_attention_heads", 16},
+                  {"num_key_value_heads", 8},
+                  {"head_dim", 128},
+                  {"vocab_size", 151936},
+                  {"max_position_embeddings", 40960},
+                  {"rms_norm_eps", 1e-6},
+                  {"rope_theta", 1000000.0},
+                  {"tie_word_embeddings", true},
+                  {"attention_bias", false}});
     return c;
   }
   return Json();

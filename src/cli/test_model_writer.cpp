@@ -78,9 +78,12 @@ TensorToWrite random_tensor(const WeightSpec& spec, DType dtype, uint64_t seed, 
 
 const char* torch_dtype_name(DType dtype) {
   switch (dtype) {
-    case DType::kBF16: return "bfloat16";
-    case DType::kF16: return "float16";
-    default: return "float32";
+    case DType::kBF16:
+      return "bfloat16";
+    case DType::kF16:
+      return "float16";
+    default:
+      return "float32";
   }
 }
 

@@ -8,16 +8,14 @@
 
 namespace vllm {
 
-const char* finish_reason_name(FinishReason reason) {
-  return reason == FinishReason::kStop ? "stop" : "length";
-}
+const char* finish_reason_name(FinishReason reason) { return reason == FinishReason::kStop ? "stop" : "length"; }
 
 struct SequenceGenerator::SequenceState {
   SequenceState(const ModelConfig& config, int32_t block_size, int64_t max_tokens)
       : num_blocks(static_cast<int32_t>((max_tokens + block_size - 1) / block_size)),
         storage(KVCacheShape{static_cast<int32_t>(config.num_hidden_layers),
-                             static_cast<int32_t>(config.num_key_value_heads),
-                             static_cast<int32_t>(config.head_dim), block_size},
+                             static_cast<int32_t>(config.num_key_value_heads), static_cast<int32_t>(config.head_dim),
+                             block_size},
                 num_blocks),
         pool(num_blocks) {}
 
@@ -52,8 +50,7 @@ Status SequenceGenerator::validate_prompt(const std::vector<int32_t>& ids) const
   return Status::ok();
 }
 
-void SequenceGenerator::run_chunk(SequenceState& seq, int64_t begin, int64_t end, int64_t num_logits,
-                                  float* logits) {
+void SequenceGenerator::run_chunk(SequenceState& seq, int64_t begin, int64_t end, int64_t num_logits, float* logits) {
   const int64_t n = end - begin;
   seq.reserve(end, block_size_);
   std::vector<int32_t> positions(static_cast<size_t>(n)), slots(static_cast<size_t>(n));
@@ -64,7 +61,8 @@ void SequenceGenerator::run_chunk(SequenceState& seq, int64_t begin, int64_t end
         seq.block_table[static_cast<size_t>(pos / block_size_)] * block_size_ + static_cast<int32_t>(pos % block_size_);
   }
   std::vector<int32_t> logits_indices(static_cast<size_t>(num_logits));
-  for (int64_t i = 0; i < num_logits; ++i) logits_indices[static_cast<size_t>(i)] = static_cast<int32_t>(n - num_logits + i);
+  for (int64_t i = 0; i < num_logits; ++i)
+    logits_indices[static_cast<size_t>(i)] = static_cast<int32_t>(n - num_logits + i);
   const int32_t query_start_loc[2] = {0, static_cast<int32_t>(n)};
   const int32_t seq_lens[1] = {static_cast<int32_t>(end)};
 
@@ -119,8 +117,8 @@ Result<GenerationResult> SequenceGenerator::generate(const std::vector<int32_t>&
     result.token_ids.push_back(token);
     seq.tokens.push_back(token);
     if (on_token) on_token(token);
-    const bool is_eos = std::find(config.eos_token_ids.begin(), config.eos_token_ids.end(), token) !=
-                        config.eos_token_ids.end();
+    const bool is_eos =
+        std::find(config.eos_token_ids.begin(), config.eos_token_ids.end(), token) != config.eos_token_ids.end();
     if (is_eos && !params.ignore_eos) {
       result.finish_reason = FinishReason::kStop;
       break;
@@ -134,8 +132,7 @@ Result<GenerationResult> SequenceGenerator::generate(const std::vector<int32_t>&
   return result;
 }
 
-Result<std::vector<float>> SequenceGenerator::all_logits(const std::vector<int32_t>& token_ids,
-                                                         int64_t chunk_tokens) {
+Result<std::vector<float>> SequenceGenerator::all_logits(const std::vector<int32_t>& token_ids, int64_t chunk_tokens) {
   VLLM_RETURN_IF_ERROR(validate_prompt(token_ids));
   const auto n = static_cast<int64_t>(token_ids.size());
   if (n > max_model_len()) return invalid_argument("the sequence is longer than the maximum context length");

@@ -25,8 +25,7 @@ void rms_norm(const float* x, int64_t rows, int64_t n, const float* weight, floa
 
 // Rotary embedding in the rotate-half ("neox") layout, in place.
 // x: [num_tokens, num_heads, head_dim]; cos, sin: [num_tokens, head_dim / 2].
-void rope(float* x, int64_t num_tokens, int64_t num_heads, int64_t head_dim, const float* cos,
-          const float* sin);
+void rope(float* x, int64_t num_tokens, int64_t num_heads, int64_t head_dim, const float* cos, const float* sin);
 
 // out[t, i] = silu(gate[t, i]) * up[t, i].  gate, up, out: [num_tokens, n].
 void silu_and_mul(const float* gate, const float* up, int64_t num_tokens, int64_t n, float* out);
@@ -55,7 +54,7 @@ struct AttentionMetadata {
   const int32_t* seq_lens = nullptr;         // [num_seqs]
   const int32_t* block_tables = nullptr;     // [num_seqs, max_blocks_per_seq]
   int32_t max_blocks_per_seq = 0;
-  const int32_t* slot_mapping = nullptr;     // [num_tokens]: block * block_size + offset
+  const int32_t* slot_mapping = nullptr;  // [num_tokens]: block * block_size + offset
 };
 
 // Stores this step's keys and values in their slots.  k, v: [num_tokens, num_kv_heads, head_dim].
@@ -65,8 +64,7 @@ void write_kv_cache(const float* k, const float* v, const int32_t* slot_mapping,
 // Causal attention of every query row over its sequence's cached keys and
 // values, read through the block table.  sliding_window <= 0 means unlimited.
 // q, out: [num_tokens, num_heads, head_dim].
-void paged_attention(const float* q, int32_t num_heads, const PagedKVLayer& layer,
-                     const AttentionMetadata& meta, float scale, int32_t sliding_window, float* out,
-                     ThreadPool& pool);
+void paged_attention(const float* q, int32_t num_heads, const PagedKVLayer& layer, const AttentionMetadata& meta,
+                     float scale, int32_t sliding_window, float* out, ThreadPool& pool);
 
 }  // namespace vllm::kernels

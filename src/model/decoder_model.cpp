@@ -33,16 +33,14 @@ Result<std::unique_ptr<DecoderModel>> DecoderModel::load(const std::string& mode
       new DecoderModel(std::move(config), std::move(variant).value(), std::move(checkpoint), std::move(weights)));
 }
 
-DecoderModel::DecoderModel(ModelConfig config, DecoderVariant variant, Checkpoint checkpoint,
-                           DecoderWeights weights)
+DecoderModel::DecoderModel(ModelConfig config, DecoderVariant variant, Checkpoint checkpoint, DecoderWeights weights)
     : config_(std::move(config)),
       variant_(std::move(variant)),
       checkpoint_(std::move(checkpoint)),
       weights_(std::move(weights)),
       rope_(config_.head_dim, config_.rope_theta, config_.rope_scaling) {}
 
-void DecoderModel::forward(const ForwardBatch& batch, const KVCacheView& kv_cache, float* logits,
-                           ThreadPool& pool) {
+void DecoderModel::forward(const ForwardBatch& batch, const KVCacheView& kv_cache, float* logits, ThreadPool& pool) {
   const int64_t t = batch.num_tokens;
   const int64_t h = config_.hidden_size;
   const int64_t q_dim = config_.num_attention_heads * config_.head_dim;

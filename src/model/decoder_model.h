@@ -33,8 +33,8 @@ class DecoderModel {
  private:
   DecoderModel(ModelConfig config, DecoderVariant variant, Checkpoint checkpoint, DecoderWeights weights);
 
-  void attention_block(const DecoderLayerWeights& w, const ForwardBatch& batch,
-                       const kernels::PagedKVLayer& kv, ThreadPool& pool);
+  void attention_block(const DecoderLayerWeights& w, const ForwardBatch& batch, const kernels::PagedKVLayer& kv,
+                       ThreadPool& pool);
   void mlp_block(const DecoderLayerWeights& w, int64_t num_tokens, ThreadPool& pool);
 
   ModelConfig config_;

@@ -82,10 +82,17 @@ class CheckpointBinder : public WeightSink {
     for (int64_t i = 0; i < n; ++i) {
       const auto idx = static_cast<size_t>(i);
       switch (t.dtype) {
-        case DType::kF32: slot[idx] = t.as<float>()[i]; break;
-        case DType::kBF16: slot[idx] = bf16_to_f32(t.as<uint16_t>()[i]); break;
-        case DType::kF16: slot[idx] = f16_to_f32(t.as<uint16_t>()[i]); break;
-        case DType::kI32: break;  // rejected by checked()
+        case DType::kF32:
+          slot[idx] = t.as<float>()[i];
+          break;
+        case DType::kBF16:
+          slot[idx] = bf16_to_f32(t.as<uint16_t>()[i]);
+          break;
+        case DType::kF16:
+          slot[idx] = f16_to_f32(t.as<uint16_t>()[i]);
+          break;
+        case DType::kI32:
+          break;  // rejected by checked()
       }
     }
     return Status::ok();

@@ -12,22 +12,22 @@
 namespace vllm {
 
 struct DecoderLayerWeights {
-  std::vector<float> input_norm;      // [hidden]
-  Tensor q_proj, k_proj, v_proj;      // [heads * head_dim, hidden], [kv_heads * head_dim, hidden] x2
+  std::vector<float> input_norm;              // [hidden]
+  Tensor q_proj, k_proj, v_proj;              // [heads * head_dim, hidden], [kv_heads * head_dim, hidden] x2
   std::vector<float> q_bias, k_bias, v_bias;  // empty unless variant.qkv_bias
-  std::vector<float> q_norm, k_norm;  // [head_dim], empty unless variant.qk_norm
-  Tensor o_proj;                      // [hidden, heads * head_dim]
-  std::vector<float> o_bias;          // empty unless variant.o_bias
-  std::vector<float> post_attention_norm;  // [hidden]
-  Tensor gate_proj, up_proj;          // [intermediate, hidden]
-  Tensor down_proj;                   // [hidden, intermediate]
+  std::vector<float> q_norm, k_norm;          // [head_dim], empty unless variant.qk_norm
+  Tensor o_proj;                              // [hidden, heads * head_dim]
+  std::vector<float> o_bias;                  // empty unless variant.o_bias
+  std::vector<float> post_attention_norm;     // [hidden]
+  Tensor gate_proj, up_proj;                  // [intermediate, hidden]
+  Tensor down_proj;                           // [hidden, intermediate]
 };
 
 struct DecoderWeights {
   Tensor embed_tokens;  // [vocab, hidden]
   std::vector<DecoderLayerWeights> layers;
   std::vector<float> final_norm;  // [hidden]
-  Tensor lm_head;  // [vocab, hidden]; embed_tokens when tied
+  Tensor lm_head;                 // [vocab, hidden]; embed_tokens when tied
 };
 
 enum class WeightKind { kMatrix, kNorm, kBias };

@@ -13,7 +13,7 @@ struct ForwardBatch {
   const int32_t* token_ids = nullptr;  // [num_tokens]
   const int32_t* positions = nullptr;  // [num_tokens]: index of the token in its sequence
   int64_t num_tokens = 0;
-  kernels::AttentionMetadata attention;  // sequences, block tables, slot mapping
+  kernels::AttentionMetadata attention;     // sequences, block tables, slot mapping
   const int32_t* logits_indices = nullptr;  // [num_logits]: rows whose logits are wanted
   int64_t num_logits = 0;
 };

@@ -102,8 +102,7 @@ Result<RopeScaling> parse_rope_scaling(const Json& json, const std::string& sour
       return r.error("high_freq_factor", "must be greater than low_freq_factor");
     }
   } else {
-    return unimplemented(where + ": unsupported rope_scaling type '" + type +
-                         "'; supported: linear, llama3");
+    return unimplemented(where + ": unsupported rope_scaling type '" + type + "'; supported: linear, llama3");
   }
   return scaling;
 }
@@ -129,8 +128,8 @@ Result<ModelConfig> parse_model_config(const Json& json, const std::string& sour
   VLLM_ASSIGN_OR_RETURN(c.max_position_embeddings, r.positive_integer("max_position_embeddings", 2048));
   if (c.num_attention_heads % c.num_key_value_heads != 0) {
     return invalid_argument(source + ": num_attention_heads (" + std::to_string(c.num_attention_heads) +
-                            ") must be a multiple of num_key_value_heads (" +
-                            std::to_string(c.num_key_value_heads) + ")");
+                            ") must be a multiple of num_key_value_heads (" + std::to_string(c.num_key_value_heads) +
+                            ")");
   }
   if (!r.present("head_dim") && c.hidden_size % c.num_attention_heads != 0) {
     return invalid_argument(source + ": hidden_size must be a multiple of num_attention_heads when head_dim is absent");

@@ -26,9 +26,14 @@ RotaryEmbedding::RotaryEmbedding(int64_t head_dim, double theta, const RopeScali
   for (int64_t i = 0; i < half; ++i) {
     double f = 1.0 / std::pow(theta, static_cast<double>(2 * i) / static_cast<double>(head_dim));
     switch (scaling.type) {
-      case RopeScalingType::kNone: break;
-      case RopeScalingType::kLinear: f /= scaling.factor; break;
-      case RopeScalingType::kLlama3: f = llama3_scale(f, scaling); break;
+      case RopeScalingType::kNone:
+        break;
+      case RopeScalingType::kLinear:
+        f /= scaling.factor;
+        break;
+      case RopeScalingType::kLlama3:
+        f = llama3_scale(f, scaling);
+        break;
     }
     inv_freq_[static_cast<size_t>(i)] = f;
   }

@@ -6,20 +6,28 @@ namespace vllm {
 
 size_t dtype_size(DType dtype) {
   switch (dtype) {
-    case DType::kF32: return 4;
-    case DType::kBF16: return 2;
-    case DType::kF16: return 2;
-    case DType::kI32: return 4;
+    case DType::kF32:
+      return 4;
+    case DType::kBF16:
+      return 2;
+    case DType::kF16:
+      return 2;
+    case DType::kI32:
+      return 4;
   }
   return 0;
 }
 
 const char* dtype_name(DType dtype) {
   switch (dtype) {
-    case DType::kF32: return "F32";
-    case DType::kBF16: return "BF16";
-    case DType::kF16: return "F16";
-    case DType::kI32: return "I32";
+    case DType::kF32:
+      return "F32";
+    case DType::kBF16:
+      return "BF16";
+    case DType::kF16:
+      return "F16";
+    case DType::kI32:
+      return "I32";
   }
   return "?";
 }
@@ -62,8 +70,8 @@ uint16_t f32_to_f16(float f) {
   const float a = std::fabs(f);
   if (std::isnan(f)) return sign | 0x7e00u;
   if (a >= 65520.0f) return sign | 0x7c00u;  // rounds to infinity
-  if (a < 6.103515625e-05f) {                 // subnormal or zero: multiples of 2^-24
-    const float scaled = a * 16777216.0f;     // exact in float32
+  if (a < 6.103515625e-05f) {                // subnormal or zero: multiples of 2^-24
+    const float scaled = a * 16777216.0f;    // exact in float32
     return sign | static_cast<uint16_t>(std::nearbyint(scaled));
   }
   const uint32_t abs_bits = bits & 0x7fffffffu;

@@ -28,7 +28,9 @@ struct Tensor {
   int64_t dim(int i) const { return shape[static_cast<size_t>(i)]; }
 
   template <typename T>
-  const T* as() const { return static_cast<const T*>(data); }
+  const T* as() const {
+    return static_cast<const T*>(data);
+  }
 };
 
 std::string shape_to_string(const std::vector<int64_t>& shape);

@@ -14,8 +14,8 @@ Result<AddedVocabulary> AddedVocabulary::from_json(const Json& added_tokens) {
   if (added_tokens.is_null()) return vocab;
   if (!added_tokens.is_array()) return invalid_argument("tokenizer.json: 'added_tokens' must be a list");
   for (const Json& entry : added_tokens) {
-    if (!entry.is_object() || !entry.contains("id") || !entry["id"].is_number_integer() ||
-        !entry.contains("content") || !entry["content"].is_string()) {
+    if (!entry.is_object() || !entry.contains("id") || !entry["id"].is_number_integer() || !entry.contains("content") ||
+        !entry["content"].is_string()) {
       return invalid_argument("tokenizer.json: each added token needs an integer 'id' and a string 'content'");
     }
     AddedToken t;

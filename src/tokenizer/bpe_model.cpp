@@ -22,7 +22,8 @@ Result<std::pair<std::string, std::string>> parse_merge(const Json& merge) {
 }
 
 bool null_or_empty(const Json& model, const char* key) {
-  return !model.contains(key) || model[key].is_null() || (model[key].is_string() && model[key].get<std::string>().empty());
+  return !model.contains(key) || model[key].is_null() ||
+         (model[key].is_string() && model[key].get<std::string>().empty());
 }
 
 }  // namespace
@@ -96,8 +97,8 @@ void BpeModel::initial_symbols(std::string_view word, std::vector<int32_t>& ids)
   bool pending_unk = false;
   size_t i = 0;
   while (i < word.size()) {
-    const size_t len = std::min<size_t>(static_cast<size_t>(utf8::sequence_length(static_cast<uint8_t>(word[i]))),
-                                        word.size() - i);
+    const size_t len =
+        std::min<size_t>(static_cast<size_t>(utf8::sequence_length(static_cast<uint8_t>(word[i]))), word.size() - i);
     const std::string_view ch = word.substr(i, len);
     i += len;
     const int32_t id = token_to_id(ch);

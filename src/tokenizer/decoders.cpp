@@ -89,14 +89,12 @@ class FuseDecoder : public Decoder {
 // from each token.
 class StripDecoder : public Decoder {
  public:
-  StripDecoder(std::string content, int start, int stop)
-      : content_(std::move(content)), start_(start), stop_(stop) {}
+  StripDecoder(std::string content, int start, int stop) : content_(std::move(content)), start_(start), stop_(stop) {}
   std::vector<std::string> decode_chain(std::vector<std::string> tokens) const override {
     for (auto& t : tokens) {
       std::string_view v = t;
       for (int i = 0; i < start_ && v.substr(0, content_.size()) == content_; ++i) v.remove_prefix(content_.size());
-      for (int i = 0; i < stop_ && v.size() >= content_.size() &&
-                      v.substr(v.size() - content_.size()) == content_;
+      for (int i = 0; i < stop_ && v.size() >= content_.size() && v.substr(v.size() - content_.size()) == content_;
            ++i) {
         v.remove_suffix(content_.size());
       }
@@ -139,8 +137,8 @@ Result<std::unique_ptr<Decoder>> make_decoder(const Json& json) {
     if (!json.contains("content") || !json["content"].is_string()) {
       return invalid_argument("tokenizer.json: Strip decoder needs a string 'content'");
     }
-    return std::unique_ptr<Decoder>(new StripDecoder(json["content"].get<std::string>(), json.value("start", 0),
-                                                     json.value("stop", 0)));
+    return std::unique_ptr<Decoder>(
+        new StripDecoder(json["content"].get<std::string>(), json.value("start", 0), json.value("stop", 0)));
   }
   return unimplemented("tokenizer.json: decoder type '" + type + "' is not supported");
 }

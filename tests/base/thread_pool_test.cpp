@@ -31,7 +31,12 @@ TEST(ThreadPoolTest, ParallelForCoversRangeExactlyOnce) {
 TEST(ThreadPoolTest, ParallelForRespectsGrain) {
   ThreadPool pool(2);
   std::vector<std::pair<int64_t, int64_t>> ranges(2, {-1, -1});
-  pool.parallel_for(100, [&](int64_t b, int64_t e) { ranges[b == 0 ? 0 : 1] = {b, e}; }, 32);
+  pool.parallel_for(
+      100,
+      [&](int64_t b, int64_t e) {
+        ranges[b == 0 ? 0 : 1] = {b, e};
+      },
+      32);
   using Range = std::pair<int64_t, int64_t>;
   EXPECT_EQ(ranges[0], Range(0, 64));
   EXPECT_EQ(ranges[1], Range(64, 100));

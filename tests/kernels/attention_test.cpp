@@ -34,7 +34,8 @@ std::vector<double> reference(const float* q, const Sequence& s, int32_t window)
       for (int32_t j = first; j <= pos; ++j) {
         double d = 0;
         for (int32_t x = 0; x < kHeadDim; ++x) {
-          d += static_cast<double>(q[(i * kHeads + h) * kHeadDim + x]) * s.k[static_cast<size_t>((j * kKvHeads + kvh) * kHeadDim + x)];
+          d += static_cast<double>(q[(i * kHeads + h) * kHeadDim + x]) *
+               s.k[static_cast<size_t>((j * kKvHeads + kvh) * kHeadDim + x)];
         }
         p.push_back(d / std::sqrt(static_cast<double>(kHeadDim)));
         mx = std::max(mx, p.back());
@@ -104,8 +105,12 @@ void run_case(int32_t window) {
   }
   const int64_t num_tokens = query_start.back();
   write_kv_cache(step_k.data(), step_v.data(), slots.data(), num_tokens, layer);
-  AttentionMetadata meta{static_cast<int32_t>(seqs.size()), query_start.data(), seq_lens.data(),
-                         block_tables.data(), max_blocks, slots.data()};
+  AttentionMetadata meta{static_cast<int32_t>(seqs.size()),
+                         query_start.data(),
+                         seq_lens.data(),
+                         block_tables.data(),
+                         max_blocks,
+                         slots.data()};
   std::vector<float> out(static_cast<size_t>(num_tokens * kHeads * kHeadDim));
   ThreadPool pool(2);
   paged_attention(q.data(), kHeads, layer, meta, 1.0f / std::sqrt(static_cast<float>(kHeadDim)), window, out.data(),

@@ -1,3 +1,5 @@
+#include "kernels/cpu/dot.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -5,7 +7,6 @@
 #include <vector>
 
 #include "base/thread_pool.h"
-#include "kernels/cpu/dot.h"
 #include "kernels/kernels.h"
 
 namespace vllm::kernels {
@@ -68,7 +69,8 @@ TEST(LinearTest, MatchesNaiveProductWithBias) {
   for (int64_t i = 0; i < m; ++i) {
     for (int64_t j = 0; j < n; ++j) {
       double s = bias[static_cast<size_t>(j)];
-      for (int64_t l = 0; l < k; ++l) s += static_cast<double>(x[static_cast<size_t>(i * k + l)]) * w[static_cast<size_t>(j * k + l)];
+      for (int64_t l = 0; l < k; ++l)
+        s += static_cast<double>(x[static_cast<size_t>(i * k + l)]) * w[static_cast<size_t>(j * k + l)];
       EXPECT_NEAR(y[static_cast<size_t>(i * n + j)], s, 1e-4);
     }
   }

@@ -6,8 +6,12 @@ namespace vllm {
 namespace {
 
 Json minimal() {
-  return Json{{"architectures", {"LlamaForCausalLM"}}, {"hidden_size", 64}, {"intermediate_size", 128},
-              {"num_hidden_layers", 2}, {"num_attention_heads", 4}, {"vocab_size", 100}};
+  return Json{{"architectures", {"LlamaForCausalLM"}},
+              {"hidden_size", 64},
+              {"intermediate_size", 128},
+              {"num_hidden_layers", 2},
+              {"num_attention_heads", 4},
+              {"vocab_size", 100}};
 }
 
 TEST(ModelConfigTest, DefaultsAndDerivedHeadDim) {
@@ -60,8 +64,7 @@ TEST(ModelConfigTest, InconsistentHeadsAreRejected) {
   j["num_key_value_heads"] = 3;
   Result<ModelConfig> c = parse_model_config(j, "config.json");
   ASSERT_FALSE(c.is_ok());
-  EXPECT_EQ(c.status().message(),
-            "config.json: num_attention_heads (4) must be a multiple of num_key_value_heads (3)");
+  EXPECT_EQ(c.status().message(), "config.json: num_attention_heads (4) must be a multiple of num_key_value_heads (3)");
 }
 
 TEST(ModelConfigTest, MissingRequiredField) {

@@ -109,8 +109,8 @@ TEST(ModelLoadingTest, NonFloatDtypeIsRejected) {
       if (t.name == "model.norm.weight") t.dtype = DType::kI32;
     }
   });
-  EXPECT_EQ(load_error(dir.path()),
-            dir.file("model.safetensors") + ": tensor 'model.norm.weight': dtype I32 is not a float type (F32, BF16, F16)");
+  EXPECT_EQ(load_error(dir.path()), dir.file("model.safetensors") +
+                                        ": tensor 'model.norm.weight': dtype I32 is not a float type (F32, BF16, F16)");
 }
 
 TEST(ModelLoadingTest, UnsupportedArchitectureListsSupportedOnes) {
@@ -119,9 +119,9 @@ TEST(ModelLoadingTest, UnsupportedArchitectureListsSupportedOnes) {
   Json config = Json::parse(read_file(dir.file("config.json")));
   config["architectures"] = {"GPT2LMHeadModel"};
   write_file(dir.file("config.json"), config.dump());
-  EXPECT_EQ(load_error(dir.path()),
-            dir.file("config.json") + ": unsupported architecture 'GPT2LMHeadModel'; supported: LlamaForCausalLM, "
-                                      "MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM");
+  EXPECT_EQ(load_error(dir.path()), dir.file("config.json") +
+                                        ": unsupported architecture 'GPT2LMHeadModel'; supported: LlamaForCausalLM, "
+                                        "MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM");
 }
 
 TEST(ModelLoadingTest, MalformedConfigJson) {

@@ -3,8 +3,8 @@
 namespace vllm {
 
 size_t KVCacheShape::bytes_per_block() const {
-  return 2ull * static_cast<size_t>(num_layers) * static_cast<size_t>(num_kv_heads) *
-         static_cast<size_t>(block_size) * static_cast<size_t>(head_dim) * sizeof(float);
+  return 2ull * static_cast<size_t>(num_layers) * static_cast<size_t>(num_kv_heads) * static_cast<size_t>(block_size) *
+         static_cast<size_t>(head_dim) * sizeof(float);
 }
 
 KVCacheStorage::KVCacheStorage(const KVCacheShape& shape, int32_t num_blocks) : num_blocks_(num_blocks) {

@@ -10,7 +10,7 @@
 namespace vllm {
 
 struct SamplingParams {
-  double temperature = 1.0;     // < 1e-5: greedy
+  double temperature = 1.0;      // < 1e-5: greedy
   std::optional<uint64_t> seed;  // absent: non-deterministic
   int64_t max_tokens = 16;
   bool ignore_eos = false;

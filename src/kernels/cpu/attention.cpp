@@ -21,8 +21,8 @@ void attend_one(const float* q, const PagedKVLayer& layer, const int32_t* block_
   const int32_t bs = layer.block_size;
   float max_score = -std::numeric_limits<float>::infinity();
   for (int32_t pos = first_key; pos <= last_key; ++pos) {
-    const float* k = layer.key_cache + block_offset(layer, block_table[pos / bs], kv_head) +
-                     static_cast<int64_t>(pos % bs) * hd;
+    const float* k =
+        layer.key_cache + block_offset(layer, block_table[pos / bs], kv_head) + static_cast<int64_t>(pos % bs) * hd;
     float dot = 0.0f;
     for (int32_t d = 0; d < hd; ++d) dot += q[d] * k[d];
     const float s = dot * scale;
@@ -37,8 +37,8 @@ void attend_one(const float* q, const PagedKVLayer& layer, const int32_t* block_
   }
   std::fill(out, out + hd, 0.0f);
   for (int32_t pos = first_key; pos <= last_key; ++pos) {
-    const float* v = layer.value_cache + block_offset(layer, block_table[pos / bs], kv_head) +
-                     static_cast<int64_t>(pos % bs) * hd;
+    const float* v =
+        layer.value_cache + block_offset(layer, block_table[pos / bs], kv_head) + static_cast<int64_t>(pos % bs) * hd;
     const float p = scores[static_cast<size_t>(pos)];
     for (int32_t d = 0; d < hd; ++d) out[d] += p * v[d];
   }
@@ -64,9 +64,8 @@ void write_kv_cache(const float* k, const float* v, const int32_t* slot_mapping,
   }
 }
 
-void paged_attention(const float* q, int32_t num_heads, const PagedKVLayer& layer,
-                     const AttentionMetadata& meta, float scale, int32_t sliding_window, float* out,
-                     ThreadPool& pool) {
+void paged_attention(const float* q, int32_t num_heads, const PagedKVLayer& layer, const AttentionMetadata& meta,
+                     float scale, int32_t sliding_window, float* out, ThreadPool& pool) {
   const int64_t num_tokens = meta.query_start_loc[meta.num_seqs];
   const int32_t group = num_heads / layer.num_kv_heads;
   const int32_t hd = layer.head_dim;
@@ -88,8 +87,8 @@ void paged_attention(const float* q, int32_t num_heads, const PagedKVLayer& laye
       const int32_t first_key = sliding_window > 0 ? std::max(0, pos - sliding_window + 1) : 0;
       if (scores.size() < static_cast<size_t>(pos + 1)) scores.resize(static_cast<size_t>(pos + 1));
       const int32_t* block_table = meta.block_tables + static_cast<int64_t>(seq) * meta.max_blocks_per_seq;
-      attend_one(q + (row * num_heads + head) * hd, layer, block_table, head / group, first_key, pos, scale,
-                 scores, out + (row * num_heads + head) * hd);
+      attend_one(q + (row * num_heads + head) * hd, layer, block_table, head / group, first_key, pos, scale, scores,
+                 out + (row * num_heads + head) * hd);
     }
   });
 }

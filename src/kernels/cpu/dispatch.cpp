@@ -8,8 +8,7 @@ DotTable choose_dot_table() {
   __builtin_cpu_init();
   // AVX2 with FMA and F16C is the project's baseline; the scalar table is the
   // last resort so that the binary still runs (slowly) on older CPUs.
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-      __builtin_cpu_supports("f16c")) {
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c")) {
     return avx2_dot_table();
   }
   return ref_dot_table();

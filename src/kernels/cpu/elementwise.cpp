@@ -21,7 +21,8 @@ void embedding(const Tensor& table, const int32_t* ids, int64_t num_tokens, floa
       case DType::kF16:
         for (int64_t i = 0; i < hidden; ++i) row[i] = f16_to_f32(table.as<uint16_t>()[offset + i]);
         break;
-      case DType::kI32: VLLM_CHECK(false, "embedding: unsupported table dtype");
+      case DType::kI32:
+        VLLM_CHECK(false, "embedding: unsupported table dtype");
     }
   }
 }
@@ -37,8 +38,7 @@ void rms_norm(const float* x, int64_t rows, int64_t n, const float* weight, floa
   }
 }
 
-void rope(float* x, int64_t num_tokens, int64_t num_heads, int64_t head_dim, const float* cos,
-          const float* sin) {
+void rope(float* x, int64_t num_tokens, int64_t num_heads, int64_t head_dim, const float* cos, const float* sin) {
   const int64_t half = head_dim / 2;
   for (int64_t t = 0; t < num_tokens; ++t) {
     const float* c = cos + t * half;

@@ -12,8 +12,8 @@ namespace {
 constexpr int64_t kRowsPerTile = 32;
 
 template <typename DotRow>
-void linear_tiles(const float* x, int64_t m, int64_t n_total, int64_t k, const float* bias, float* y,
-                  ThreadPool& pool, DotRow dot_row) {
+void linear_tiles(const float* x, int64_t m, int64_t n_total, int64_t k, const float* bias, float* y, ThreadPool& pool,
+                  DotRow dot_row) {
   pool.parallel_for(
       n_total,
       [&](int64_t n_begin, int64_t n_end) {
@@ -54,7 +54,8 @@ void linear(const float* x, int64_t m, const Tensor& w, const float* bias, float
       linear_tiles(x, m, n, k, bias, y, pool, [&](const float* xr, int64_t r) { return dot.f16(xr, wp + r * k, k); });
       return;
     }
-    case DType::kI32: break;
+    case DType::kI32:
+      break;
   }
   VLLM_CHECK(false, "linear: unsupported weight dtype");
 }

@@ -10,11 +10,10 @@ namespace {
 
 constexpr uint64_t kMaxHeaderBytes = 100ull << 20;  // the format's own limit
 
-Result<Tensor> parse_entry(const std::string& path, const std::string& name, const Json& entry,
-                           const uint8_t* data, uint64_t data_bytes) {
+Result<Tensor> parse_entry(const std::string& path, const std::string& name, const Json& entry, const uint8_t* data,
+                           uint64_t data_bytes) {
   const std::string where = path + ": tensor '" + name + "'";
-  if (!entry.is_object() || !entry.contains("dtype") || !entry.contains("shape") ||
-      !entry.contains("data_offsets")) {
+  if (!entry.is_object() || !entry.contains("dtype") || !entry.contains("shape") || !entry.contains("data_offsets")) {
     return data_loss(where + ": header entry needs dtype, shape and data_offsets");
   }
   const Json& dtype_json = entry["dtype"];
@@ -62,7 +61,8 @@ Result<SafetensorsFile> SafetensorsFile::open(const std::string& path) {
   VLLM_ASSIGN_OR_RETURN(st.file_, MappedFile::open(path));
   const uint8_t* bytes = st.file_.data();
   const uint64_t size = st.file_.size();
-  if (size < 8) return data_loss(path + ": truncated: " + std::to_string(size) + " bytes, too short for a safetensors header");
+  if (size < 8)
+    return data_loss(path + ": truncated: " + std::to_string(size) + " bytes, too short for a safetensors header");
   uint64_t header_len = 0;
   for (int i = 7; i >= 0; --i) header_len = (header_len << 8) | bytes[i];
   if (header_len > kMaxHeaderBytes) {
@@ -91,9 +91,8 @@ Status write_safetensors(const std::string& path, const std::vector<TensorToWrit
   Json header = Json::object();
   uint64_t offset = 0;
   for (const TensorToWrite& t : tensors) {
-    header[t.name] = {{"dtype", dtype_name(t.dtype)},
-                      {"shape", t.shape},
-                      {"data_offsets", {offset, offset + t.bytes.size()}}};
+    header[t.name] = {
+        {"dtype", dtype_name(t.dtype)}, {"shape", t.shape}, {"data_offsets", {offset, offset + t.bytes.size()}}};
     offset += t.bytes.size();
   }
   std::string text = header.dump();

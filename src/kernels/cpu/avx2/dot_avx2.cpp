@@ -45,16 +45,13 @@ inline float dot_impl(const float* x, const W* w, int64_t k, LoadW load_w, Widen
 }
 
 float dot_f32(const float* x, const float* w, int64_t k) {
-  return dot_impl(x, w, k, [](const float* p) { return _mm256_loadu_ps(p); }, [](float v) { return v; });
+  return dot_impl(
+      x, w, k, [](const float* p) { return _mm256_loadu_ps(p); }, [](float v) { return v; });
 }
 
-float dot_bf16(const float* x, const uint16_t* w, int64_t k) {
-  return dot_impl(x, w, k, load_bf16, bf16_to_f32);
-}
+float dot_bf16(const float* x, const uint16_t* w, int64_t k) { return dot_impl(x, w, k, load_bf16, bf16_to_f32); }
 
-float dot_f16(const float* x, const uint16_t* w, int64_t k) {
-  return dot_impl(x, w, k, load_f16, f16_to_f32);
-}
+float dot_f16(const float* x, const uint16_t* w, int64_t k) { return dot_impl(x, w, k, load_f16, f16_to_f32); }
 
 }  // namespace
 
