@@ -5,6 +5,7 @@ set -euo pipefail
 packages=(
   g++ cmake ninja-build pkg-config
   nlohmann-json3-dev libcli11-dev       # JSON, command-line flags
+  libpcre2-dev libutf8proc-dev          # tokenizer regexes, Unicode normalization
   libgtest-dev libgmock-dev             # tests
   python3 python3-numpy                 # the numpy reference forward pass (tests only)
 )

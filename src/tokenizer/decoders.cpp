@@ -1,5 +1,6 @@
 #include "tokenizer/decoders.h"
 
+#include "tokenizer/byte_level.h"
 #include "tokenizer/normalizers.h"
 #include "tokenizer/utf8.h"
 
@@ -108,6 +109,22 @@ class StripDecoder : public Decoder {
   int start_, stop_;
 };
 
+// Byte-level characters back to bytes, all tokens at once, then UTF-8 with
+// each invalid sequence replaced by U+FFFD.  A token with characters outside
+// the byte-level alphabet (an added token such as "<|endoftext|>" with a
+// space) contributes its own bytes.
+class ByteLevelDecoder : public Decoder {
+ public:
+  std::vector<std::string> decode_chain(std::vector<std::string> tokens) const override {
+    std::string bytes;
+    for (const auto& t : tokens) {
+      std::string decoded;
+      bytes += byte_level::decode(t, decoded) ? decoded : t;
+    }
+    return {utf8::make_valid(bytes)};
+  }
+};
+
 }  // namespace
 
 Result<std::unique_ptr<Decoder>> make_decoder(const Json& json) {
@@ -132,6 +149,7 @@ Result<std::unique_ptr<Decoder>> make_decoder(const Json& json) {
     return std::unique_ptr<Decoder>(new ReplaceDecoder(std::move(from), json["content"].get<std::string>()));
   }
   if (type == "ByteFallback") return std::unique_ptr<Decoder>(new ByteFallbackDecoder());
+  if (type == "ByteLevel") return std::unique_ptr<Decoder>(new ByteLevelDecoder());
   if (type == "Fuse") return std::unique_ptr<Decoder>(new FuseDecoder());
   if (type == "Strip") {
     if (!json.contains("content") || !json["content"].is_string()) {

@@ -1,6 +1,12 @@
 #include "tokenizer/normalizers.h"
 
+#include <utf8proc.h>
+
+#include <cstdlib>
 #include <vector>
+
+#include "tokenizer/regex.h"
+#include "tokenizer/utf8.h"
 
 namespace vllm {
 namespace {
@@ -34,6 +40,87 @@ class ReplaceNormalizer : public Normalizer {
 
  private:
   std::string from_, to_;
+};
+
+class RegexReplaceNormalizer : public Normalizer {
+ public:
+  RegexReplaceNormalizer(Regex re, std::string to) : re_(std::move(re)), to_(std::move(to)) {}
+  std::string normalize(std::string text) const override {
+    std::string out;
+    size_t prev = 0;
+    for (const auto& [b, e] : re_.find_all(text)) {
+      out.append(text, prev, b - prev);
+      out.append(to_);
+      prev = e;
+    }
+    out.append(text, prev, std::string::npos);
+    return out;
+  }
+
+ private:
+  Regex re_;
+  std::string to_;
+};
+
+// Unicode normalization forms through utf8proc; text that is not valid
+// UTF-8 is left as it is.
+class UnicodeNormalizer : public Normalizer {
+ public:
+  explicit UnicodeNormalizer(int options) : options_(static_cast<utf8proc_option_t>(options)) {}
+  std::string normalize(std::string text) const override {
+    utf8proc_uint8_t* result = nullptr;
+    const utf8proc_ssize_t n = utf8proc_map(reinterpret_cast<const utf8proc_uint8_t*>(text.data()),
+                                            static_cast<utf8proc_ssize_t>(text.size()), &result, options_);
+    if (n < 0) return text;
+    std::string out(reinterpret_cast<const char*>(result), static_cast<size_t>(n));
+    std::free(result);
+    return out;
+  }
+
+ private:
+  utf8proc_option_t options_;
+};
+
+class LowercaseNormalizer : public Normalizer {
+ public:
+  std::string normalize(std::string text) const override {
+    std::string out;
+    out.reserve(text.size());
+    utf8proc_ssize_t i = 0;
+    const auto n = static_cast<utf8proc_ssize_t>(text.size());
+    const auto* bytes = reinterpret_cast<const utf8proc_uint8_t*>(text.data());
+    while (i < n) {
+      utf8proc_int32_t cp;
+      const utf8proc_ssize_t len = utf8proc_iterate(bytes + i, n - i, &cp);
+      if (len <= 0) {  // invalid byte: keep it
+        out.push_back(text[static_cast<size_t>(i)]);
+        ++i;
+        continue;
+      }
+      utf8::append(out, static_cast<uint32_t>(utf8proc_tolower(cp)));
+      i += len;
+    }
+    return out;
+  }
+};
+
+class StripNormalizer : public Normalizer {
+ public:
+  StripNormalizer(bool left, bool right) : left_(left), right_(right) {}
+  std::string normalize(std::string text) const override {
+    auto is_space = [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; };
+    size_t b = 0, e = text.size();
+    if (left_) {
+      while (b < e && is_space(text[b])) ++b;
+    }
+    if (right_) {
+      while (e > b && is_space(text[e - 1])) --e;
+    }
+    return text.substr(b, e - b);
+  }
+
+ private:
+  bool left_, right_;
 };
 
 }  // namespace
@@ -85,11 +172,30 @@ Result<std::unique_ptr<Normalizer>> make_normalizer(const Json& json) {
     return std::unique_ptr<Normalizer>(new PrependNormalizer(json["prepend"].get<std::string>()));
   }
   if (type == "Replace") {
-    VLLM_ASSIGN_OR_RETURN(std::string from, string_pattern(json.value("pattern", Json()), "Replace normalizer"));
     if (!json.contains("content") || !json["content"].is_string()) {
       return invalid_argument("tokenizer.json: Replace normalizer needs a string 'content'");
     }
-    return std::unique_ptr<Normalizer>(new ReplaceNormalizer(std::move(from), json["content"].get<std::string>()));
+    const std::string to = json["content"].get<std::string>();
+    const Json pattern = json.value("pattern", Json());
+    if (pattern.is_object() && pattern.contains("Regex") && pattern["Regex"].is_string()) {
+      VLLM_ASSIGN_OR_RETURN(Regex re, Regex::compile(pattern["Regex"].get<std::string>()));
+      return std::unique_ptr<Normalizer>(new RegexReplaceNormalizer(std::move(re), to));
+    }
+    VLLM_ASSIGN_OR_RETURN(std::string from, string_pattern(pattern, "Replace normalizer"));
+    return std::unique_ptr<Normalizer>(new ReplaceNormalizer(std::move(from), to));
+  }
+  if (type == "NFC") return std::unique_ptr<Normalizer>(new UnicodeNormalizer(UTF8PROC_STABLE | UTF8PROC_COMPOSE));
+  if (type == "NFD") return std::unique_ptr<Normalizer>(new UnicodeNormalizer(UTF8PROC_STABLE | UTF8PROC_DECOMPOSE));
+  if (type == "NFKC") {
+    return std::unique_ptr<Normalizer>(new UnicodeNormalizer(UTF8PROC_STABLE | UTF8PROC_COMPOSE | UTF8PROC_COMPAT));
+  }
+  if (type == "NFKD") {
+    return std::unique_ptr<Normalizer>(new UnicodeNormalizer(UTF8PROC_STABLE | UTF8PROC_DECOMPOSE | UTF8PROC_COMPAT));
+  }
+  if (type == "Lowercase") return std::unique_ptr<Normalizer>(new LowercaseNormalizer());
+  if (type == "Strip") {
+    return std::unique_ptr<Normalizer>(
+        new StripNormalizer(json.value("strip_left", true), json.value("strip_right", true)));
   }
   return unimplemented("tokenizer.json: normalizer type '" + type + "' is not supported");
 }

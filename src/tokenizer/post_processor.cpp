@@ -9,6 +9,20 @@ Result<PostProcessor> PostProcessor::from_json(const Json& json) {
   PostProcessor pp;
   if (json.is_null()) return pp;
   const std::string type = json.is_object() ? json.value("type", std::string()) : std::string();
+  // ByteLevel only adjusts offsets, which we do not track: no ids change.
+  if (type == "ByteLevel") return pp;
+  if (type == "Sequence") {
+    for (const Json& part : json.value("processors", Json::array())) {
+      VLLM_ASSIGN_OR_RETURN(PostProcessor p, from_json(part));
+      if (!p.single_template_.empty()) {
+        if (!pp.single_template_.empty()) {
+          return unimplemented("tokenizer.json: a post_processor Sequence with two templates is not supported");
+        }
+        pp.single_template_ = std::move(p.single_template_);
+      }
+    }
+    return pp;
+  }
   if (type != "TemplateProcessing") {
     return unimplemented("tokenizer.json: post_processor type '" + type + "' is not supported yet");
   }

@@ -24,16 +24,15 @@ Result<std::unique_ptr<Tokenizer>> Tokenizer::load(const std::string& dir) {
   std::unique_ptr<Tokenizer> tok(new Tokenizer());
   try {
     if (!json.is_object()) return invalid_argument(path + ": expected a JSON object");
-    if (json.contains("pre_tokenizer") && !json["pre_tokenizer"].is_null()) {
-      const std::string type = json["pre_tokenizer"].value("type", std::string("?"));
-      return unimplemented(path + ": pre_tokenizer type '" + type + "' is not supported yet");
-    }
     Result<AddedVocabulary> added = AddedVocabulary::from_json(json.value("added_tokens", Json()));
     if (!added.is_ok()) return added.status().with_context(dir);
     tok->added_ = std::move(added).value();
     Result<std::unique_ptr<Normalizer>> normalizer = make_normalizer(json.value("normalizer", Json()));
     if (!normalizer.is_ok()) return normalizer.status().with_context(dir);
     tok->normalizer_ = std::move(normalizer).value();
+    Result<std::unique_ptr<PreTokenizer>> pre_tokenizer = make_pre_tokenizer(json.value("pre_tokenizer", Json()));
+    if (!pre_tokenizer.is_ok()) return pre_tokenizer.status().with_context(dir);
+    tok->pre_tokenizer_ = std::move(pre_tokenizer).value();
     Result<BpeModel> model = BpeModel::from_json(json.value("model", Json()));
     if (!model.is_ok()) return model.status().with_context(dir);
     tok->model_ = std::move(model).value();
@@ -66,7 +65,11 @@ std::vector<int32_t> Tokenizer::encode(std::string_view text, bool add_special_t
     }
     std::string piece(seg.text);
     if (normalizer_) piece = normalizer_->normalize(std::move(piece));
-    model_.tokenize(piece, ids);
+    if (!pre_tokenizer_) {
+      model_.tokenize(piece, ids);
+      continue;
+    }
+    for (const std::string& word : pre_tokenizer_->split({std::move(piece)})) model_.tokenize(word, ids);
   }
   return add_special_tokens ? post_processor_.process(std::move(ids)) : ids;
 }

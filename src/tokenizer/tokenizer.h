@@ -15,6 +15,7 @@
 #include "tokenizer/decoders.h"
 #include "tokenizer/normalizers.h"
 #include "tokenizer/post_processor.h"
+#include "tokenizer/pre_tokenizers.h"
 
 namespace vllm {
 
@@ -40,6 +41,7 @@ class Tokenizer {
 
   AddedVocabulary added_;
   std::unique_ptr<Normalizer> normalizer_;
+  std::unique_ptr<PreTokenizer> pre_tokenizer_;
   BpeModel model_;
   std::unique_ptr<Decoder> decoder_;
   PostProcessor post_processor_;

@@ -14,6 +14,10 @@ int sequence_length(uint8_t lead);
 // Whether `s` is entirely well-formed UTF-8.
 bool is_valid(std::string_view s);
 
+// `s` with each ill-formed sequence (each maximal subpart, as Unicode and
+// Rust's from_utf8_lossy define it) replaced by one U+FFFD.
+std::string make_valid(std::string_view s);
+
 // Appends the UTF-8 encoding of `code_point`.
 void append(std::string& out, uint32_t code_point);
 

@@ -2,9 +2,6 @@
 // against ids and texts produced by Hugging Face's tokenizer code.
 #include <gtest/gtest.h>
 
-#include <filesystem>
-#include <fstream>
-
 #include "base/json.h"
 #include "test_util.h"
 #include "tokenizer/tokenizer.h"
@@ -37,30 +34,6 @@ TEST_F(StoriesTokenizerTest, GoldenTokenization) {
     EXPECT_EQ(pieces, c["tokens"].get<std::vector<std::string>>()) << text;
     EXPECT_EQ(tok_->decode(ids_of(c["ids"]), true), c["decoded"].get<std::string>()) << text;
   }
-}
-
-// ../shared/fixtures/tokenizers/stories260k.jsonl, when it is there.
-TEST_F(StoriesTokenizerTest, SharedFixtures) {
-  const std::string path = testing::shared_dir() + "/fixtures/tokenizers/stories260k.jsonl";
-  if (!std::filesystem::exists(path)) GTEST_SKIP() << path << " not found";
-  std::ifstream in(path);
-  std::string line;
-  int records = 0;
-  while (std::getline(in, line)) {
-    if (line.empty()) continue;
-    const Json r = Json::parse(line);
-    const std::string text = r["text"].get<std::string>();
-    const std::vector<int32_t> ids = ids_of(r["ids"]), with_special = ids_of(r["ids_with_special"]);
-    EXPECT_EQ(tok_->encode(text, false), ids) << "index " << r["index"];
-    EXPECT_EQ(tok_->encode(text, true), with_special) << "index " << r["index"];
-    EXPECT_EQ(tok_->decode(ids, false), r["decoded"].get<std::string>()) << "index " << r["index"];
-    EXPECT_EQ(tok_->decode(with_special, false), r["decoded_with_special"].get<std::string>())
-        << "index " << r["index"];
-    EXPECT_EQ(tok_->decode(with_special, true), r["decoded_with_special_skip_special"].get<std::string>())
-        << "index " << r["index"];
-    ++records;
-  }
-  EXPECT_GT(records, 50);
 }
 
 TEST_F(StoriesTokenizerTest, ByteFallbackRoundTripsEmoji) {

@@ -60,11 +60,12 @@ TEST(DecoderTest, UnsupportedTypeIsNamed) {
 TEST(TokenizerTest, UnsupportedPreTokenizerIsAnError) {
   testing::TempDir dir;
   Json tok = Json::parse(testing::read_file(testing::model_dir() + "/tokenizer.json"));
-  tok["pre_tokenizer"] = {{"type", "ByteLevel"}};
+  tok["pre_tokenizer"] = {{"type", "NoSuchPreTokenizer"}};
   testing::write_file(dir.file("tokenizer.json"), tok.dump());
   Result<std::unique_ptr<Tokenizer>> t = Tokenizer::load(dir.path());
   ASSERT_FALSE(t.is_ok());
-  EXPECT_EQ(t.status().message(), dir.file("tokenizer.json") + ": pre_tokenizer type 'ByteLevel' is not supported yet");
+  EXPECT_EQ(t.status().message(),
+            dir.path() + ": tokenizer.json: pre_tokenizer type 'NoSuchPreTokenizer' is not supported");
 }
 
 }  // namespace
