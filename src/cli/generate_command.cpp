@@ -7,6 +7,7 @@
 #include "cli/commands.h"
 #include "engine/sequence_generator.h"
 #include "model/decoder_model.h"
+#include "tokenizer/incremental_detokenizer.h"
 #include "tokenizer/tokenizer.h"
 
 namespace vllm::cli {
@@ -21,19 +22,6 @@ struct GenerateOptions {
   bool ignore_eos = false;
   int threads = ThreadPool::default_num_threads();
 };
-
-// The completion text: decode(prompt + output) minus decode(prompt), so that
-// a leading space the tokenizer's decoder would strip from the output alone
-// is kept, as an OpenAI completion returns it.
-std::string completion_text(const Tokenizer& tok, const std::vector<int32_t>& prompt,
-                            const std::vector<int32_t>& output) {
-  std::vector<int32_t> all = prompt;
-  all.insert(all.end(), output.begin(), output.end());
-  const std::string full = tok.decode(all, true);
-  const std::string prefix = tok.decode(prompt, true);
-  if (full.compare(0, prefix.size(), prefix) == 0) return full.substr(prefix.size());
-  return tok.decode(output, true);
-}
 
 int run_generate(const GenerateOptions& o) {
   Result<std::unique_ptr<DecoderModel>> model = DecoderModel::load(o.model);
@@ -50,13 +38,17 @@ int run_generate(const GenerateOptions& o) {
 
   ThreadPool pool(o.threads);
   SequenceGenerator generator(**model, pool);
-  Result<GenerationResult> result = generator.generate(prompt_ids, params);
+  // The completion streams as it is generated; decoded after the prompt so
+  // that its leading space is kept, as an OpenAI completion returns it.
+  IncrementalDetokenizer detokenizer(**tokenizer, /*skip_special_tokens=*/true, prompt_ids);
+  auto print = [](const std::string& text) {
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    std::fflush(stdout);
+  };
+  Result<GenerationResult> result =
+      generator.generate(prompt_ids, params, [&](int32_t token) { print(detokenizer.push(token)); });
   if (!result.is_ok()) return report_error(result.status().message());
-
-  const std::string text = completion_text(**tokenizer, prompt_ids, result->token_ids);
-  std::fwrite(text.data(), 1, text.size(), stdout);
-  std::fputc('\n', stdout);
-  std::fflush(stdout);
+  print(detokenizer.flush() + "\n");
 
   const size_t n = result->token_ids.size();
   const double decode_rate =

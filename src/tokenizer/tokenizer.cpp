@@ -4,10 +4,6 @@
 #include "base/json.h"
 
 namespace vllm {
-namespace {
-
-// transformers' clean_up_tokenization: no space before punctuation and
-// common English contractions.
 std::string clean_up_tokenization(std::string text) {
   static const std::pair<const char*, const char*> kRules[] = {
       {" .", "."},     {" ?", "?"},   {" !", "!"},   {" ,", ","},     {" ' ", "'"},
@@ -15,8 +11,6 @@ std::string clean_up_tokenization(std::string text) {
   for (const auto& [from, to] : kRules) text = replace_all(text, from, to);
   return text;
 }
-
-}  // namespace
 
 Result<std::unique_ptr<Tokenizer>> Tokenizer::load(const std::string& dir) {
   const std::string path = join_path(dir, "tokenizer.json");
@@ -75,6 +69,11 @@ std::vector<int32_t> Tokenizer::encode(std::string_view text, bool add_special_t
 }
 
 std::string Tokenizer::decode(const std::vector<int32_t>& ids, bool skip_special_tokens) const {
+  std::string text = decode_uncleaned(ids, skip_special_tokens);
+  return clean_up_tokenization_spaces_ ? clean_up_tokenization(std::move(text)) : text;
+}
+
+std::string Tokenizer::decode_uncleaned(const std::vector<int32_t>& ids, bool skip_special_tokens) const {
   std::vector<std::string> tokens;
   tokens.reserve(ids.size());
   for (int32_t id : ids) {
@@ -85,7 +84,7 @@ std::string Tokenizer::decode(const std::vector<int32_t>& ids, bool skip_special
   if (decoder_) tokens = decoder_->decode_chain(std::move(tokens));
   std::string text;
   for (const auto& t : tokens) text += t;
-  return clean_up_tokenization_spaces_ ? clean_up_tokenization(std::move(text)) : text;
+  return text;
 }
 
 std::string Tokenizer::id_to_token(int32_t id) const {

@@ -19,6 +19,11 @@
 
 namespace vllm {
 
+// transformers' clean_up_tokenization: drops the space before punctuation
+// and common English contractions (" ." -> ".", " n't" -> "n't", ...).  Every
+// rule removes one space and spans at most 4 bytes.
+std::string clean_up_tokenization(std::string text);
+
 class Tokenizer {
  public:
   // `dir` holds tokenizer.json and optionally tokenizer_config.json.
@@ -30,6 +35,9 @@ class Tokenizer {
 
   // decode(ids); ids outside the vocabulary are skipped.
   std::string decode(const std::vector<int32_t>& ids, bool skip_special_tokens) const;
+  // decode() before clean_up_tokenization_spaces is applied.
+  std::string decode_uncleaned(const std::vector<int32_t>& ids, bool skip_special_tokens) const;
+  bool clean_up_tokenization_spaces() const { return clean_up_tokenization_spaces_; }
 
   // The vocabulary string of an id ("" if none).
   std::string id_to_token(int32_t id) const;

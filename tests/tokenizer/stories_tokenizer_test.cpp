@@ -4,6 +4,7 @@
 
 #include "base/json.h"
 #include "test_util.h"
+#include "tokenizer/incremental_detokenizer.h"
 #include "tokenizer/tokenizer.h"
 
 namespace vllm {
@@ -33,6 +34,19 @@ TEST_F(StoriesTokenizerTest, GoldenTokenization) {
     for (int32_t id : plain) pieces.push_back(tok_->id_to_token(id));
     EXPECT_EQ(pieces, c["tokens"].get<std::vector<std::string>>()) << text;
     EXPECT_EQ(tok_->decode(ids_of(c["ids"]), true), c["decoded"].get<std::string>()) << text;
+  }
+}
+
+// Streaming a completion after its prompt gives the completion text of the
+// golden generations, leading space included ("Once upon a time" + ", there").
+TEST_F(StoriesTokenizerTest, StreamedCompletionsEqualGoldenText) {
+  const Json golden = Json::parse(testing::read_file(testing::golden_dir() + "/greedy.json"));
+  for (const Json& c : golden["cases"]) {
+    IncrementalDetokenizer detok(*tok_, /*skip_special_tokens=*/true, ids_of(c["prompt_token_ids"]));
+    std::string streamed;
+    for (int32_t id : ids_of(c["output_token_ids"])) streamed += detok.push(id);
+    streamed += detok.flush();
+    EXPECT_EQ(streamed, c["output_text"].get<std::string>()) << c["name"];
   }
 }
 
