@@ -23,8 +23,6 @@ enum class StatusCode {
   kInternal,
 };
 
-const char* status_code_name(StatusCode code);
-
 class [[nodiscard]] Status {
  public:
   Status() = default;
@@ -38,8 +36,6 @@ class [[nodiscard]] Status {
 
   // Prefixes the message with where the error was met, e.g. a file name.
   Status with_context(const std::string& context) const;
-
-  std::string to_string() const;
 
  private:
   StatusCode code_ = StatusCode::kOk;

@@ -26,7 +26,6 @@ Result<AddedVocabulary> AddedVocabulary::from_json(const Json& added_tokens) {
     t.rstrip = entry.value("rstrip", false);
     if (t.content.empty()) return invalid_argument("tokenizer.json: added token " + std::to_string(t.id) + " is empty");
     vocab.by_id_[t.id] = vocab.tokens_.size();
-    vocab.by_content_[t.content] = vocab.tokens_.size();
     vocab.tokens_.push_back(std::move(t));
   }
   for (size_t i = 0; i < vocab.tokens_.size(); ++i) {
@@ -82,11 +81,6 @@ bool AddedVocabulary::is_special(int32_t id) const {
 const AddedToken* AddedVocabulary::find(int32_t id) const {
   auto it = by_id_.find(id);
   return it == by_id_.end() ? nullptr : &tokens_[it->second];
-}
-
-const AddedToken* AddedVocabulary::find(std::string_view content) const {
-  auto it = by_content_.find(std::string(content));
-  return it == by_content_.end() ? nullptr : &tokens_[it->second];
 }
 
 }  // namespace vllm

@@ -35,13 +35,11 @@ class AddedVocabulary {
 
   bool is_special(int32_t id) const;
   const AddedToken* find(int32_t id) const;
-  const AddedToken* find(std::string_view content) const;
   const std::vector<AddedToken>& tokens() const { return tokens_; }
 
  private:
   std::vector<AddedToken> tokens_;
   std::unordered_map<int32_t, size_t> by_id_;
-  std::unordered_map<std::string, size_t> by_content_;
   // Candidate tokens per first byte, longest first.
   std::vector<std::vector<size_t>> by_first_byte_ = std::vector<std::vector<size_t>>(256);
 };

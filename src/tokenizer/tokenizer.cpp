@@ -18,24 +18,8 @@ Result<std::unique_ptr<Tokenizer>> Tokenizer::load(const std::string& dir) {
   std::unique_ptr<Tokenizer> tok(new Tokenizer());
   try {
     if (!json.is_object()) return invalid_argument(path + ": expected a JSON object");
-    Result<AddedVocabulary> added = AddedVocabulary::from_json(json.value("added_tokens", Json()));
-    if (!added.is_ok()) return added.status().with_context(dir);
-    tok->added_ = std::move(added).value();
-    Result<std::unique_ptr<Normalizer>> normalizer = make_normalizer(json.value("normalizer", Json()));
-    if (!normalizer.is_ok()) return normalizer.status().with_context(dir);
-    tok->normalizer_ = std::move(normalizer).value();
-    Result<std::unique_ptr<PreTokenizer>> pre_tokenizer = make_pre_tokenizer(json.value("pre_tokenizer", Json()));
-    if (!pre_tokenizer.is_ok()) return pre_tokenizer.status().with_context(dir);
-    tok->pre_tokenizer_ = std::move(pre_tokenizer).value();
-    Result<BpeModel> model = BpeModel::from_json(json.value("model", Json()));
-    if (!model.is_ok()) return model.status().with_context(dir);
-    tok->model_ = std::move(model).value();
-    Result<std::unique_ptr<Decoder>> decoder = make_decoder(json.value("decoder", Json()));
-    if (!decoder.is_ok()) return decoder.status().with_context(dir);
-    tok->decoder_ = std::move(decoder).value();
-    Result<PostProcessor> pp = PostProcessor::from_json(json.value("post_processor", Json()));
-    if (!pp.is_ok()) return pp.status().with_context(dir);
-    tok->post_processor_ = std::move(pp).value();
+    Status status = tok->build_components(json);
+    if (!status.is_ok()) return status.with_context(dir);
   } catch (const Json::exception& e) {
     return invalid_argument(path + ": unexpected structure (" + std::string(e.what()) + ")");
   }
@@ -48,6 +32,16 @@ Result<std::unique_ptr<Tokenizer>> Tokenizer::load(const std::string& dir) {
     }
   }
   return tok;
+}
+
+Status Tokenizer::build_components(const Json& json) {
+  VLLM_ASSIGN_OR_RETURN(added_, AddedVocabulary::from_json(json.value("added_tokens", Json())));
+  VLLM_ASSIGN_OR_RETURN(normalizer_, make_normalizer(json.value("normalizer", Json())));
+  VLLM_ASSIGN_OR_RETURN(pre_tokenizer_, make_pre_tokenizer(json.value("pre_tokenizer", Json())));
+  VLLM_ASSIGN_OR_RETURN(model_, BpeModel::from_json(json.value("model", Json())));
+  VLLM_ASSIGN_OR_RETURN(decoder_, make_decoder(json.value("decoder", Json())));
+  VLLM_ASSIGN_OR_RETURN(post_processor_, PostProcessor::from_json(json.value("post_processor", Json())));
+  return Status::ok();
 }
 
 std::vector<int32_t> Tokenizer::encode(std::string_view text, bool add_special_tokens) const {

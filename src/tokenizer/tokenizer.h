@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "base/json.h"
 #include "base/status.h"
 #include "tokenizer/added_vocabulary.h"
 #include "tokenizer/bpe_model.h"
@@ -46,6 +47,8 @@ class Tokenizer {
 
  private:
   Tokenizer() = default;
+  // The tokenizer.json pipeline; may throw Json::exception on odd structure.
+  Status build_components(const Json& json);
 
   AddedVocabulary added_;
   std::unique_ptr<Normalizer> normalizer_;

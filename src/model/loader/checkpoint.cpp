@@ -63,10 +63,4 @@ Result<Tensor> Checkpoint::get(const std::string& name) const {
   return *it->second;
 }
 
-std::vector<std::string> Checkpoint::names() const {
-  std::vector<std::string> out;
-  for (const auto& entry : index_) out.push_back(entry.first);
-  return out;
-}
-
 }  // namespace vllm

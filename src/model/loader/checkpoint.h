@@ -20,7 +20,6 @@ class Checkpoint {
   Result<Tensor> get(const std::string& name) const;
   // Where the weights come from, for error messages.
   const std::string& source() const { return source_; }
-  std::vector<std::string> names() const;
 
  private:
   std::vector<std::unique_ptr<SafetensorsFile>> files_;
