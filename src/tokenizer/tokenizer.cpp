@@ -26,10 +26,7 @@ Result<std::unique_ptr<Tokenizer>> Tokenizer::load(const std::string& dir) {
   const std::string config_path = join_path(dir, "tokenizer_config.json");
   if (file_exists(config_path)) {
     VLLM_ASSIGN_OR_RETURN(Json config, read_json_file(config_path));
-    if (config.is_object() && config.contains("clean_up_tokenization_spaces") &&
-        config["clean_up_tokenization_spaces"].is_boolean()) {
-      tok->clean_up_tokenization_spaces_ = config["clean_up_tokenization_spaces"].get<bool>();
-    }
+    VLLM_RETURN_IF_ERROR(tok->read_config(config, config_path));
   }
   return tok;
 }
@@ -41,6 +38,35 @@ Status Tokenizer::build_components(const Json& json) {
   VLLM_ASSIGN_OR_RETURN(model_, BpeModel::from_json(json.value("model", Json())));
   VLLM_ASSIGN_OR_RETURN(decoder_, make_decoder(json.value("decoder", Json())));
   VLLM_ASSIGN_OR_RETURN(post_processor_, PostProcessor::from_json(json.value("post_processor", Json())));
+  return Status::ok();
+}
+
+Status Tokenizer::read_config(const Json& config, const std::string& path) {
+  if (!config.is_object()) return invalid_argument(path + ": expected a JSON object");
+  if (config.contains("clean_up_tokenization_spaces") && config["clean_up_tokenization_spaces"].is_boolean()) {
+    clean_up_tokenization_spaces_ = config["clean_up_tokenization_spaces"].get<bool>();
+  }
+  for (const auto& [key, value] : config.items()) {
+    if (key.size() < 6 || key.compare(key.size() - 6, 6, "_token") != 0) continue;
+    if (value.is_string()) special_token_variables_[key] = value;
+    if (value.is_object() && value.contains("content") && value["content"].is_string()) {
+      special_token_variables_[key] = value["content"];
+    }
+  }
+  const Json& tmpl = config.contains("chat_template") ? config["chat_template"] : Json();
+  if (tmpl.is_string()) {
+    chat_template_ = tmpl.get<std::string>();
+  } else if (tmpl.is_array()) {
+    for (const Json& named : tmpl) {
+      if (named.is_object() && named.value("name", std::string()) == "default" && named.contains("template") &&
+          named["template"].is_string()) {
+        chat_template_ = named["template"].get<std::string>();
+      }
+    }
+    if (!chat_template_) return invalid_argument(path + ": chat_template list has no template named 'default'");
+  } else if (!tmpl.is_null()) {
+    return invalid_argument(path + ": chat_template must be a string or a list of {name, template}");
+  }
   return Status::ok();
 }
 

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -45,10 +46,18 @@ class Tokenizer {
   int32_t vocab_size() const;
   bool is_special(int32_t id) const { return added_.is_special(id); }
 
+  // tokenizer_config.json's chat_template (a string, or the "default" of a
+  // list of named templates), if any.
+  const std::optional<std::string>& chat_template() const { return chat_template_; }
+  // The special tokens tokenizer_config.json names (bos_token, eos_token,
+  // unk_token, pad_token, ...) as strings: the variables chat templates see.
+  const Json& special_token_variables() const { return special_token_variables_; }
+
  private:
   Tokenizer() = default;
   // The tokenizer.json pipeline; may throw Json::exception on odd structure.
   Status build_components(const Json& json);
+  Status read_config(const Json& config, const std::string& path);
 
   AddedVocabulary added_;
   std::unique_ptr<Normalizer> normalizer_;
@@ -57,6 +66,8 @@ class Tokenizer {
   std::unique_ptr<Decoder> decoder_;
   PostProcessor post_processor_;
   bool clean_up_tokenization_spaces_ = false;
+  std::optional<std::string> chat_template_;
+  Json special_token_variables_ = Json::object();
 };
 
 }  // namespace vllm

@@ -1,0 +1,33 @@
+// A Hugging Face chat template: Jinja2 as transformers renders it
+// (trim_blocks, lstrip_blocks, loop controls, raise_exception, tojson,
+// strftime_now), by our own interpreter.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "base/json.h"
+#include "base/status.h"
+
+namespace vllm {
+
+namespace jinja {
+struct Stmt;
+}
+
+class ChatTemplate {
+ public:
+  // A syntax error is an InvalidArgument status carrying its message.
+  static Result<ChatTemplate> compile(const std::string& source);
+
+  // Renders `messages` (a JSON list of {role, content, ...}); `variables`
+  // (a JSON object) adds template variables such as bos_token or tools.  A
+  // template error, including raise_exception, is an InvalidArgument status
+  // whose message is the template's own.
+  Result<std::string> render(const Json& messages, bool add_generation_prompt, const Json& variables) const;
+
+ private:
+  std::shared_ptr<const std::vector<std::unique_ptr<jinja::Stmt>>> body_;
+};
+
+}  // namespace vllm
