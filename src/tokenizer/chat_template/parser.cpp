@@ -497,7 +497,8 @@ class ExprParser {
     std::string n = name();
     while (at_op(".")) {
       next();
-      n += "." + name();
+      n += '.';
+      n += name();
     }
     return n;
   }
