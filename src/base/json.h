@@ -10,6 +10,10 @@
 namespace vllm {
 
 using Json = nlohmann::json;
+// Keeps object keys in document order (Python dict semantics), for values a
+// template may print (tools | tojson).  Not for large objects: its inserts
+// are linear.
+using OrderedJson = nlohmann::ordered_json;
 
 // Parses `text`; `what` names the source (a file path) in the error.
 Result<Json> parse_json(const std::string& text, const std::string& what);

@@ -31,7 +31,7 @@ TEST_P(ChatTemplateFixtureTest, RendersEveryRecordExactly) {
   int records = 0;
   for (std::string line; std::getline(in, line);) {
     if (line.empty()) continue;
-    const Json r = Json::parse(line);
+    const OrderedJson r = OrderedJson::parse(line);
     ++records;
     Result<std::string> rendered = tmpl->render(r["messages"], r["add_generation_prompt"].get<bool>(), r["context"]);
     if (r.contains("error")) {

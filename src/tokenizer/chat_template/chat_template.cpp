@@ -15,8 +15,8 @@ Result<ChatTemplate> ChatTemplate::compile(const std::string& source) {
   }
 }
 
-Result<std::string> ChatTemplate::render(const Json& messages, bool add_generation_prompt,
-                                         const Json& variables) const {
+Result<std::string> ChatTemplate::render(const OrderedJson& messages, bool add_generation_prompt,
+                                         const OrderedJson& variables) const {
   jinja::Dict vars;
   if (variables.is_object()) {
     for (const auto& [k, v] : variables.items()) vars.emplace_back(k, jinja::Value::from_json(v));

@@ -24,7 +24,8 @@ class ChatTemplate {
   // (a JSON object) adds template variables such as bos_token or tools.  A
   // template error, including raise_exception, is an InvalidArgument status
   // whose message is the template's own.
-  Result<std::string> render(const Json& messages, bool add_generation_prompt, const Json& variables) const;
+  Result<std::string> render(const OrderedJson& messages, bool add_generation_prompt,
+                             const OrderedJson& variables) const;
 
  private:
   std::shared_ptr<const std::vector<std::unique_ptr<jinja::Stmt>>> body_;

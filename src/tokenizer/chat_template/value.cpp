@@ -253,26 +253,26 @@ std::string Value::type_name() const {
   return "?";
 }
 
-Value Value::from_json(const Json& j) {
+Value Value::from_json(const OrderedJson& j) {
   switch (j.type()) {
-    case Json::value_t::null:
+    case OrderedJson::value_t::null:
       return none();
-    case Json::value_t::boolean:
+    case OrderedJson::value_t::boolean:
       return Value(j.get<bool>());
-    case Json::value_t::number_integer:
+    case OrderedJson::value_t::number_integer:
       return Value(j.get<int64_t>());
-    case Json::value_t::number_unsigned:
+    case OrderedJson::value_t::number_unsigned:
       return Value(static_cast<int64_t>(j.get<uint64_t>()));
-    case Json::value_t::number_float:
+    case OrderedJson::value_t::number_float:
       return Value(j.get<double>());
-    case Json::value_t::string:
+    case OrderedJson::value_t::string:
       return Value(j.get<std::string>());
-    case Json::value_t::array: {
+    case OrderedJson::value_t::array: {
       List list;
-      for (const Json& item : j) list.push_back(from_json(item));
+      for (const OrderedJson& item : j) list.push_back(from_json(item));
       return Value(std::move(list));
     }
-    case Json::value_t::object: {
+    case OrderedJson::value_t::object: {
       Dict dict;
       for (const auto& [k, v] : j.items()) dict.emplace_back(k, from_json(v));
       return Value(std::move(dict));

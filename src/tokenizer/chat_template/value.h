@@ -72,7 +72,7 @@ class Value {
   std::string repr() const;
   std::string type_name() const;
 
-  static Value from_json(const Json& j);
+  static Value from_json(const OrderedJson& j);
   // json.dumps(x, ensure_ascii=False, indent=indent) as Python writes it.
   std::string to_json(int indent = -1) const;
 
