@@ -11,6 +11,9 @@ using CommandRunner = std::function<int()>;
 
 CommandRunner add_generate_command(CLI::App& app);
 CommandRunner add_make_test_model_command(CLI::App& app);
+CommandRunner add_tokenize_command(CLI::App& app);
+CommandRunner add_detokenize_command(CLI::App& app);
+CommandRunner add_chat_template_command(CLI::App& app);
 
 // The model used when no --model is given: the embedded stories260k.
 const char* default_model_dir();

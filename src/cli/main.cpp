@@ -17,6 +17,10 @@ int main(int argc, char** argv) {
   };
   add("generate", "Generate a completion for one prompt", vllm::cli::add_generate_command);
   add("make-test-model", "Write a random-weight model with real shapes", vllm::cli::add_make_test_model_command);
+  add("tokenize", "JSON lines {\"text\"} -> {\"ids\", \"tokens\"}", vllm::cli::add_tokenize_command);
+  add("detokenize", "JSON lines {\"ids\"} -> {\"text\"}", vllm::cli::add_detokenize_command);
+  add("chat-template", "JSON lines {\"messages\", \"add_generation_prompt\"} -> {\"rendered\", \"ids\"}",
+      vllm::cli::add_chat_template_command);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -52,6 +52,15 @@ check_error "unknown flag" "--no-such-flag" "$bin" generate --no-such-flag
 check_error "tiny preset without arch" "--preset tiny needs --arch" \
   "$bin" make-test-model --preset tiny --out "$scratch/m"
 
+# tokenize / detokenize / chat-template on the embedded model.
+out=$(echo '{"text": "Once upon a time"}' | "$bin" tokenize --add-special-tokens)
+[ "$out" = '{"ids":[1,403,407,261,378],"tokens":["<s>","▁Once","▁upon","▁a","▁time"]}' ] || fail "tokenize: $out"
+out=$(echo '{"ids": [1, 403, 407, 261, 378]}' | "$bin" detokenize --skip-special-tokens)
+[ "$out" = '{"text":"Once upon a time"}' ] || fail "detokenize: $out"
+out=$(echo '{"messages": [{"role": "user", "content": "Hi"}], "add_generation_prompt": true}' | "$bin" chat-template)
+[ "$out" = '{"rendered":"<s>user: Hi\nassistant:","ids":[1,318,419,285,467,320,417,13,412,419,419,293,413,303,413,467]}' ] ||
+  fail "chat-template: $out"
+
 # make-test-model writes a directory that generate can run.
 "$bin" make-test-model --arch qwen3 --preset tiny --dtype bf16 --seed 1 --out "$scratch/qwen3" 2>/dev/null ||
   fail "make-test-model failed"
