@@ -8,6 +8,7 @@ packages=(
   libpcre2-dev libutf8proc-dev          # tokenizer regexes, Unicode normalization
   libgtest-dev libgmock-dev             # tests
   python3 python3-numpy                 # the numpy reference forward pass (tests only)
+  clang libclang-rt-14-dev              # libFuzzer targets (scripts/fuzz.sh)
 )
 
 missing=()

@@ -85,6 +85,12 @@ int32_t BpeModel::token_to_id(std::string_view token) const {
   return it == vocab_.end() ? -1 : it->second;
 }
 
+bool BpeModel::is_byte_token(int32_t id) const {
+  if (!byte_fallback_ || id < 0) return false;
+  const std::string& t = id_to_token(id);
+  return t.size() == 6 && t.compare(0, 3, "<0x") == 0 && t[5] == '>';
+}
+
 const std::string& BpeModel::id_to_token(int32_t id) const {
   static const std::string kEmpty;
   if (id < 0 || static_cast<size_t>(id) >= id_to_token_.size()) return kEmpty;

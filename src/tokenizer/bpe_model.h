@@ -22,6 +22,8 @@ class BpeModel {
 
   int32_t token_to_id(std::string_view token) const;  // -1 if absent
   const std::string& id_to_token(int32_t id) const;   // "" if absent
+  // Whether `id` is a byte-fallback token "<0xNN>" (with byte_fallback on).
+  bool is_byte_token(int32_t id) const;
   int32_t vocab_size() const { return static_cast<int32_t>(id_to_token_.size()); }
 
  private:

@@ -36,6 +36,9 @@ std::string IncrementalDetokenizer::decode_range(size_t begin, size_t end) const
 
 std::string IncrementalDetokenizer::push(int32_t id) {
   ids_.push_back(id);
+  // A run of byte-fallback tokens decodes as a whole (valid UTF-8, or one
+  // U+FFFD per byte): wait until the run ends.
+  if (tokenizer_.is_byte_token(id)) return "";
   const std::string prefix_text = decode_range(prefix_offset_, read_offset_);
   const std::string new_text = decode_range(prefix_offset_, ids_.size());
   // A trailing U+FFFD may be a byte sequence the next token completes: wait.

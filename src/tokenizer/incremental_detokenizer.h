@@ -7,7 +7,8 @@
 // tokens [prefix_offset, read_offset) was already sent, so the delta is what
 // decoding [prefix_offset, end) adds to it.  Decoding a window rather than a
 // single token keeps context-dependent decoders (SentencePiece's leading
-// space, byte fallback) right.  When the tokenizer cleans up spaces before
+// space) right; a run of byte-fallback tokens is held until it ends, since
+// it decodes as a whole.  When the tokenizer cleans up spaces before
 // punctuation, text that a later token could still turn into such a match
 // (a space in the last few bytes) is held back until it cannot.
 #pragma once

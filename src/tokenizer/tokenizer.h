@@ -45,6 +45,8 @@ class Tokenizer {
   std::string id_to_token(int32_t id) const;
   int32_t vocab_size() const;
   bool is_special(int32_t id) const { return added_.is_special(id); }
+  // A byte-fallback token "<0xNN>": its text depends on the whole run of them.
+  bool is_byte_token(int32_t id) const { return model_.is_byte_token(id); }
 
   // tokenizer_config.json's chat_template (a string, or the "default" of a
   // list of named templates), if any.

@@ -20,6 +20,9 @@ TEST(JinjaTest, LiteralsAndArithmetic) {
   EXPECT_EQ(render("{{ 1 + 2 * 3 }}|{{ 7 // 2 }}|{{ -7 // 2 }}|{{ 7 % 3 }}|{{ -7 % 3 }}|{{ 2 ** 10 }}"),
             "7|3|-4|1|2|1024");
   EXPECT_EQ(render("{{ 7 / 2 }}|{{ 4 / 2 }}|{{ 1.5 + 1 }}|{{ 0.1 + 0.2 }}"), "3.5|2.0|2.5|0.30000000000000004");
+  // Past int64 arithmetic continues in floating point instead of overflowing.
+  EXPECT_EQ(render("{{ 9223372036854775807 + 1 }}|{{ 2 ** 62 }}|{{ 2 ** 64 }}|{{ 1 ** 1000000000000 }}"),
+            "9.223372036854776e+18|4611686018427387904|1.8446744073709552e+19|1");
   EXPECT_EQ(render("{{ 'a' ~ 1 ~ none }}|{{ 'ab' * 3 }}|{{ [1, 2] + [3] }}"), "a1None|ababab|[1, 2, 3]");
   EXPECT_EQ(render("{{ true }} {{ none }} {{ undefined_name }}|{{ {'a': 'b', 'c': [1, 'x']} }}"),
             "True None |{'a': 'b', 'c': [1, 'x']}");

@@ -50,6 +50,18 @@ TEST_F(StoriesTokenizerTest, StreamedCompletionsEqualGoldenText) {
   }
 }
 
+// A run of byte tokens decodes as a whole: an emoji followed by stray
+// continuation bytes is all U+FFFD, so streaming must not emit the emoji early.
+TEST_F(StoriesTokenizerTest, StreamingWaitsForTheEndOfAByteRun) {
+  const std::vector<int32_t> ids = {3 + 0xF0, 3 + 0x9F, 3 + 0x98, 3 + 0x80, 3 + 0x98, 3 + 0x80, 261};
+  IncrementalDetokenizer detok(*tok_, /*skip_special_tokens=*/true);
+  std::string streamed;
+  for (int32_t id : ids) streamed += detok.push(id);
+  streamed += detok.flush();
+  EXPECT_EQ(streamed, tok_->decode(ids, true));
+  EXPECT_EQ(streamed.find("\xF0\x9F\x98\x80"), std::string::npos);
+}
+
 TEST_F(StoriesTokenizerTest, ByteFallbackRoundTripsEmoji) {
   const std::string text = "Hi \xF0\x9F\x98\x80!";
   const std::vector<int32_t> ids = tok_->encode(text, false);

@@ -1,6 +1,7 @@
 #include "tokenizer/chat_template/interpreter.h"
 
 #include <cmath>
+#include <cstdint>
 #include <unordered_map>
 
 #include "tokenizer/chat_template/builtins.h"
@@ -50,17 +51,25 @@ Value arithmetic(const std::string& op, const Value& a, const Value& b) {
   const double x = a.kind() == Value::Kind::kBool ? a.as_bool() : a.as_float();
   const double y = b.kind() == Value::Kind::kBool ? b.as_bool() : b.as_float();
   if (ints) {
+    // Python integers do not overflow; past int64 we continue in floating point.
     const int64_t i = to_int(a, "operand"), j = to_int(b, "operand");
-    if (op == "+") return Value(i + j);
-    if (op == "-") return Value(i - j);
-    if (op == "*") return Value(i * j);
+    int64_t r = 0;
+    if (op == "+" && !__builtin_add_overflow(i, j, &r)) return Value(r);
+    if (op == "-" && !__builtin_sub_overflow(i, j, &r)) return Value(r);
+    if (op == "*" && !__builtin_mul_overflow(i, j, &r)) return Value(r);
     if ((op == "//" || op == "%") && j == 0) throw TemplateError("integer division or modulo by zero");
-    if (op == "//") return Value(floor_div(i, j));
-    if (op == "%") return Value(i - floor_div(i, j) * j);
+    if (op == "//" && !(i == INT64_MIN && j == -1)) return Value(floor_div(i, j));
+    if (op == "%") return Value(j == -1 ? int64_t{0} : i - floor_div(i, j) * j);
     if (op == "**" && j >= 0) {
-      int64_t r = 1;
-      for (int64_t k = 0; k < j && k < 64; ++k) r *= i;
-      return Value(r);
+      // Exponentiation by squaring: at most 63 rounds whatever the exponent.
+      r = 1;
+      int64_t base = i;
+      bool overflow = false;
+      for (int64_t e = j; e > 0 && !overflow; e >>= 1) {
+        if (e & 1) overflow = __builtin_mul_overflow(r, base, &r);
+        if (e > 1 && !overflow) overflow = __builtin_mul_overflow(base, base, &base);
+      }
+      if (!overflow) return Value(r);
     }
   }
   if (op == "+") return Value(x + y);
