@@ -29,14 +29,34 @@ Result<AddedVocabulary> AddedVocabulary::from_json(const Json& added_tokens) {
     vocab.tokens_.push_back(std::move(t));
   }
   for (size_t i = 0; i < vocab.tokens_.size(); ++i) {
-    vocab.by_first_byte_[static_cast<uint8_t>(vocab.tokens_[i].content[0])].push_back(i);
-  }
-  for (auto& list : vocab.by_first_byte_) {
-    std::stable_sort(list.begin(), list.end(), [&](size_t a, size_t b) {
-      return vocab.tokens_[a].content.size() > vocab.tokens_[b].content.size();
-    });
+    int32_t node = 0;
+    for (char c : vocab.tokens_[i].content) {
+      const uint64_t key = (static_cast<uint64_t>(node) << 8) | static_cast<uint8_t>(c);
+      auto it = vocab.children_.find(key);
+      if (it == vocab.children_.end()) {
+        it = vocab.children_.emplace(key, static_cast<int32_t>(vocab.terminal_.size())).first;
+        vocab.terminal_.push_back(-1);
+      }
+      node = it->second;
+    }
+    vocab.terminal_[static_cast<size_t>(node)] = static_cast<int32_t>(i);
+    vocab.first_byte_[static_cast<uint8_t>(vocab.tokens_[i].content[0])] = true;
   }
   return vocab;
+}
+
+const AddedToken* AddedVocabulary::longest_match(std::string_view text, size_t pos) const {
+  if (!first_byte_[static_cast<uint8_t>(text[pos])]) return nullptr;
+  const AddedToken* best = nullptr;
+  int32_t node = 0;
+  for (size_t i = pos; i < text.size(); ++i) {
+    auto it = children_.find((static_cast<uint64_t>(node) << 8) | static_cast<uint8_t>(text[i]));
+    if (it == children_.end()) break;
+    node = it->second;
+    if (terminal_[static_cast<size_t>(node)] >= 0)
+      best = &tokens_[static_cast<size_t>(terminal_[static_cast<size_t>(node)])];
+  }
+  return best;
 }
 
 std::vector<TextSegment> AddedVocabulary::split(std::string_view text) const {
@@ -44,14 +64,7 @@ std::vector<TextSegment> AddedVocabulary::split(std::string_view text) const {
   size_t plain_start = 0;
   size_t i = 0;
   while (i < text.size()) {
-    const AddedToken* match = nullptr;
-    for (size_t idx : by_first_byte_[static_cast<uint8_t>(text[i])]) {
-      const AddedToken& t = tokens_[idx];
-      if (text.compare(i, t.content.size(), t.content) == 0) {
-        match = &t;
-        break;  // candidates are longest first
-      }
-    }
+    const AddedToken* match = longest_match(text, i);
     if (match == nullptr) {
       ++i;
       continue;

@@ -40,8 +40,15 @@ class AddedVocabulary {
  private:
   std::vector<AddedToken> tokens_;
   std::unordered_map<int32_t, size_t> by_id_;
-  // Candidate tokens per first byte, longest first.
-  std::vector<std::vector<size_t>> by_first_byte_ = std::vector<std::vector<size_t>>(256);
+  // The longest added token starting at text[pos], or nullptr.
+  const AddedToken* longest_match(std::string_view text, size_t pos) const;
+
+  // A byte trie of the token contents: node 0 is the root; a child is found
+  // by hashing (node, byte).  terminal_[node] is the index of the token
+  // ending there, or -1.
+  std::unordered_map<uint64_t, int32_t> children_;
+  std::vector<int32_t> terminal_ = {-1};
+  bool first_byte_[256] = {};
 };
 
 }  // namespace vllm

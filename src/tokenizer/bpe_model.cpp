@@ -1,6 +1,7 @@
 #include "tokenizer/bpe_model.h"
 
 #include <cstdio>
+#include <mutex>
 #include <queue>
 
 #include "tokenizer/utf8.h"
@@ -81,7 +82,7 @@ Result<BpeModel> BpeModel::from_json(const Json& model) {
 }
 
 int32_t BpeModel::token_to_id(std::string_view token) const {
-  auto it = vocab_.find(std::string(token));
+  auto it = vocab_.find(token);
   return it == vocab_.end() ? -1 : it->second;
 }
 
@@ -129,6 +130,11 @@ void BpeModel::initial_symbols(std::string_view word, std::vector<int32_t>& ids)
   if (pending_unk) ids.push_back(unk_id_);
 }
 
+namespace {
+constexpr size_t kMaxCachedWordBytes = 256;  // longer "words" (whole SentencePiece texts) are not cached
+constexpr size_t kMaxCachedWords = 100000;
+}  // namespace
+
 void BpeModel::tokenize(std::string_view word, std::vector<int32_t>& out) const {
   if (word.empty()) return;
   if (ignore_merges_) {
@@ -138,6 +144,28 @@ void BpeModel::tokenize(std::string_view word, std::vector<int32_t>& out) const 
       return;
     }
   }
+  if (word.size() > kMaxCachedWordBytes) {
+    merge_word(word, out);
+    return;
+  }
+  {
+    std::shared_lock lock(cache_->mutex);
+    auto it = cache_->words.find(word);
+    if (it != cache_->words.end()) {
+      out.insert(out.end(), it->second.begin(), it->second.end());
+      return;
+    }
+  }
+  const size_t first = out.size();
+  merge_word(word, out);
+  std::unique_lock lock(cache_->mutex);
+  if (cache_->words.size() < kMaxCachedWords) {
+    cache_->words.emplace(std::string(word),
+                          std::vector<int32_t>(out.begin() + static_cast<std::ptrdiff_t>(first), out.end()));
+  }
+}
+
+void BpeModel::merge_word(std::string_view word, std::vector<int32_t>& out) const {
   std::vector<int32_t> ids;
   initial_symbols(word, ids);
   const int n = static_cast<int>(ids.size());

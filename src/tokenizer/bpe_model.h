@@ -3,6 +3,8 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <shared_mutex>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -37,7 +39,21 @@ class BpeModel {
 
   void initial_symbols(std::string_view word, std::vector<int32_t>& ids) const;
 
-  std::unordered_map<std::string, int32_t> vocab_;
+  // Transparent hashing: look up string_views without building strings.
+  struct StringHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+  // Results for words seen before (HF's BPE cache): words repeat a lot in
+  // text, and merging is the expensive part.  Shared by the threads that
+  // encode; bounded in size.
+  struct WordCache {
+    std::shared_mutex mutex;
+    std::unordered_map<std::string, std::vector<int32_t>, StringHash, std::equal_to<>> words;
+  };
+  void merge_word(std::string_view word, std::vector<int32_t>& out) const;
+
+  std::unordered_map<std::string, int32_t, StringHash, std::equal_to<>> vocab_;
   std::vector<std::string> id_to_token_;
   std::unordered_map<uint64_t, MergeResult> merges_;
   int32_t unk_id_ = -1;
@@ -45,6 +61,7 @@ class BpeModel {
   bool fuse_unk_ = false;
   bool ignore_merges_ = false;
   int32_t byte_ids_[256];  // id of "<0xNN>", or -1
+  std::unique_ptr<WordCache> cache_ = std::make_unique<WordCache>();
 };
 
 }  // namespace vllm
