@@ -17,8 +17,10 @@ struct AddedToken {
   int32_t id = 0;
   std::string content;
   bool special = false;
-  bool lstrip = false;  // also swallow whitespace on the left of a match
-  bool rstrip = false;  // and on the right
+  bool lstrip = false;       // also swallow whitespace on the left of a match
+  bool rstrip = false;       // and on the right
+  bool single_word = false;  // match only between non-word characters
+  bool normalized = false;   // matched in the normalized text, not the raw one
 };
 
 // A piece of input text: either an added token or text for the model.
@@ -31,7 +33,9 @@ class AddedVocabulary {
  public:
   static Result<AddedVocabulary> from_json(const Json& added_tokens);
 
-  std::vector<TextSegment> split(std::string_view text) const;
+  // Splits raw text at the tokens with normalized=false, or (normalized_pass)
+  // normalized text at those with normalized=true.
+  std::vector<TextSegment> split(std::string_view text, bool normalized_pass = false) const;
 
   bool is_special(int32_t id) const;
   const AddedToken* find(int32_t id) const;
@@ -40,15 +44,18 @@ class AddedVocabulary {
  private:
   std::vector<AddedToken> tokens_;
   std::unordered_map<int32_t, size_t> by_id_;
-  // The longest added token starting at text[pos], or nullptr.
-  const AddedToken* longest_match(std::string_view text, size_t pos) const;
+  // A byte trie of token contents: node 0 is the root; a child is found by
+  // hashing (node, byte); terminal[node] is the index of the token ending
+  // there, or -1.
+  struct Trie {
+    std::unordered_map<uint64_t, int32_t> children;
+    std::vector<int32_t> terminal = {-1};
+    bool first_byte[256] = {};
+  };
+  // The longest added token of `trie` starting at text[pos], or nullptr.
+  const AddedToken* longest_match(const Trie& trie, std::string_view text, size_t pos) const;
 
-  // A byte trie of the token contents: node 0 is the root; a child is found
-  // by hashing (node, byte).  terminal_[node] is the index of the token
-  // ending there, or -1.
-  std::unordered_map<uint64_t, int32_t> children_;
-  std::vector<int32_t> terminal_ = {-1};
-  bool first_byte_[256] = {};
+  Trie tries_[2];  // [0]: raw-text tokens, [1]: normalized-text tokens
 };
 
 }  // namespace vllm

@@ -35,11 +35,11 @@ Result<BpeModel> BpeModel::from_json(const Json& model) {
     const std::string type = model.is_object() ? model.value("type", std::string("?")) : std::string("?");
     return unimplemented("tokenizer.json: model type '" + type + "' is not supported (supported: BPE)");
   }
-  for (const char* key : {"continuing_subword_prefix", "end_of_word_suffix"}) {
-    if (!null_or_empty(model, key)) {
-      return unimplemented(std::string("tokenizer.json: BPE option '") + key + "' is not supported yet");
-    }
+  if (!null_or_empty(model, "continuing_subword_prefix")) {
+    bpe.continuing_subword_prefix_ = model["continuing_subword_prefix"].get<std::string>();
   }
+  if (!null_or_empty(model, "end_of_word_suffix"))
+    bpe.end_of_word_suffix_ = model["end_of_word_suffix"].get<std::string>();
   if (model.contains("dropout") && !model["dropout"].is_null() && model["dropout"].get<double>() != 0.0) {
     return unimplemented("tokenizer.json: BPE dropout is not supported");
   }
@@ -60,7 +60,12 @@ Result<BpeModel> BpeModel::from_json(const Json& model) {
     VLLM_ASSIGN_OR_RETURN(auto pair, parse_merge(merge));
     const int32_t left = bpe.token_to_id(pair.first);
     const int32_t right = bpe.token_to_id(pair.second);
-    const int32_t merged = bpe.token_to_id(pair.first + pair.second);
+    // With a continuing-subword prefix, "a" + "##b" merges to "ab".
+    const std::string& prefix = bpe.continuing_subword_prefix_;
+    const std::string second = !prefix.empty() && pair.second.compare(0, prefix.size(), prefix) == 0
+                                   ? pair.second.substr(prefix.size())
+                                   : pair.second;
+    const int32_t merged = bpe.token_to_id(pair.first + second);
     if (left < 0 || right < 0 || merged < 0) {
       return invalid_argument("tokenizer.json: merge '" + pair.first + " " + pair.second +
                               "' uses a token missing from the vocabulary");
@@ -103,12 +108,23 @@ const std::string& BpeModel::id_to_token(int32_t id) const {
 void BpeModel::initial_symbols(std::string_view word, std::vector<int32_t>& ids) const {
   bool pending_unk = false;
   size_t i = 0;
+  const bool affixes = !continuing_subword_prefix_.empty() || !end_of_word_suffix_.empty();
+  std::string affixed;
   while (i < word.size()) {
     const size_t len =
         std::min<size_t>(static_cast<size_t>(utf8::sequence_length(static_cast<uint8_t>(word[i]))), word.size() - i);
     const std::string_view ch = word.substr(i, len);
+    const bool first = i == 0;
     i += len;
-    const int32_t id = token_to_id(ch);
+    int32_t id;
+    if (affixes) {  // "##" before every character but the first, "</w>" after the last
+      affixed.assign(first ? "" : continuing_subword_prefix_);
+      affixed.append(ch);
+      if (i == word.size()) affixed.append(end_of_word_suffix_);
+      id = token_to_id(affixed);
+    } else {
+      id = token_to_id(ch);
+    }
     if (id >= 0) {
       if (pending_unk) ids.push_back(unk_id_);
       pending_unk = false;

@@ -12,21 +12,19 @@
 
 #include "base/json.h"
 #include "base/status.h"
+#include "tokenizer/tokenizer_model.h"
 
 namespace vllm {
 
-class BpeModel {
+class BpeModel : public TokenizerModel {
  public:
   static Result<BpeModel> from_json(const Json& model);
 
-  // Appends the ids of one pre-tokenized word to `out`.
-  void tokenize(std::string_view word, std::vector<int32_t>& out) const;
-
+  void tokenize(std::string_view word, std::vector<int32_t>& out) const override;
   int32_t token_to_id(std::string_view token) const;  // -1 if absent
-  const std::string& id_to_token(int32_t id) const;   // "" if absent
-  // Whether `id` is a byte-fallback token "<0xNN>" (with byte_fallback on).
-  bool is_byte_token(int32_t id) const;
-  int32_t vocab_size() const { return static_cast<int32_t>(id_to_token_.size()); }
+  const std::string& id_to_token(int32_t id) const override;
+  bool is_byte_token(int32_t id) const override;
+  int32_t vocab_size() const override { return static_cast<int32_t>(id_to_token_.size()); }
 
  private:
   struct MergeResult {
@@ -60,7 +58,9 @@ class BpeModel {
   bool byte_fallback_ = false;
   bool fuse_unk_ = false;
   bool ignore_merges_ = false;
-  int32_t byte_ids_[256];  // id of "<0xNN>", or -1
+  std::string continuing_subword_prefix_;  // before every character but a word's first
+  std::string end_of_word_suffix_;         // after a word's last character
+  int32_t byte_ids_[256];                  // id of "<0xNN>", or -1
   std::unique_ptr<WordCache> cache_ = std::make_unique<WordCache>();
 };
 

@@ -2,6 +2,7 @@
 
 #include "tokenizer/byte_level.h"
 #include "tokenizer/normalizers.h"
+#include "tokenizer/tokenizer.h"
 #include "tokenizer/utf8.h"
 
 namespace vllm {
@@ -125,6 +126,64 @@ class ByteLevelDecoder : public Decoder {
   }
 };
 
+// SentencePiece spaces back to ' '; the first token loses the space the
+// pre-tokenizer prepended (unless prepend_scheme is "never").
+class MetaspaceDecoder : public Decoder {
+ public:
+  MetaspaceDecoder(std::string replacement, bool strip_first)
+      : replacement_(std::move(replacement)), strip_first_(strip_first) {}
+  std::vector<std::string> decode_chain(std::vector<std::string> tokens) const override {
+    for (size_t i = 0; i < tokens.size(); ++i) {
+      tokens[i] = replace_all(tokens[i], replacement_, " ");
+      if (i == 0 && strip_first_ && !tokens[i].empty() && tokens[i][0] == ' ') tokens[i].erase(0, 1);
+    }
+    return tokens;
+  }
+
+ private:
+  std::string replacement_;
+  bool strip_first_;
+};
+
+// WordPiece: "##" continues a word, anything else starts a new one after a space.
+class WordPieceDecoder : public Decoder {
+ public:
+  WordPieceDecoder(std::string prefix, bool cleanup) : prefix_(std::move(prefix)), cleanup_(cleanup) {}
+  std::vector<std::string> decode_chain(std::vector<std::string> tokens) const override {
+    for (size_t i = 0; i < tokens.size(); ++i) {
+      std::string& t = tokens[i];
+      if (i > 0) {
+        if (t.compare(0, prefix_.size(), prefix_) == 0) {
+          t.erase(0, prefix_.size());
+        } else {
+          t.insert(t.begin(), ' ');
+        }
+      }
+      if (cleanup_) t = clean_up_tokenization(std::move(t));
+    }
+    return tokens;
+  }
+
+ private:
+  std::string prefix_;
+  bool cleanup_;
+};
+
+// BPE with an end-of-word suffix ("</w>"): the suffix becomes a space, except
+// on the last token.
+class BpeSuffixDecoder : public Decoder {
+ public:
+  explicit BpeSuffixDecoder(std::string suffix) : suffix_(std::move(suffix)) {}
+  std::vector<std::string> decode_chain(std::vector<std::string> tokens) const override {
+    for (size_t i = 0; i < tokens.size(); ++i)
+      tokens[i] = replace_all(tokens[i], suffix_, i + 1 == tokens.size() ? "" : " ");
+    return tokens;
+  }
+
+ private:
+  std::string suffix_;
+};
+
 }  // namespace
 
 Result<std::unique_ptr<Decoder>> make_decoder(const Json& json) {
@@ -150,6 +209,18 @@ Result<std::unique_ptr<Decoder>> make_decoder(const Json& json) {
   }
   if (type == "ByteFallback") return std::unique_ptr<Decoder>(new ByteFallbackDecoder());
   if (type == "ByteLevel") return std::unique_ptr<Decoder>(new ByteLevelDecoder());
+  if (type == "Metaspace") {
+    std::string scheme = json.value("prepend_scheme", std::string());
+    if (scheme.empty()) scheme = json.value("add_prefix_space", true) ? "always" : "never";
+    return std::unique_ptr<Decoder>(
+        new MetaspaceDecoder(json.value("replacement", std::string("\xE2\x96\x81")), scheme != "never"));
+  }
+  if (type == "WordPiece") {
+    return std::unique_ptr<Decoder>(
+        new WordPieceDecoder(json.value("prefix", std::string("##")), json.value("cleanup", true)));
+  }
+  if (type == "BPEDecoder")
+    return std::unique_ptr<Decoder>(new BpeSuffixDecoder(json.value("suffix", std::string("</w>"))));
   if (type == "Fuse") return std::unique_ptr<Decoder>(new FuseDecoder());
   if (type == "Strip") {
     if (!json.contains("content") || !json["content"].is_string()) {

@@ -123,6 +123,79 @@ class StripNormalizer : public Normalizer {
   bool left_, right_;
 };
 
+// Drops combining marks (category Mn), as after NFD.
+class StripAccentsNormalizer : public Normalizer {
+ public:
+  std::string normalize(std::string text) const override {
+    std::string out;
+    const auto* bytes = reinterpret_cast<const utf8proc_uint8_t*>(text.data());
+    const auto n = static_cast<utf8proc_ssize_t>(text.size());
+    for (utf8proc_ssize_t i = 0; i < n;) {
+      utf8proc_int32_t cp;
+      const utf8proc_ssize_t len = utf8proc_iterate(bytes + i, n - i, &cp);
+      if (len <= 0) {
+        out.push_back(text[static_cast<size_t>(i++)]);
+        continue;
+      }
+      if (utf8proc_category(cp) != UTF8PROC_CATEGORY_MN)
+        out.append(text, static_cast<size_t>(i), static_cast<size_t>(len));
+      i += len;
+    }
+    return out;
+  }
+};
+
+// BERT's normalizer: control characters dropped and whitespace made ' ',
+// spaces around CJK ideographs, optional accent stripping and lowercasing.
+class BertNormalizer : public Normalizer {
+ public:
+  BertNormalizer(bool clean_text, bool chinese_chars, bool strip_accents, bool lowercase)
+      : clean_text_(clean_text), chinese_chars_(chinese_chars), strip_accents_(strip_accents), lowercase_(lowercase) {}
+  std::string normalize(std::string text) const override {
+    std::string out;
+    const auto* bytes = reinterpret_cast<const utf8proc_uint8_t*>(text.data());
+    const auto n = static_cast<utf8proc_ssize_t>(text.size());
+    for (utf8proc_ssize_t i = 0; i < n;) {
+      utf8proc_int32_t cp;
+      const utf8proc_ssize_t len = utf8proc_iterate(bytes + i, n - i, &cp);
+      if (len <= 0) {
+        out.push_back(text[static_cast<size_t>(i++)]);
+        continue;
+      }
+      i += len;
+      const utf8proc_category_t cat = utf8proc_category(cp);
+      if (clean_text_) {
+        if (cp == 0 || cp == 0xFFFD) continue;
+        const bool space = cp == ' ' || cp == '\t' || cp == '\n' || cp == '\r' || cat == UTF8PROC_CATEGORY_ZS;
+        if (space) {
+          out.push_back(' ');
+          continue;
+        }
+        if (cat == UTF8PROC_CATEGORY_CC || cat == UTF8PROC_CATEGORY_CF) continue;
+      }
+      const bool cjk = (cp >= 0x4E00 && cp <= 0x9FFF) || (cp >= 0x3400 && cp <= 0x4DBF) ||
+                       (cp >= 0x20000 && cp <= 0x2A6DF) || (cp >= 0x2A700 && cp <= 0x2B73F) ||
+                       (cp >= 0x2B740 && cp <= 0x2B81F) || (cp >= 0x2B820 && cp <= 0x2CEAF) ||
+                       (cp >= 0xF900 && cp <= 0xFAFF) || (cp >= 0x2F800 && cp <= 0x2FA1F);
+      if (chinese_chars_ && cjk) {
+        out.push_back(' ');
+        utf8::append(out, static_cast<uint32_t>(cp));
+        out.push_back(' ');
+      } else {
+        utf8::append(out, static_cast<uint32_t>(cp));
+      }
+    }
+    if (strip_accents_)
+      out = StripAccentsNormalizer().normalize(
+          UnicodeNormalizer(UTF8PROC_STABLE | UTF8PROC_DECOMPOSE).normalize(std::move(out)));
+    if (lowercase_) out = LowercaseNormalizer().normalize(std::move(out));
+    return out;
+  }
+
+ private:
+  bool clean_text_, chinese_chars_, strip_accents_, lowercase_;
+};
+
 }  // namespace
 
 std::string replace_all(std::string_view text, std::string_view from, std::string_view to) {
@@ -193,6 +266,19 @@ Result<std::unique_ptr<Normalizer>> make_normalizer(const Json& json) {
     return std::unique_ptr<Normalizer>(new UnicodeNormalizer(UTF8PROC_STABLE | UTF8PROC_DECOMPOSE | UTF8PROC_COMPAT));
   }
   if (type == "Lowercase") return std::unique_ptr<Normalizer>(new LowercaseNormalizer());
+  if (type == "StripAccents") return std::unique_ptr<Normalizer>(new StripAccentsNormalizer());
+  if (type == "BertNormalizer") {
+    const bool lowercase = json.value("lowercase", true);
+    const Json strip = json.value("strip_accents", Json());
+    return std::unique_ptr<Normalizer>(
+        new BertNormalizer(json.value("clean_text", true), json.value("handle_chinese_chars", true),
+                           strip.is_boolean() ? strip.get<bool>() : lowercase, lowercase));
+  }
+  // SentencePiece's precompiled character map is, for the models that ship
+  // one, NFKC-like; approximated by NFKC (not the map itself).
+  if (type == "Precompiled") {
+    return std::unique_ptr<Normalizer>(new UnicodeNormalizer(UTF8PROC_STABLE | UTF8PROC_COMPOSE | UTF8PROC_COMPAT));
+  }
   if (type == "Strip") {
     return std::unique_ptr<Normalizer>(
         new StripNormalizer(json.value("strip_left", true), json.value("strip_right", true)));

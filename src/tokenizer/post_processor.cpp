@@ -23,6 +23,15 @@ Result<PostProcessor> PostProcessor::from_json(const Json& json) {
     }
     return pp;
   }
+  // [CLS] A [SEP] (BERT) and <s> A </s> (RoBERTa): "cls" and "sep" are [token, id].
+  if (type == "BertProcessing" || type == "RobertaProcessing") {
+    const Json cls = json.value("cls", Json()), sep = json.value("sep", Json());
+    if (!cls.is_array() || cls.size() != 2 || !sep.is_array() || sep.size() != 2) {
+      return invalid_argument("tokenizer.json: " + type + " needs 'cls' and 'sep' as [token, id]");
+    }
+    pp.single_template_ = {cls[1].get<int32_t>(), kSequenceSlot, sep[1].get<int32_t>()};
+    return pp;
+  }
   if (type != "TemplateProcessing") {
     return unimplemented("tokenizer.json: post_processor type '" + type + "' is not supported yet");
   }

@@ -82,8 +82,8 @@ std::vector<std::string> split_by(const std::string& text, const Regex& re, Spli
 class SequencePreTokenizer : public PreTokenizer {
  public:
   explicit SequencePreTokenizer(std::vector<std::unique_ptr<PreTokenizer>> parts) : parts_(std::move(parts)) {}
-  std::vector<std::string> split(std::vector<std::string> pieces) const override {
-    for (const auto& p : parts_) pieces = p->split(std::move(pieces));
+  std::vector<std::string> split(std::vector<std::string> pieces, bool at_input_start) const override {
+    for (const auto& p : parts_) pieces = p->split(std::move(pieces), at_input_start);
     return pieces;
   }
 
@@ -95,7 +95,7 @@ class SplitPreTokenizer : public PreTokenizer {
  public:
   SplitPreTokenizer(Regex re, SplitBehavior behavior, bool invert)
       : re_(std::move(re)), behavior_(behavior), invert_(invert) {}
-  std::vector<std::string> split(std::vector<std::string> pieces) const override {
+  std::vector<std::string> split(std::vector<std::string> pieces, bool) const override {
     std::vector<std::string> out;
     for (const std::string& p : pieces) {
       for (std::string& s : split_by(p, re_, behavior_, invert_)) out.push_back(std::move(s));
@@ -114,7 +114,7 @@ class ByteLevelPreTokenizer : public PreTokenizer {
  public:
   ByteLevelPreTokenizer(bool add_prefix_space, std::optional<Regex> re)
       : add_prefix_space_(add_prefix_space), re_(std::move(re)) {}
-  std::vector<std::string> split(std::vector<std::string> pieces) const override {
+  std::vector<std::string> split(std::vector<std::string> pieces, bool) const override {
     std::vector<std::string> out;
     for (std::string& p : pieces) {
       if (add_prefix_space_ && !p.empty() && p[0] != ' ') p.insert(p.begin(), ' ');
@@ -133,6 +133,44 @@ class ByteLevelPreTokenizer : public PreTokenizer {
   bool add_prefix_space_;
   std::optional<Regex> re_;
 };
+
+// SentencePiece's spaces: ' ' becomes the replacement (U+2581), one is
+// prepended (always, or only at the start of the input), and pieces may be
+// split before each replacement.
+class MetaspacePreTokenizer : public PreTokenizer {
+ public:
+  enum class Prepend { kAlways, kFirst, kNever };
+  MetaspacePreTokenizer(std::string replacement, Prepend prepend, bool split, Regex re)
+      : replacement_(std::move(replacement)), prepend_(prepend), split_(split), re_(std::move(re)) {}
+  std::vector<std::string> split(std::vector<std::string> pieces, bool at_input_start) const override {
+    std::vector<std::string> out;
+    for (size_t i = 0; i < pieces.size(); ++i) {
+      std::string p = replace_all(pieces[i], " ", replacement_);
+      const bool prepend = prepend_ == Prepend::kAlways || (prepend_ == Prepend::kFirst && at_input_start && i == 0);
+      if (prepend && p.compare(0, replacement_.size(), replacement_) != 0) p = replacement_ + p;
+      if (!split_) {
+        out.push_back(std::move(p));
+        continue;
+      }
+      for (std::string& s : split_by(p, re_, SplitBehavior::kMergedWithNext, false)) out.push_back(std::move(s));
+    }
+    return out;
+  }
+
+ private:
+  std::string replacement_;
+  Prepend prepend_;
+  bool split_;
+  Regex re_;
+};
+
+Result<std::unique_ptr<PreTokenizer>> regex_splitter(const std::string& pattern, SplitBehavior behavior, bool invert) {
+  VLLM_ASSIGN_OR_RETURN(Regex re, Regex::compile(pattern));
+  return std::unique_ptr<PreTokenizer>(new SplitPreTokenizer(std::move(re), behavior, invert));
+}
+
+// Unicode punctuation plus ASCII's symbols, as HF's is_punctuation.
+constexpr const char* kPunctuationPattern = R"([\p{P}!-/:-@\[-`{-~])";
 
 Result<SplitBehavior> parse_behavior(const std::string& name) {
   if (name == "Removed") return SplitBehavior::kRemoved;
@@ -183,6 +221,43 @@ Result<std::unique_ptr<PreTokenizer>> make_pre_tokenizer(const Json& json) {
     }
     return std::unique_ptr<PreTokenizer>(
         new ByteLevelPreTokenizer(json.value("add_prefix_space", true), std::move(re)));
+  }
+  if (type == "Whitespace") return regex_splitter(R"(\w+|[^\w\s]+)", SplitBehavior::kRemoved, /*invert=*/true);
+  if (type == "WhitespaceSplit") return regex_splitter(R"(\s+)", SplitBehavior::kRemoved, false);
+  if (type == "Digits") {
+    return regex_splitter(json.value("individual_digits", false) ? "[0-9]" : "[0-9]+", SplitBehavior::kIsolated, false);
+  }
+  if (type == "Punctuation") {
+    VLLM_ASSIGN_OR_RETURN(SplitBehavior behavior, parse_behavior(json.value("behavior", std::string("Isolated"))));
+    return regex_splitter(kPunctuationPattern, behavior, false);
+  }
+  if (type == "BertPreTokenizer") {
+    std::vector<std::unique_ptr<PreTokenizer>> parts;
+    VLLM_ASSIGN_OR_RETURN(std::unique_ptr<PreTokenizer> ws, regex_splitter(R"(\s+)", SplitBehavior::kRemoved, false));
+    VLLM_ASSIGN_OR_RETURN(std::unique_ptr<PreTokenizer> punct,
+                          regex_splitter(kPunctuationPattern, SplitBehavior::kIsolated, false));
+    parts.push_back(std::move(ws));
+    parts.push_back(std::move(punct));
+    return std::unique_ptr<PreTokenizer>(new SequencePreTokenizer(std::move(parts)));
+  }
+  if (type == "Metaspace") {
+    const std::string replacement = json.value("replacement", std::string("\xE2\x96\x81"));
+    std::string scheme = json.value("prepend_scheme", std::string());
+    if (scheme.empty()) scheme = json.value("add_prefix_space", true) ? "always" : "never";
+    using P = MetaspacePreTokenizer::Prepend;
+    P prepend;
+    if (scheme == "always") {
+      prepend = P::kAlways;
+    } else if (scheme == "first") {
+      prepend = P::kFirst;
+    } else if (scheme == "never") {
+      prepend = P::kNever;
+    } else {
+      return invalid_argument("tokenizer.json: unknown Metaspace prepend_scheme '" + scheme + "'");
+    }
+    VLLM_ASSIGN_OR_RETURN(Regex re, Regex::literal(replacement));
+    return std::unique_ptr<PreTokenizer>(
+        new MetaspacePreTokenizer(replacement, prepend, json.value("split", true), std::move(re)));
   }
   return unimplemented("tokenizer.json: pre_tokenizer type '" + type + "' is not supported");
 }

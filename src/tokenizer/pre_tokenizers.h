@@ -15,7 +15,9 @@ class PreTokenizer {
  public:
   virtual ~PreTokenizer() = default;
   // Replaces each piece by the pieces it splits into, in order.
-  virtual std::vector<std::string> split(std::vector<std::string> pieces) const = 0;
+  // `at_input_start`: pieces[0] begins the input text (no added token
+  // before it), which Metaspace's prepend_scheme "first" looks at.
+  virtual std::vector<std::string> split(std::vector<std::string> pieces, bool at_input_start) const = 0;
 };
 
 // Null JSON gives nullptr (the whole text is one piece).

@@ -35,7 +35,7 @@ Status Tokenizer::build_components(const Json& json) {
   VLLM_ASSIGN_OR_RETURN(added_, AddedVocabulary::from_json(json.value("added_tokens", Json())));
   VLLM_ASSIGN_OR_RETURN(normalizer_, make_normalizer(json.value("normalizer", Json())));
   VLLM_ASSIGN_OR_RETURN(pre_tokenizer_, make_pre_tokenizer(json.value("pre_tokenizer", Json())));
-  VLLM_ASSIGN_OR_RETURN(model_, BpeModel::from_json(json.value("model", Json())));
+  VLLM_ASSIGN_OR_RETURN(model_, make_model(json.value("model", Json())));
   VLLM_ASSIGN_OR_RETURN(decoder_, make_decoder(json.value("decoder", Json())));
   VLLM_ASSIGN_OR_RETURN(post_processor_, PostProcessor::from_json(json.value("post_processor", Json())));
   return Status::ok();
@@ -77,13 +77,24 @@ std::vector<int32_t> Tokenizer::encode(std::string_view text, bool add_special_t
       ids.push_back(seg.added_token_id);
       continue;
     }
-    std::string piece(seg.text);
-    if (normalizer_) piece = normalizer_->normalize(std::move(piece));
-    if (!pre_tokenizer_) {
-      model_.tokenize(piece, ids);
-      continue;
+    std::string normalized(seg.text);
+    if (normalizer_) normalized = normalizer_->normalize(std::move(normalized));
+    const bool segment_at_start = seg.text.data() == text.data();
+    // Added tokens with normalized=true are found in the normalized text.
+    for (const TextSegment& part : added_.split(normalized, /*normalized_pass=*/true)) {
+      if (part.added_token_id >= 0) {
+        ids.push_back(part.added_token_id);
+        continue;
+      }
+      if (!pre_tokenizer_) {
+        model_->tokenize(part.text, ids);
+        continue;
+      }
+      const bool at_input_start = segment_at_start && part.text.data() == normalized.data();
+      for (const std::string& word : pre_tokenizer_->split({std::string(part.text)}, at_input_start)) {
+        model_->tokenize(word, ids);
+      }
     }
-    for (const std::string& word : pre_tokenizer_->split({std::move(piece)})) model_.tokenize(word, ids);
   }
   return add_special_tokens ? post_processor_.process(std::move(ids)) : ids;
 }
@@ -109,11 +120,11 @@ std::string Tokenizer::decode_uncleaned(const std::vector<int32_t>& ids, bool sk
 
 std::string Tokenizer::id_to_token(int32_t id) const {
   if (const AddedToken* t = added_.find(id)) return t->content;
-  return model_.id_to_token(id);
+  return model_->id_to_token(id);
 }
 
 int32_t Tokenizer::vocab_size() const {
-  int32_t n = model_.vocab_size();
+  int32_t n = model_->vocab_size();
   for (const AddedToken& t : added_.tokens()) n = std::max(n, t.id + 1);
   return n;
 }

@@ -13,8 +13,8 @@
 #include "base/json.h"
 #include "base/status.h"
 #include "tokenizer/added_vocabulary.h"
-#include "tokenizer/bpe_model.h"
 #include "tokenizer/decoders.h"
+#include "tokenizer/models.h"
 #include "tokenizer/normalizers.h"
 #include "tokenizer/post_processor.h"
 #include "tokenizer/pre_tokenizers.h"
@@ -46,7 +46,7 @@ class Tokenizer {
   int32_t vocab_size() const;
   bool is_special(int32_t id) const { return added_.is_special(id); }
   // A byte-fallback token "<0xNN>": its text depends on the whole run of them.
-  bool is_byte_token(int32_t id) const { return model_.is_byte_token(id); }
+  bool is_byte_token(int32_t id) const { return model_->is_byte_token(id); }
 
   // tokenizer_config.json's chat_template (a string, or the "default" of a
   // list of named templates), if any.
@@ -64,7 +64,7 @@ class Tokenizer {
   AddedVocabulary added_;
   std::unique_ptr<Normalizer> normalizer_;
   std::unique_ptr<PreTokenizer> pre_tokenizer_;
-  BpeModel model_;
+  std::unique_ptr<TokenizerModel> model_;
   std::unique_ptr<Decoder> decoder_;
   PostProcessor post_processor_;
   bool clean_up_tokenization_spaces_ = false;

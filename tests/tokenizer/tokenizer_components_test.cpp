@@ -32,14 +32,24 @@ TEST(BpeModelTest, UnknownCharactersFuseIntoOneUnk) {
 }
 
 TEST(BpeModelTest, UnsupportedOptionIsNamed) {
-  const Json model = Json::parse(R"({"type": "BPE", "vocab": {}, "merges": [], "continuing_subword_prefix": "##"})");
-  EXPECT_EQ(BpeModel::from_json(model).status().message(),
-            "tokenizer.json: BPE option 'continuing_subword_prefix' is not supported yet");
+  const Json model = Json::parse(R"({"type": "BPE", "vocab": {}, "merges": [], "dropout": 0.1})");
+  EXPECT_EQ(BpeModel::from_json(model).status().message(), "tokenizer.json: BPE dropout is not supported");
+}
+
+TEST(BpeModelTest, ContinuingSubwordPrefixAndEndOfWordSuffix) {
+  // "abc" -> a ##b ##c</w>; merges (a, ##b) -> ab; (ab, ##c</w>) -> abc</w>.
+  const Json model = Json::parse(R"({"type": "BPE", "vocab": {"a": 0, "##b": 1, "##c</w>": 2, "ab": 3, "abc</w>": 4},
+      "merges": [["a", "##b"], ["ab", "##c</w>"]], "continuing_subword_prefix": "##", "end_of_word_suffix": "</w>"})");
+  Result<BpeModel> bpe = BpeModel::from_json(model);
+  ASSERT_TRUE(bpe.is_ok()) << bpe.status().message();
+  std::vector<int32_t> ids;
+  bpe->tokenize("abc", ids);
+  EXPECT_EQ(ids, (std::vector<int32_t>{4}));
 }
 
 TEST(AddedVocabularyTest, LongestMatchWins) {
   const Json added = Json::parse(R"([{"id": 5, "content": "<a>", "special": true},
-                                     {"id": 6, "content": "<a><b>", "special": false}])");
+                                     {"id": 6, "content": "<a><b>", "special": false, "normalized": false}])");
   Result<AddedVocabulary> v = AddedVocabulary::from_json(added);
   ASSERT_TRUE(v.is_ok());
   const auto segs = v->split("x<a><b>y<a>");
@@ -53,8 +63,8 @@ TEST(AddedVocabularyTest, LongestMatchWins) {
 }
 
 TEST(DecoderTest, UnsupportedTypeIsNamed) {
-  EXPECT_EQ(make_decoder(Json::parse(R"({"type": "WordPiece"})")).status().message(),
-            "tokenizer.json: decoder type 'WordPiece' is not supported");
+  EXPECT_EQ(make_decoder(Json::parse(R"({"type": "CTC"})")).status().message(),
+            "tokenizer.json: decoder type 'CTC' is not supported");
 }
 
 TEST(TokenizerTest, UnsupportedPreTokenizerIsAnError) {
@@ -66,6 +76,84 @@ TEST(TokenizerTest, UnsupportedPreTokenizerIsAnError) {
   ASSERT_FALSE(t.is_ok());
   EXPECT_EQ(t.status().message(),
             dir.path() + ": tokenizer.json: pre_tokenizer type 'NoSuchPreTokenizer' is not supported");
+}
+
+// A tokenizer built from a tokenizer.json written by the test.
+std::unique_ptr<Tokenizer> load_json(const std::string& json) {
+  testing::TempDir dir;
+  testing::write_file(dir.file("tokenizer.json"), json);
+  Result<std::unique_ptr<Tokenizer>> t = Tokenizer::load(dir.path());
+  EXPECT_TRUE(t.is_ok()) << t.status().message();
+  return t.is_ok() ? std::move(t).value() : nullptr;
+}
+
+TEST(TokenizerPipelineTest, BertWordPiece) {
+  auto tok = load_json(R"({"normalizer": {"type": "BertNormalizer", "lowercase": true},
+    "pre_tokenizer": {"type": "BertPreTokenizer"},
+    "model": {"type": "WordPiece", "unk_token": "[UNK]", "vocab": {"[UNK]": 0, "[CLS]": 1, "[SEP]": 2,
+              "hello": 3, "world": 4, "!": 5, "un": 6, "##aff": 7, "##able": 8, "cafe": 9}},
+    "post_processor": {"type": "BertProcessing", "sep": ["[SEP]", 2], "cls": ["[CLS]", 1]},
+    "decoder": {"type": "WordPiece", "prefix": "##", "cleanup": true},
+    "added_tokens": [{"id": 0, "content": "[UNK]", "special": true}, {"id": 1, "content": "[CLS]", "special": true},
+                     {"id": 2, "content": "[SEP]", "special": true}]})");
+  ASSERT_TRUE(tok);
+  // Lowercased, accents stripped ("Café" -> "cafe"), punctuation split off,
+  // "unaffable" in three pieces, an unknown word as [UNK].
+  EXPECT_EQ(tok->encode("Hello  WORLD! unaffable Café xyz", true),
+            (std::vector<int32_t>{1, 3, 4, 5, 6, 7, 8, 9, 0, 2}));
+  EXPECT_EQ(tok->decode({3, 4, 5, 6, 7, 8}, true), "hello world! unaffable");
+}
+
+TEST(TokenizerPipelineTest, UnigramWithMetaspace) {
+  auto tok = load_json(R"({"pre_tokenizer": {"type": "Metaspace", "replacement": "▁", "prepend_scheme": "always"},
+    "model": {"type": "Unigram", "unk_id": 0, "vocab": [["<unk>", 0.0], ["▁the", -1.0], ["▁", -2.0],
+              ["t", -3.0], ["h", -3.0], ["e", -3.0], ["▁th", -2.5], ["re", -2.0], ["▁there", -1.5]]},
+    "decoder": {"type": "Metaspace", "replacement": "▁", "prepend_scheme": "always"}})");
+  ASSERT_TRUE(tok);
+  // "there" is one piece (-1.5) rather than "the"+"re" (-3.0); "x" is unknown.
+  EXPECT_EQ(tok->encode("there the", false), (std::vector<int32_t>{8, 1}));
+  EXPECT_EQ(tok->encode("thx", false), (std::vector<int32_t>{6, 0}));
+  EXPECT_EQ(tok->decode({8, 1}, false), "there the");
+}
+
+TEST(TokenizerPipelineTest, WhitespaceDigitsAndPunctuationSplits) {
+  auto tok = load_json(R"({"pre_tokenizer": {"type": "Sequence", "pretokenizers": [{"type": "WhitespaceSplit"},
+      {"type": "Digits", "individual_digits": true}, {"type": "Punctuation"}]},
+    "model": {"type": "WordPiece", "unk_token": "?", "vocab": {"?": 0, "a": 1, "1": 2, "2": 3, ",": 4, "b": 5}}})");
+  ASSERT_TRUE(tok);
+  EXPECT_EQ(tok->encode("a12, b", false), (std::vector<int32_t>{1, 2, 3, 4, 5}));
+}
+
+TEST(TokenizerPipelineTest, SingleWordAndNormalizedAddedTokens) {
+  auto tok = load_json(R"({"normalizer": {"type": "Lowercase"},
+    "model": {"type": "WordPiece", "unk_token": "?", "vocab": {"?": 0, "x": 1, "cat": 2}},
+    "pre_tokenizer": {"type": "Whitespace"},
+    "added_tokens": [{"id": 10, "content": "cat", "special": false, "single_word": true, "normalized": false},
+                     {"id": 11, "content": "dog", "special": false, "normalized": true}]})");
+  ASSERT_TRUE(tok);
+  // single_word: "cat" alone matches, inside "xcatx" it does not.
+  EXPECT_EQ(tok->encode("cat", false), (std::vector<int32_t>{10}));
+  EXPECT_EQ(tok->encode("xcatx", false), (std::vector<int32_t>{0}));
+  // normalized: "DOG" is lowercased first, then matched.
+  EXPECT_EQ(tok->encode("DOG", false), (std::vector<int32_t>{11}));
+}
+
+TEST(TokenizerPipelineTest, BpeDecoderSuffix) {
+  auto tok = load_json(R"({"model": {"type": "BPE", "vocab": {"hi</w>": 0, "yo</w>": 1}, "merges": []},
+    "decoder": {"type": "BPEDecoder", "suffix": "</w>"}})");
+  ASSERT_TRUE(tok);
+  EXPECT_EQ(tok->decode({0, 1}, false), "hi yo");
+}
+
+TEST(NormalizerTest, UnicodeForms) {
+  auto nfkc = make_normalizer(Json::parse(R"({"type": "NFKC"})"));
+  auto nfd = make_normalizer(Json::parse(R"({"type": "NFD"})"));
+  auto strip = make_normalizer(
+      Json::parse(R"({"type": "Sequence", "normalizers": [{"type": "NFD"}, {"type": "StripAccents"}]})"));
+  ASSERT_TRUE(nfkc.is_ok() && nfd.is_ok() && strip.is_ok());
+  EXPECT_EQ((*nfkc)->normalize("\uFB01 \u2460"), "fi 1");  // ligature, circled digit
+  EXPECT_EQ((*nfd)->normalize("\u00E9"), "e\u0301");
+  EXPECT_EQ((*strip)->normalize("Cr\u00E8me br\u00FBl\u00E9e"), "Creme brulee");
 }
 
 }  // namespace
