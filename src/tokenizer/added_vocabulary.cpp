@@ -108,6 +108,13 @@ bool AddedVocabulary::is_special(int32_t id) const {
   return t != nullptr && t->special;
 }
 
+const AddedToken* AddedVocabulary::find(std::string_view content) const {
+  for (const AddedToken& t : tokens_) {
+    if (t.content == content) return &t;
+  }
+  return nullptr;
+}
+
 const AddedToken* AddedVocabulary::find(int32_t id) const {
   auto it = by_id_.find(id);
   return it == by_id_.end() ? nullptr : &tokens_[it->second];

@@ -39,6 +39,7 @@ class AddedVocabulary {
 
   bool is_special(int32_t id) const;
   const AddedToken* find(int32_t id) const;
+  const AddedToken* find(std::string_view content) const;
   const std::vector<AddedToken>& tokens() const { return tokens_; }
 
  private:

@@ -52,6 +52,15 @@ Result<PostProcessor> PostProcessor::from_json(const Json& json) {
   return pp;
 }
 
+PostProcessor PostProcessor::bos_eos(std::optional<int32_t> bos, std::optional<int32_t> eos) {
+  PostProcessor pp;
+  if (bos) pp.single_template_.push_back(*bos);
+  pp.single_template_.push_back(kSequenceSlot);
+  if (eos) pp.single_template_.push_back(*eos);
+  if (!bos && !eos) pp.single_template_.clear();
+  return pp;
+}
+
 std::vector<int32_t> PostProcessor::process(std::vector<int32_t> ids) const {
   if (single_template_.empty()) return ids;
   std::vector<int32_t> out;

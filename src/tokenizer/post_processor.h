@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "base/json.h"
@@ -16,6 +17,10 @@ class PostProcessor {
   static Result<PostProcessor> from_json(const Json& json);
 
   std::vector<int32_t> process(std::vector<int32_t> ids) const;
+
+  // [bos] A [eos]: what transformers rebuilds for Llama- and Gemma-style
+  // tokenizers from tokenizer_config.json's add_bos_token / add_eos_token.
+  static PostProcessor bos_eos(std::optional<int32_t> bos, std::optional<int32_t> eos);
 
  private:
   // The "single" template: fixed ids, with one slot (-1) for the sequence.

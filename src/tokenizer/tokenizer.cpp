@@ -53,6 +53,10 @@ Status Tokenizer::read_config(const Json& config, const std::string& path) {
       special_token_variables_[key] = value["content"];
     }
   }
+  if (config.contains("model_max_length") && config["model_max_length"].is_number()) {
+    model_max_length_ = config["model_max_length"].get<double>();
+  }
+  VLLM_RETURN_IF_ERROR(apply_bos_eos_flags(config, path));
   const Json& tmpl = config.contains("chat_template") ? config["chat_template"] : Json();
   if (tmpl.is_string()) {
     chat_template_ = tmpl.get<std::string>();
@@ -67,6 +71,31 @@ Status Tokenizer::read_config(const Json& config, const std::string& path) {
   } else if (!tmpl.is_null()) {
     return invalid_argument(path + ": chat_template must be a string or a list of {name, template}");
   }
+  return Status::ok();
+}
+
+// transformers' Llama and Gemma fast tokenizers rebuild their
+// post-processor from add_bos_token / add_eos_token; other classes ignore them.
+Status Tokenizer::apply_bos_eos_flags(const Json& config, const std::string& path) {
+  const std::string cls = config.value("tokenizer_class", std::string());
+  const bool rebuilds = cls.rfind("LlamaTokenizer", 0) == 0 || cls.rfind("GemmaTokenizer", 0) == 0 ||
+                        cls.rfind("CodeLlamaTokenizer", 0) == 0;
+  if (!rebuilds || !(config.contains("add_bos_token") || config.contains("add_eos_token"))) return Status::ok();
+  auto token_id = [&](const char* name) -> Result<std::optional<int32_t>> {
+    const Json& v = special_token_variables_.contains(name) ? special_token_variables_[name] : Json();
+    if (!v.is_string()) return invalid_argument(path + ": " + name + " is needed by add_" + name);
+    const AddedToken* t = added_.find(v.get<std::string>());
+    if (t == nullptr) return invalid_argument(path + ": " + name + " '" + v.get<std::string>() + "' is not a token");
+    return std::optional<int32_t>(t->id);
+  };
+  std::optional<int32_t> bos, eos;
+  if (config.value("add_bos_token", true)) {
+    VLLM_ASSIGN_OR_RETURN(bos, token_id("bos_token"));
+  }
+  if (config.value("add_eos_token", false)) {
+    VLLM_ASSIGN_OR_RETURN(eos, token_id("eos_token"));
+  }
+  post_processor_ = PostProcessor::bos_eos(bos, eos);
   return Status::ok();
 }
 

@@ -54,12 +54,15 @@ class Tokenizer {
   // The special tokens tokenizer_config.json names (bos_token, eos_token,
   // unk_token, pad_token, ...) as strings: the variables chat templates see.
   const Json& special_token_variables() const { return special_token_variables_; }
+  // tokenizer_config.json's model_max_length (often a huge placeholder).
+  std::optional<double> model_max_length() const { return model_max_length_; }
 
  private:
   Tokenizer() = default;
   // The tokenizer.json pipeline; may throw Json::exception on odd structure.
   Status build_components(const Json& json);
   Status read_config(const Json& config, const std::string& path);
+  Status apply_bos_eos_flags(const Json& config, const std::string& path);
 
   AddedVocabulary added_;
   std::unique_ptr<Normalizer> normalizer_;
@@ -69,6 +72,7 @@ class Tokenizer {
   PostProcessor post_processor_;
   bool clean_up_tokenization_spaces_ = false;
   std::optional<std::string> chat_template_;
+  std::optional<double> model_max_length_;
   Json special_token_variables_ = Json::object();
 };
 

@@ -145,6 +145,25 @@ TEST(TokenizerPipelineTest, BpeDecoderSuffix) {
   EXPECT_EQ(tok->decode({0, 1}, false), "hi yo");
 }
 
+// Llama-style tokenizers take add_bos_token / add_eos_token from
+// tokenizer_config.json over the post-processor in tokenizer.json.
+TEST(TokenizerConfigTest, AddBosAndEosFlags) {
+  testing::TempDir dir;
+  testing::copy_model(dir.path());
+  Json config = Json::parse(testing::read_file(dir.file("tokenizer_config.json")));
+  config["add_eos_token"] = true;
+  testing::write_file(dir.file("tokenizer_config.json"), config.dump());
+  Result<std::unique_ptr<Tokenizer>> tok = Tokenizer::load(dir.path());
+  ASSERT_TRUE(tok.is_ok()) << tok.status().message();
+  EXPECT_EQ((*tok)->encode("a", true), (std::vector<int32_t>{1, 261, 2}));
+  config["add_bos_token"] = false;
+  testing::write_file(dir.file("tokenizer_config.json"), config.dump());
+  tok = Tokenizer::load(dir.path());
+  ASSERT_TRUE(tok.is_ok());
+  EXPECT_EQ((*tok)->encode("a", true), (std::vector<int32_t>{261, 2}));
+  EXPECT_EQ((*tok)->model_max_length(), 512.0);
+}
+
 TEST(NormalizerTest, UnicodeForms) {
   auto nfkc = make_normalizer(Json::parse(R"({"type": "NFKC"})"));
   auto nfd = make_normalizer(Json::parse(R"({"type": "NFD"})"));
