@@ -86,20 +86,13 @@ class LowercaseNormalizer : public Normalizer {
   std::string normalize(std::string text) const override {
     std::string out;
     out.reserve(text.size());
-    utf8proc_ssize_t i = 0;
-    const auto n = static_cast<utf8proc_ssize_t>(text.size());
-    const auto* bytes = reinterpret_cast<const utf8proc_uint8_t*>(text.data());
-    while (i < n) {
-      utf8proc_int32_t cp;
-      const utf8proc_ssize_t len = utf8proc_iterate(bytes + i, n - i, &cp);
-      if (len <= 0) {  // invalid byte: keep it
-        out.push_back(text[static_cast<size_t>(i)]);
-        ++i;
-        continue;
+    utf8::for_each_code_point(text, [&](int32_t cp, std::string_view bytes) {
+      if (cp < 0) {
+        out.append(bytes);  // an invalid byte is kept as it is
+      } else {
+        utf8::append(out, static_cast<uint32_t>(utf8proc_tolower(cp)));
       }
-      utf8::append(out, static_cast<uint32_t>(utf8proc_tolower(cp)));
-      i += len;
-    }
+    });
     return out;
   }
 };
@@ -128,22 +121,18 @@ class StripAccentsNormalizer : public Normalizer {
  public:
   std::string normalize(std::string text) const override {
     std::string out;
-    const auto* bytes = reinterpret_cast<const utf8proc_uint8_t*>(text.data());
-    const auto n = static_cast<utf8proc_ssize_t>(text.size());
-    for (utf8proc_ssize_t i = 0; i < n;) {
-      utf8proc_int32_t cp;
-      const utf8proc_ssize_t len = utf8proc_iterate(bytes + i, n - i, &cp);
-      if (len <= 0) {
-        out.push_back(text[static_cast<size_t>(i++)]);
-        continue;
-      }
-      if (utf8proc_category(cp) != UTF8PROC_CATEGORY_MN)
-        out.append(text, static_cast<size_t>(i), static_cast<size_t>(len));
-      i += len;
-    }
+    utf8::for_each_code_point(text, [&](int32_t cp, std::string_view bytes) {
+      if (cp < 0 || utf8proc_category(cp) != UTF8PROC_CATEGORY_MN) out.append(bytes);
+    });
     return out;
   }
 };
+
+bool is_cjk_ideograph(int32_t cp) {
+  return (cp >= 0x4E00 && cp <= 0x9FFF) || (cp >= 0x3400 && cp <= 0x4DBF) || (cp >= 0x20000 && cp <= 0x2A6DF) ||
+         (cp >= 0x2A700 && cp <= 0x2B73F) || (cp >= 0x2B740 && cp <= 0x2B81F) || (cp >= 0x2B820 && cp <= 0x2CEAF) ||
+         (cp >= 0xF900 && cp <= 0xFAFF) || (cp >= 0x2F800 && cp <= 0x2FA1F);
+}
 
 // BERT's normalizer: control characters dropped and whitespace made ' ',
 // spaces around CJK ideographs, optional accent stripping and lowercasing.
@@ -153,38 +142,25 @@ class BertNormalizer : public Normalizer {
       : clean_text_(clean_text), chinese_chars_(chinese_chars), strip_accents_(strip_accents), lowercase_(lowercase) {}
   std::string normalize(std::string text) const override {
     std::string out;
-    const auto* bytes = reinterpret_cast<const utf8proc_uint8_t*>(text.data());
-    const auto n = static_cast<utf8proc_ssize_t>(text.size());
-    for (utf8proc_ssize_t i = 0; i < n;) {
-      utf8proc_int32_t cp;
-      const utf8proc_ssize_t len = utf8proc_iterate(bytes + i, n - i, &cp);
-      if (len <= 0) {
-        out.push_back(text[static_cast<size_t>(i++)]);
-        continue;
+    utf8::for_each_code_point(text, [&](int32_t cp, std::string_view bytes) {
+      if (cp < 0) {
+        out.append(bytes);
+        return;
       }
-      i += len;
       const utf8proc_category_t cat = utf8proc_category(cp);
       if (clean_text_) {
-        if (cp == 0 || cp == 0xFFFD) continue;
-        const bool space = cp == ' ' || cp == '\t' || cp == '\n' || cp == '\r' || cat == UTF8PROC_CATEGORY_ZS;
-        if (space) {
+        if (cp == 0 || cp == 0xFFFD) return;
+        if (cp == ' ' || cp == '\t' || cp == '\n' || cp == '\r' || cat == UTF8PROC_CATEGORY_ZS) {
           out.push_back(' ');
-          continue;
+          return;
         }
-        if (cat == UTF8PROC_CATEGORY_CC || cat == UTF8PROC_CATEGORY_CF) continue;
+        if (cat == UTF8PROC_CATEGORY_CC || cat == UTF8PROC_CATEGORY_CF) return;
       }
-      const bool cjk = (cp >= 0x4E00 && cp <= 0x9FFF) || (cp >= 0x3400 && cp <= 0x4DBF) ||
-                       (cp >= 0x20000 && cp <= 0x2A6DF) || (cp >= 0x2A700 && cp <= 0x2B73F) ||
-                       (cp >= 0x2B740 && cp <= 0x2B81F) || (cp >= 0x2B820 && cp <= 0x2CEAF) ||
-                       (cp >= 0xF900 && cp <= 0xFAFF) || (cp >= 0x2F800 && cp <= 0x2FA1F);
-      if (chinese_chars_ && cjk) {
-        out.push_back(' ');
-        utf8::append(out, static_cast<uint32_t>(cp));
-        out.push_back(' ');
-      } else {
-        utf8::append(out, static_cast<uint32_t>(cp));
-      }
-    }
+      const bool spaced = chinese_chars_ && is_cjk_ideograph(cp);
+      if (spaced) out.push_back(' ');
+      out.append(bytes);
+      if (spaced) out.push_back(' ');
+    });
     if (strip_accents_)
       out = StripAccentsNormalizer().normalize(
           UnicodeNormalizer(UTF8PROC_STABLE | UTF8PROC_DECOMPOSE).normalize(std::move(out)));

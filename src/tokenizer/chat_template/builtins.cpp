@@ -18,36 +18,30 @@ std::string expect_string(const Value& v, const char* what) {
   return v.as_string();
 }
 
-// Applies a per-code-point case mapping.
+// Applies a per-code-point case mapping; invalid bytes stay as they are.
 template <typename Map>
 std::string map_code_points(const std::string& s, Map map) {
   std::string out;
-  const auto* bytes = reinterpret_cast<const utf8proc_uint8_t*>(s.data());
-  const auto n = static_cast<utf8proc_ssize_t>(s.size());
-  for (utf8proc_ssize_t i = 0; i < n;) {
-    utf8proc_int32_t cp;
-    const utf8proc_ssize_t len = utf8proc_iterate(bytes + i, n - i, &cp);
-    if (len <= 0) {
-      out.push_back(s[static_cast<size_t>(i)]);
-      ++i;
-      continue;
+  utf8::for_each_code_point(s, [&](int32_t cp, std::string_view bytes) {
+    if (cp < 0) {
+      out.append(bytes);
+    } else {
+      utf8::append(out, static_cast<uint32_t>(map(cp)));
     }
-    utf8::append(out, static_cast<uint32_t>(map(cp, out)));
-    i += len;
-  }
+  });
   return out;
 }
 
 std::string lower(const std::string& s) {
-  return map_code_points(s, [](int32_t cp, const std::string&) { return utf8proc_tolower(cp); });
+  return map_code_points(s, [](int32_t cp) { return utf8proc_tolower(cp); });
 }
 std::string upper(const std::string& s) {
-  return map_code_points(s, [](int32_t cp, const std::string&) { return utf8proc_toupper(cp); });
+  return map_code_points(s, [](int32_t cp) { return utf8proc_toupper(cp); });
 }
 // Python's str.title: upper after a non-letter, lower after a letter.
 std::string title(const std::string& s) {
   bool prev_cased = false;
-  return map_code_points(s, [&](int32_t cp, const std::string&) {
+  return map_code_points(s, [&](int32_t cp) {
     const bool cased = utf8proc_tolower(cp) != cp || utf8proc_toupper(cp) != cp;
     const int32_t r = prev_cased ? utf8proc_tolower(cp) : utf8proc_toupper(cp);
     prev_cased = cased;
@@ -56,7 +50,7 @@ std::string title(const std::string& s) {
 }
 std::string capitalize(const std::string& s) {
   bool first = true;
-  return map_code_points(s, [&](int32_t cp, const std::string&) {
+  return map_code_points(s, [&](int32_t cp) {
     const int32_t r = first ? utf8proc_toupper(cp) : utf8proc_tolower(cp);
     first = false;
     return r;

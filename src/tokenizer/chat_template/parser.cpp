@@ -2,6 +2,7 @@
 
 #include <cctype>
 #include <cstdlib>
+#include <initializer_list>
 
 namespace vllm::jinja {
 namespace {
@@ -412,38 +413,23 @@ class ExprParser {
       }
     }
   }
-  ExprPtr math1() {
-    ExprPtr e = concat();
-    while (at_op("+") || at_op("-")) {
-      std::string op = next().text;
-      e = binary(op, std::move(e), concat());
-    }
-    return e;
-  }
-  ExprPtr concat() {
-    ExprPtr e = math2();
-    while (at_op("~")) {
+  // One left-associative level of binary operators over `operand`.
+  ExprPtr left_assoc(ExprPtr (ExprParser::*operand)(), std::initializer_list<const char*> ops) {
+    ExprPtr e = (this->*operand)();
+    for (;;) {
+      const char* op = nullptr;
+      for (const char* o : ops) {
+        if (at_op(o)) op = o;
+      }
+      if (op == nullptr) return e;
       next();
-      e = binary("~", std::move(e), math2());
+      e = binary(op, std::move(e), (this->*operand)());
     }
-    return e;
   }
-  ExprPtr math2() {
-    ExprPtr e = power();
-    while (at_op("*") || at_op("/") || at_op("//") || at_op("%")) {
-      std::string op = next().text;
-      e = binary(op, std::move(e), power());
-    }
-    return e;
-  }
-  ExprPtr power() {
-    ExprPtr e = unary();
-    while (at_op("**")) {
-      next();
-      e = binary("**", std::move(e), unary());
-    }
-    return e;
-  }
+  ExprPtr math1() { return left_assoc(&ExprParser::concat, {"+", "-"}); }
+  ExprPtr concat() { return left_assoc(&ExprParser::math2, {"~"}); }
+  ExprPtr math2() { return left_assoc(&ExprParser::power, {"*", "/", "//", "%"}); }
+  ExprPtr power() { return left_assoc(&ExprParser::unary, {"**"}); }
   ExprPtr unary() {
     if (at_op("-") || at_op("+")) {
       Depth d(this);
