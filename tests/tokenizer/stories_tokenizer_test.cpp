@@ -2,6 +2,9 @@
 // against ids and texts produced by Hugging Face's tokenizer code.
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <thread>
+
 #include "base/json.h"
 #include "test_util.h"
 #include "tokenizer/incremental_detokenizer.h"
@@ -60,6 +63,25 @@ TEST_F(StoriesTokenizerTest, StreamingWaitsForTheEndOfAByteRun) {
   streamed += detok.flush();
   EXPECT_EQ(streamed, tok_->decode(ids, true));
   EXPECT_EQ(streamed.find("\xF0\x9F\x98\x80"), std::string::npos);
+}
+
+// The shared BPE word cache is safe to use from several threads at once.
+TEST_F(StoriesTokenizerTest, ConcurrentEncodesAgreeWithSerialOnes) {
+  std::vector<std::string> texts;
+  for (int i = 0; i < 200; ++i) texts.push_back("word" + std::to_string(i % 37) + " and more " + std::to_string(i));
+  std::vector<std::vector<int32_t>> expected;
+  for (const auto& t : texts) expected.push_back(tok_->encode(t, true));
+  std::vector<std::thread> threads;
+  std::atomic<int> mismatches{0};
+  for (int w = 0; w < 4; ++w) {
+    threads.emplace_back([&] {
+      for (size_t i = 0; i < texts.size(); ++i) {
+        if (tok_->encode(texts[i], true) != expected[i]) mismatches.fetch_add(1);
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(mismatches.load(), 0);
 }
 
 TEST_F(StoriesTokenizerTest, ByteFallbackRoundTripsEmoji) {
