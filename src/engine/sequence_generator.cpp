@@ -17,14 +17,14 @@ struct SequenceGenerator::SequenceState {
                              static_cast<int32_t>(config.num_key_value_heads), static_cast<int32_t>(config.head_dim),
                              block_size},
                 num_blocks),
-        pool(num_blocks) {}
+        pool(num_blocks, /*enable_caching=*/false) {}
 
   // Makes sure the block table covers `num_tokens` tokens.
   void reserve(int64_t num_tokens, int32_t block_size) {
     while (static_cast<int64_t>(block_table.size()) * block_size < num_tokens) {
-      const std::optional<BlockId> b = pool.allocate();
+      const std::optional<std::vector<BlockId>> b = pool.get_new_blocks(1);
       VLLM_CHECK(b.has_value(), "KV pool sized for the request ran out");
-      block_table.push_back(*b);
+      block_table.push_back(b->front());
     }
   }
 
