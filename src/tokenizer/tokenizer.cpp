@@ -26,7 +26,11 @@ Result<std::unique_ptr<Tokenizer>> Tokenizer::load(const std::string& dir) {
   const std::string config_path = join_path(dir, "tokenizer_config.json");
   if (file_exists(config_path)) {
     VLLM_ASSIGN_OR_RETURN(Json config, read_json_file(config_path));
-    VLLM_RETURN_IF_ERROR(tok->read_config(config, config_path));
+    try {
+      VLLM_RETURN_IF_ERROR(tok->read_config(config, config_path));
+    } catch (const Json::exception& e) {
+      return invalid_argument(config_path + ": unexpected structure (" + std::string(e.what()) + ")");
+    }
   }
   return tok;
 }

@@ -164,6 +164,18 @@ TEST(TokenizerConfigTest, AddBosAndEosFlags) {
   EXPECT_EQ((*tok)->model_max_length(), 512.0);
 }
 
+TEST(TokenizerConfigTest, WrongFieldTypeIsAnErrorNotACrash) {
+  testing::TempDir dir;
+  testing::copy_model(dir.path());
+  Json config = Json::parse(testing::read_file(dir.file("tokenizer_config.json")));
+  config["add_bos_token"] = "yes";
+  testing::write_file(dir.file("tokenizer_config.json"), config.dump());
+  Result<std::unique_ptr<Tokenizer>> tok = Tokenizer::load(dir.path());
+  ASSERT_FALSE(tok.is_ok());
+  EXPECT_NE(tok.status().message().find("tokenizer_config.json: unexpected structure"), std::string::npos)
+      << tok.status().message();
+}
+
 TEST(NormalizerTest, UnicodeForms) {
   auto nfkc = make_normalizer(Json::parse(R"({"type": "NFKC"})"));
   auto nfd = make_normalizer(Json::parse(R"({"type": "NFD"})"));
