@@ -21,6 +21,7 @@ enum class StatusCode {
   kOutOfRange,       // a value beyond a limit (context length, pool size)
   kResourceExhausted,
   kInternal,
+  kUnavailable,  // the service cannot take it now (e.g. shutting down)
 };
 
 class [[nodiscard]] Status {
@@ -48,6 +49,7 @@ inline Status data_loss(std::string msg) { return {StatusCode::kDataLoss, std::m
 inline Status unimplemented(std::string msg) { return {StatusCode::kUnimplemented, std::move(msg)}; }
 inline Status out_of_range(std::string msg) { return {StatusCode::kOutOfRange, std::move(msg)}; }
 inline Status internal_error(std::string msg) { return {StatusCode::kInternal, std::move(msg)}; }
+inline Status unavailable(std::string msg) { return {StatusCode::kUnavailable, std::move(msg)}; }
 
 // A value or the Status explaining why there is none.
 template <typename T>

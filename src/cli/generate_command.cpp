@@ -1,13 +1,17 @@
-// `vllm-cpp generate`: one prompt in, its completion on stdout; timings on stderr.
+// `vllm-cpp generate`: one prompt, its completion streamed on stdout; or a
+// whole JSON-lines file of requests run through the engine together.
+#include <chrono>
 #include <cstdio>
+#include <fstream>
+#include <iostream>
 #include <optional>
 
-#include "base/logging.h"
-#include "base/thread_pool.h"
+#include "base/clock.h"
+#include "cli/batch_requests.h"
 #include "cli/commands.h"
-#include "engine/sequence_generator.h"
+#include "cli/engine_flags.h"
+#include "engine/llm_engine.h"
 #include "model/decoder_model.h"
-#include "tokenizer/incremental_detokenizer.h"
 #include "tokenizer/tokenizer.h"
 
 namespace vllm::cli {
@@ -16,50 +20,118 @@ namespace {
 struct GenerateOptions {
   std::string model = default_model_dir();
   std::string prompt;
+  std::string input;  // JSON lines; empty: --prompt
+  std::string output = "-";
   int64_t max_tokens = 16;
   double temperature = 1.0;
   std::optional<uint64_t> seed;
   bool ignore_eos = false;
-  int threads = ThreadPool::default_num_threads();
+  EngineFlags engine;
 };
 
-int run_generate(const GenerateOptions& o) {
-  Result<std::unique_ptr<DecoderModel>> model = DecoderModel::load(o.model);
-  if (!model.is_ok()) return report_error(model.status().message());
-  Result<std::unique_ptr<Tokenizer>> tokenizer = Tokenizer::load(o.model);
-  if (!tokenizer.is_ok()) return report_error(tokenizer.status().message());
-
+SamplingParams default_params(const GenerateOptions& o) {
   SamplingParams params;
   params.max_tokens = o.max_tokens;
   params.temperature = o.temperature;
   params.seed = o.seed;
   params.ignore_eos = o.ignore_eos;
-  const std::vector<int32_t> prompt_ids = (*tokenizer)->encode(o.prompt, /*add_special_tokens=*/true);
+  return params;
+}
 
-  ThreadPool pool(o.threads);
-  SequenceGenerator generator(**model, pool);
-  // The completion streams as it is generated; decoded after the prompt so
-  // that its leading space is kept, as an OpenAI completion returns it.
-  IncrementalDetokenizer detokenizer(**tokenizer, /*skip_special_tokens=*/true, prompt_ids);
-  auto print = [](const std::string& text) {
-    std::fwrite(text.data(), 1, text.size(), stdout);
-    std::fflush(stdout);
-  };
-  Result<GenerationResult> result =
-      generator.generate(prompt_ids, params, [&](int32_t token) { print(detokenizer.push(token)); });
-  if (!result.is_ok()) return report_error(result.status().message());
-  print(detokenizer.flush() + "\n");
+void print(const std::string& text) {
+  std::fwrite(text.data(), 1, text.size(), stdout);
+  std::fflush(stdout);
+}
 
-  const size_t n = result->token_ids.size();
-  const double decode_rate =
-      n > 1 && result->decode_seconds > 0 ? static_cast<double>(n - 1) / result->decode_seconds : 0.0;
+int run_one_prompt(const GenerateOptions& o, LLMEngine& engine) {
+  SamplingParams params = default_params(o);
+  params.output_kind = OutputKind::kDelta;
+  if (Status s = engine.add_request("0", PromptInput{o.prompt, std::nullopt}, params); !s.is_ok()) {
+    return report_error(s.message());
+  }
+  const double start = now_seconds();
+  double first_token_at = 0.0;
+  size_t num_prompt = 0, num_generated = 0;
+  std::optional<FinishReason> finish_reason;
+  while (engine.has_unfinished_requests()) {
+    for (const RequestOutput& out : engine.step()) {
+      if (num_generated == 0) {
+        first_token_at = now_seconds();
+        num_prompt = out.prompt_token_ids.size();
+      }
+      num_generated += out.outputs[0].token_ids.size();
+      print(out.outputs[0].text);
+      finish_reason = out.outputs[0].finish_reason;
+    }
+  }
+  print("\n");
+  const double end = now_seconds();
+  const double prefill = first_token_at - start;
+  const double decode_rate = num_generated > 1 ? static_cast<double>(num_generated - 1) / (end - first_token_at) : 0.0;
   std::fprintf(stderr,
                "prompt: %zu tokens, prefill %.1f ms (%.1f tokens/s); generated %zu tokens, decode %.1f tokens/s; "
                "finish_reason=%s; threads=%d\n",
-               prompt_ids.size(), result->prefill_seconds * 1e3,
-               static_cast<double>(prompt_ids.size()) / std::max(result->prefill_seconds, 1e-9), n, decode_rate,
-               finish_reason_name(result->finish_reason), pool.num_threads());
+               num_prompt, prefill * 1e3, static_cast<double>(num_prompt) / std::max(prefill, 1e-9), num_generated,
+               decode_rate, finish_reason ? finish_reason_name(*finish_reason) : "none",
+               engine.core().config().config.num_threads);
   return 0;
+}
+
+int run_batch(const GenerateOptions& o, LLMEngine& engine) {
+  Result<std::vector<BatchRequest>> requests = read_batch_requests(o.input, default_params(o));
+  if (!requests.is_ok()) return report_error(requests.status().message());
+  std::vector<PromptInput> prompts;
+  std::vector<SamplingParams> params;
+  for (const BatchRequest& r : *requests) {
+    prompts.push_back(r.prompt);
+    params.push_back(r.params);
+  }
+  const double start = now_seconds();
+  Result<std::vector<RequestOutput>> outputs = engine.generate(prompts, params);
+  if (!outputs.is_ok()) return report_error(o.input + ": request " + outputs.status().message());
+  const double wall = now_seconds() - start;
+
+  std::ofstream file;
+  if (o.output != "-") {
+    file.open(o.output);
+    if (!file) return report_error("cannot write " + o.output);
+  }
+  std::ostream& out = o.output == "-" ? std::cout : file;
+  size_t num_prompt = 0, num_generated = 0;
+  for (size_t i = 0; i < outputs->size(); ++i) {
+    const RequestOutput& r = (*outputs)[i];
+    num_prompt += r.prompt_token_ids.size();
+    for (const CompletionOutput& c : r.outputs) num_generated += c.token_ids.size();
+    out << batch_output_json(i, r).dump(-1, ' ', false, OrderedJson::error_handler_t::replace) << '\n';
+  }
+  out.flush();
+  if (!out) return report_error("cannot write " + o.output);
+
+  const EngineCoreStats stats = engine.stats();
+  const double hit_rate = stats.prefix_cache.queries_tokens > 0
+                              ? 100.0 * static_cast<double>(stats.prefix_cache.hits_tokens) /
+                                    static_cast<double>(stats.prefix_cache.queries_tokens)
+                              : 0.0;
+  std::fprintf(stderr,
+               "requests: %zu, prompt tokens: %zu, generated tokens: %zu, wall time: %.2f s, throughput: %.1f "
+               "tokens/s (generated %.1f tokens/s, %.2f requests/s), prefix cache hit rate: %.1f%%, preemptions: "
+               "%lld, steps: %lld\n",
+               outputs->size(), num_prompt, num_generated, wall, static_cast<double>(num_prompt + num_generated) / wall,
+               static_cast<double>(num_generated) / wall, static_cast<double>(outputs->size()) / wall, hit_rate,
+               static_cast<long long>(stats.num_preemptions), static_cast<long long>(stats.num_steps));
+  return 0;
+}
+
+int run_generate(const GenerateOptions& o) {
+  Result<EngineConfig> config = make_engine_config(o.engine);
+  if (!config.is_ok()) return report_error(config.status().message());
+  Result<std::unique_ptr<DecoderModel>> model = DecoderModel::load(o.model);
+  if (!model.is_ok()) return report_error(model.status().message());
+  Result<std::unique_ptr<Tokenizer>> tokenizer = Tokenizer::load(o.model);
+  if (!tokenizer.is_ok()) return report_error(tokenizer.status().message());
+  Result<std::unique_ptr<LLMEngine>> engine = LLMEngine::create(**model, **tokenizer, *config);
+  if (!engine.is_ok()) return report_error(engine.status().message());
+  return o.input.empty() ? run_one_prompt(o, **engine) : run_batch(o, **engine);
 }
 
 }  // namespace
@@ -67,13 +139,17 @@ int run_generate(const GenerateOptions& o) {
 CommandRunner add_generate_command(CLI::App& app) {
   auto o = std::make_shared<GenerateOptions>();
   app.add_option("--model", o->model, "Hugging Face model directory (default: the embedded stories260k)");
-  app.add_option("--prompt", o->prompt, "Prompt text (default: empty, i.e. generate from BOS)");
+  auto* prompt = app.add_option("--prompt", o->prompt, "Prompt text (default: empty, i.e. generate from BOS)");
+  app.add_option("--input", o->input,
+                 "JSON lines of requests ({\"prompt\" or \"prompt_token_ids\", \"max_tokens\", \"temperature\", "
+                 "\"seed\", \"ignore_eos\", \"cache_salt\"}; - for stdin), run together")
+      ->excludes(prompt);
+  app.add_option("--output", o->output, "Where --input's results go, one JSON line per request (default: stdout)");
   app.add_option("--max-tokens", o->max_tokens, "Maximum number of tokens to generate")->capture_default_str();
   app.add_option("--temperature", o->temperature, "Sampling temperature; 0 = greedy")->capture_default_str();
   app.add_option("--seed", o->seed, "Random seed for sampling (default: non-deterministic)");
   app.add_flag("--ignore-eos", o->ignore_eos, "Keep generating past the end-of-sequence token");
-  app.add_option("--threads", o->threads, "Compute threads (default: the CPUs this process may use)")
-      ->check(CLI::Range(1, 1024));
+  add_engine_flags(app, o->engine);
   return [o] { return run_generate(*o); };
 }
 

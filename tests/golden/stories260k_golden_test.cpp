@@ -6,7 +6,8 @@
 #include <cmath>
 
 #include "base/json.h"
-#include "engine/sequence_generator.h"
+#include "engine/llm_engine.h"
+#include "engine/runner/prompt_scorer.h"
 #include "model/decoder_model.h"
 #include "test_util.h"
 #include "tokenizer/tokenizer.h"
@@ -26,6 +27,11 @@ class Stories260kGoldenTest : public ::testing::Test {
     delete tokenizer_;
     delete pool_;
   }
+  static std::unique_ptr<LLMEngine> make_engine() {
+    EngineConfig config;
+    config.num_threads = 2;
+    return std::move(LLMEngine::create(*model_, *tokenizer_, config)).value();
+  }
   static Json golden(const std::string& file) {
     return Json::parse(testing::read_file(testing::golden_dir() + "/" + file));
   }
@@ -39,25 +45,37 @@ DecoderModel* Stories260kGoldenTest::model_ = nullptr;
 Tokenizer* Stories260kGoldenTest::tokenizer_ = nullptr;
 ThreadPool* Stories260kGoldenTest::pool_ = nullptr;
 
+// All twelve cases run through the engine together, as one batch.
 TEST_F(Stories260kGoldenTest, GreedyGenerationsMatchExactly) {
   const Json cases = golden("greedy.json")["cases"];
   ASSERT_EQ(cases.size(), 12u);
-  SequenceGenerator generator(*model_, *pool_);
+  std::vector<PromptInput> prompts;
+  std::vector<SamplingParams> params;
   for (const Json& c : cases) {
     const std::string prompt = c["prompt"].get<std::string>();
     const auto prompt_ids = tokenizer_->encode(prompt, true);
     ASSERT_EQ(prompt_ids, c["prompt_token_ids"].get<std::vector<int32_t>>()) << c["name"];
-    SamplingParams params;
-    params.temperature = 0.0;
-    params.ignore_eos = true;
-    params.max_tokens = c["max_new_tokens"].get<int64_t>();
-    Result<GenerationResult> r = generator.generate(prompt_ids, params);
-    ASSERT_TRUE(r.is_ok()) << r.status().message();
-    EXPECT_EQ(r->token_ids, c["output_token_ids"].get<std::vector<int32_t>>()) << c["name"];
-    std::vector<int32_t> all = prompt_ids;
-    all.insert(all.end(), r->token_ids.begin(), r->token_ids.end());
+    prompts.push_back(PromptInput{prompt, std::nullopt});
+    SamplingParams p;
+    p.temperature = 0.0;
+    p.ignore_eos = true;
+    p.max_tokens = c["max_new_tokens"].get<int64_t>();
+    params.push_back(p);
+  }
+  std::unique_ptr<LLMEngine> engine = make_engine();
+  Result<std::vector<RequestOutput>> results = engine->generate(prompts, params);
+  ASSERT_TRUE(results.is_ok()) << results.status().message();
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const Json& c = cases[i];
+    const RequestOutput& r = (*results)[i];
+    ASSERT_EQ(r.outputs.size(), 1u);
+    const std::vector<int32_t>& ids = r.outputs[0].token_ids;
+    EXPECT_EQ(ids, c["output_token_ids"].get<std::vector<int32_t>>()) << c["name"];
+    std::vector<int32_t> all = r.prompt_token_ids;
+    all.insert(all.end(), ids.begin(), ids.end());
     EXPECT_EQ(tokenizer_->decode(all, true), c["full_text"].get<std::string>()) << c["name"];
-    EXPECT_EQ(tokenizer_->decode(r->token_ids, true), c["output_text_decoded_alone"].get<std::string>()) << c["name"];
+    EXPECT_EQ(tokenizer_->decode(ids, true), c["output_text_decoded_alone"].get<std::string>()) << c["name"];
+    EXPECT_EQ(r.outputs[0].finish_reason, FinishReason::kLength) << c["name"];
   }
 }
 
@@ -67,14 +85,16 @@ TEST_F(Stories260kGoldenTest, RefusesPromptPlusMaxTokensBeyondContext) {
   const Json cases = golden("greedy.json")["cases"];
   for (const Json& c : cases) {
     if (c["name"] != "long_300_tokens_256") continue;
-    SequenceGenerator generator(*model_, *pool_);
+    std::unique_ptr<LLMEngine> engine = make_engine();
     SamplingParams params;
     params.temperature = 0.0;
     params.max_tokens = c["max_new_tokens_requested"].get<int64_t>();
-    Result<GenerationResult> r = generator.generate(c["prompt_token_ids"].get<std::vector<int32_t>>(), params);
-    ASSERT_FALSE(r.is_ok());
-    EXPECT_EQ(r.status().message(),
+    const Status s =
+        engine->add_request("long", PromptInput{{}, c["prompt_token_ids"].get<std::vector<int32_t>>()}, params);
+    ASSERT_FALSE(s.is_ok());
+    EXPECT_EQ(s.message(),
               "the prompt (300 tokens) plus max_tokens (256) exceeds the maximum context length of 512 tokens");
+    EXPECT_FALSE(engine->has_unfinished_requests());
     return;
   }
   FAIL() << "case long_300_tokens_256 not found";
@@ -83,14 +103,13 @@ TEST_F(Stories260kGoldenTest, RefusesPromptPlusMaxTokensBeyondContext) {
 TEST_F(Stories260kGoldenTest, Top5LogprobsMatchAtEveryStep) {
   const Json cases = golden("logprobs_top5.json")["cases"];
   ASSERT_EQ(cases.size(), 3u);
-  SequenceGenerator generator(*model_, *pool_);
   const int64_t vocab = model_->config().vocab_size;
   for (const Json& c : cases) {
     std::vector<int32_t> ids = c["prompt_token_ids"].get<std::vector<int32_t>>();
     const size_t prompt_len = ids.size();
     for (int32_t t : c["output_token_ids"].get<std::vector<int32_t>>()) ids.push_back(t);
     // Scored in chunks of 5 tokens: each chunk reads the earlier ones through the paged cache.
-    Result<std::vector<float>> logits = generator.all_logits(ids, 5);
+    Result<std::vector<float>> logits = score_all_positions(*model_, *pool_, ids, 5);
     ASSERT_TRUE(logits.is_ok());
     for (const Json& pos : c["positions"]) {
       const size_t row = prompt_len - 1 + pos["step"].get<size_t>();

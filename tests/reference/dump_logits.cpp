@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "base/thread_pool.h"
-#include "engine/sequence_generator.h"
+#include "engine/runner/prompt_scorer.h"
 #include "model/decoder_model.h"
 
 int main(int argc, char** argv) {
@@ -23,8 +23,7 @@ int main(int argc, char** argv) {
   std::vector<int32_t> ids;
   for (int32_t id; std::cin >> id;) ids.push_back(id);
   vllm::ThreadPool pool(2);
-  vllm::SequenceGenerator generator(**model, pool);
-  vllm::Result<std::vector<float>> logits = generator.all_logits(ids, std::stoll(argv[2]));
+  vllm::Result<std::vector<float>> logits = vllm::score_all_positions(**model, pool, ids, std::stoi(argv[2]));
   if (!logits.is_ok()) {
     std::fprintf(stderr, "error: %s\n", logits.status().message().c_str());
     return 1;

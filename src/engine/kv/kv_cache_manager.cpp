@@ -12,7 +12,7 @@ KVCacheManager::KVCacheManager(int32_t num_blocks, int32_t block_size, bool enab
 ComputedBlocks KVCacheManager::get_computed_blocks(std::span<const int32_t> tokens, const std::string& cache_salt) {
   ComputedBlocks out;
   if (!enable_caching_ || tokens.empty()) return out;
-  stats_.queries_tokens += static_cast<int64_t>(tokens.size());
+  out.num_query_tokens = static_cast<int32_t>(tokens.size());
   // Only blocks that end before the last token: it must be computed.
   const size_t max_blocks = (tokens.size() - 1) / static_cast<size_t>(block_size_);
   std::optional<BlockHash> parent;
@@ -25,7 +25,6 @@ ComputedBlocks KVCacheManager::get_computed_blocks(std::span<const int32_t> toke
     parent = h;
   }
   out.num_computed_tokens = static_cast<int32_t>(out.blocks.size()) * block_size_;
-  stats_.hits_tokens += out.num_computed_tokens;
   return out;
 }
 
@@ -45,6 +44,9 @@ bool KVCacheManager::allocate_slots(RequestId id, int32_t num_tokens, const Comp
     it = requests_.emplace(id, RequestBlocks{}).first;
     pool_.touch(computed.blocks);
     it->second.blocks = computed.blocks;
+    // Counted on success only, so a request that waits for blocks is not counted again each step.
+    stats_.queries_tokens += computed.num_query_tokens;
+    stats_.hits_tokens += computed.num_computed_tokens;
   }
   std::optional<std::vector<BlockId>> fresh = pool_.get_new_blocks(num_new);
   VLLM_CHECK(fresh.has_value(), "free-block count was checked above");

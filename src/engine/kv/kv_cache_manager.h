@@ -21,6 +21,7 @@ using RequestId = int64_t;
 struct ComputedBlocks {
   std::vector<BlockId> blocks;
   int32_t num_computed_tokens = 0;  // blocks.size() * block_size
+  int32_t num_query_tokens = 0;     // tokens looked up (0 with caching off)
 };
 
 struct PrefixCacheStats {
@@ -38,7 +39,8 @@ class KVCacheManager {
   ComputedBlocks get_computed_blocks(std::span<const int32_t> tokens, const std::string& cache_salt);
 
   // Makes request `id` own enough blocks for `num_tokens` tokens in all.
-  // On its first call `computed` (from get_computed_blocks) is taken over.
+  // On its first call `computed` (from get_computed_blocks) is taken over
+  // and counted in the prefix-cache stats.
   // Returns false, changing nothing, when the pool cannot supply them.
   bool allocate_slots(RequestId id, int32_t num_tokens, const ComputedBlocks& computed = {});
 

@@ -1,0 +1,64 @@
+#include "cli/engine_flags.h"
+
+#include <climits>
+#include <cstdlib>
+
+#include "base/thread_pool.h"
+#include "cli/human_readable.h"
+
+namespace vllm::cli {
+
+void add_engine_flags(CLI::App& app, EngineFlags& f) {
+  app.add_option("--max-model-len", f.max_model_len,
+                 "Context length: prompt plus generated tokens (e.g. 2048, 4k, 4K; default: the model's)");
+  app.add_option("--max-num-seqs", f.max_num_seqs, "Most sequences running in one step")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1 << 20));
+  app.add_option("--max-num-batched-tokens", f.max_num_batched_tokens, "Token budget of one step")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1 << 24));
+  app.add_option("--block-size", f.block_size, "KV cache block size in tokens")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1024));
+  app.add_option("--kv-cache-memory-bytes", f.kv_cache_memory_bytes,
+                 "Size of the KV cache (e.g. 4GiB); wins over VLLM_CPU_KVCACHE_SPACE (GiB). Default: room for "
+                 "max-num-seqs full-length sequences, at most 4 GiB");
+  app.add_flag("--enable-prefix-caching,!--no-enable-prefix-caching", f.enable_prefix_caching,
+               "Reuse the KV blocks of prompts that share a prefix (default: on)");
+  app.add_flag("--enable-chunked-prefill,!--no-enable-chunked-prefill", f.enable_chunked_prefill,
+               "Split long prompts across steps to fill the token budget (default: on)");
+  app.add_option("--threads", f.threads, "Compute threads (default: the CPUs this process may use)")
+      ->check(CLI::Range(1, 1024));
+}
+
+Result<EngineConfig> make_engine_config(const EngineFlags& f) {
+  EngineConfig config;
+  if (!f.max_model_len.empty()) {
+    Result<int64_t> len = parse_human_readable_int(f.max_model_len);
+    if (!len.is_ok()) return invalid_argument("--max-model-len: " + len.status().message());
+    if (*len < 1 || *len > INT32_MAX) return invalid_argument("--max-model-len must be in [1, 2^31)");
+    config.scheduler.max_model_len = static_cast<int32_t>(*len);
+  }
+  config.scheduler.max_num_seqs = f.max_num_seqs;
+  config.scheduler.max_num_batched_tokens = f.max_num_batched_tokens;
+  config.scheduler.enable_chunked_prefill = f.enable_chunked_prefill;
+  config.cache.block_size = f.block_size;
+  config.cache.enable_prefix_caching = f.enable_prefix_caching;
+  if (!f.kv_cache_memory_bytes.empty()) {
+    Result<int64_t> bytes = parse_human_readable_int(f.kv_cache_memory_bytes);
+    if (!bytes.is_ok()) return invalid_argument("--kv-cache-memory-bytes: " + bytes.status().message());
+    if (*bytes < 1) return invalid_argument("--kv-cache-memory-bytes must be positive");
+    config.cache.kv_cache_memory_bytes = *bytes;
+  } else if (const char* gib = std::getenv("VLLM_CPU_KVCACHE_SPACE"); gib != nullptr && *gib != '\0') {
+    char* end = nullptr;
+    const double value = std::strtod(gib, &end);
+    if (*end != '\0' || !(value >= 0) || value > 1e6) {
+      return invalid_argument(std::string("VLLM_CPU_KVCACHE_SPACE must be a number of GiB, got '") + gib + "'");
+    }
+    config.cache.kv_cache_memory_bytes = static_cast<int64_t>(value * 1073741824.0);
+  }
+  config.num_threads = f.threads > 0 ? f.threads : ThreadPool::default_num_threads();
+  return config;
+}
+
+}  // namespace vllm::cli

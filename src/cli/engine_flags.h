@@ -1,0 +1,29 @@
+// The engine's flags (shared by `generate` and, later, `serve`), with vLLM's
+// names, and their translation into an EngineConfig.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <string>
+
+#include "base/status.h"
+#include "engine/engine_config.h"
+
+namespace vllm::cli {
+
+struct EngineFlags {
+  std::string max_model_len;  // human-readable; empty: the model's
+  int32_t max_num_seqs = 128;
+  int32_t max_num_batched_tokens = 2048;
+  int32_t block_size = 16;
+  std::string kv_cache_memory_bytes;  // human-readable; empty: VLLM_CPU_KVCACHE_SPACE or automatic
+  bool enable_prefix_caching = true;
+  bool enable_chunked_prefill = true;
+  int threads = 0;  // 0: one per CPU the process may use
+};
+
+void add_engine_flags(CLI::App& app, EngineFlags& flags);
+
+// Reads VLLM_CPU_KVCACHE_SPACE (GiB; 0 = automatic) when no explicit size is given.
+Result<EngineConfig> make_engine_config(const EngineFlags& flags);
+
+}  // namespace vllm::cli

@@ -1,0 +1,129 @@
+#include "engine/async_engine.h"
+
+#include <pthread.h>
+
+namespace vllm {
+
+bool RequestStream::next(RequestOutput& out) {
+  std::unique_lock lock(mutex_);
+  if (final_read_) return false;
+  ready_.wait(lock, [&] { return !queue_.empty(); });
+  out = std::move(queue_.front());
+  queue_.pop_front();
+  final_read_ = out.finished;
+  return true;
+}
+
+void RequestStream::push(RequestOutput out) {
+  {
+    std::lock_guard lock(mutex_);
+    queue_.push_back(std::move(out));
+  }
+  ready_.notify_one();
+}
+
+AsyncEngine::AsyncEngine(std::unique_ptr<LLMEngine> engine)
+    : engine_(std::move(engine)), stats_(engine_->stats()), thread_([this] { run_engine_loop(); }) {}
+
+AsyncEngine::~AsyncEngine() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_one();
+  thread_.join();
+}
+
+Result<std::shared_ptr<RequestStream>> AsyncEngine::add_request(const std::string& request_id,
+                                                                const PromptInput& prompt, const SamplingParams& params,
+                                                                std::string cache_salt) {
+  // Tokenising here keeps the engine thread free for steps.
+  VLLM_ASSIGN_OR_RETURN(ProcessedRequest processed, engine_->process_inputs(prompt, params, std::move(cache_salt)));
+  auto stream = std::make_shared<RequestStream>();
+  {
+    std::lock_guard lock(mutex_);
+    if (stopping_) return unavailable("the engine is shutting down");
+    if (!streams_.emplace(request_id, stream).second) {
+      return invalid_argument("request id '" + request_id + "' is already in use");
+    }
+    inbox_.push_back(AddCommand{request_id, std::move(processed)});
+  }
+  wake_.notify_one();
+  return stream;
+}
+
+void AsyncEngine::abort(const std::string& request_id) {
+  {
+    std::lock_guard lock(mutex_);
+    inbox_.push_back(AbortCommand{request_id});
+  }
+  wake_.notify_one();
+}
+
+EngineCoreStats AsyncEngine::stats() const {
+  std::lock_guard lock(mutex_);
+  return stats_;
+}
+
+void AsyncEngine::deliver(RequestOutput out) {
+  std::shared_ptr<RequestStream> stream;
+  {
+    std::lock_guard lock(mutex_);
+    auto it = streams_.find(out.request_id);
+    if (it == streams_.end()) return;
+    stream = it->second;
+    if (out.finished) streams_.erase(it);
+  }
+  stream->push(std::move(out));
+}
+
+void AsyncEngine::apply(Command& command) {
+  if (auto* add = std::get_if<AddCommand>(&command)) {
+    const Status status = engine_->add_request(add->request_id, std::move(add->request));
+    // Checked before it was posted; only a changed engine could refuse it now.
+    if (!status.is_ok()) {
+      RequestOutput out;
+      out.request_id = add->request_id;
+      out.finished = true;
+      out.outputs.push_back(CompletionOutput{0, {}, {}, FinishReason::kAbort});
+      deliver(std::move(out));
+    }
+  } else if (auto* abort = std::get_if<AbortCommand>(&command)) {
+    if (std::optional<RequestOutput> out = engine_->abort_request(abort->request_id)) deliver(std::move(*out));
+  }
+}
+
+void AsyncEngine::run_engine_loop() {
+  pthread_setname_np(pthread_self(), "vllm-engine");
+  while (true) {
+    std::deque<Command> commands;
+    bool stopping = false;
+    {
+      std::unique_lock lock(mutex_);
+      wake_.wait(lock, [&] { return stopping_ || !inbox_.empty() || engine_->has_unfinished_requests(); });
+      commands.swap(inbox_);
+      stopping = stopping_;
+    }
+    for (Command& c : commands) apply(c);
+    if (stopping) break;
+    for (RequestOutput& out : engine_->step()) deliver(std::move(out));
+    const EngineCoreStats stats = engine_->stats();
+    std::lock_guard lock(mutex_);
+    stats_ = stats;
+  }
+  // Shutting down: every unfinished request ends with "abort".
+  std::vector<std::string> unfinished;
+  {
+    std::lock_guard lock(mutex_);
+    for (const auto& [id, stream] : streams_) unfinished.push_back(id);
+  }
+  for (const std::string& id : unfinished) {
+    std::optional<RequestOutput> out = engine_->abort_request(id);
+    if (!out) {  // posted but never added
+      out = RequestOutput{id, {}, {CompletionOutput{0, {}, {}, FinishReason::kAbort}}, true};
+    }
+    deliver(std::move(*out));
+  }
+}
+
+}  // namespace vllm

@@ -1,0 +1,84 @@
+// The engine for many threads (vLLM's AsyncLLM): one engine thread owns the
+// LLMEngine and everything below it; callers tokenise and check their own
+// requests, post them to the engine's inbox, and read each request's outputs
+// from its own stream.  Aborts go through the inbox too and take effect
+// before the next step.
+#pragma once
+
+#include <condition_variable>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <variant>
+
+#include "engine/llm_engine.h"
+
+namespace vllm {
+
+// One request's outputs, written by the engine thread, read by one consumer.
+class RequestStream {
+ public:
+  // Blocks until the next output; false once the final one has been read.
+  bool next(RequestOutput& out);
+
+ private:
+  friend class AsyncEngine;
+  void push(RequestOutput out);
+
+  std::mutex mutex_;
+  std::condition_variable ready_;
+  std::deque<RequestOutput> queue_;
+  bool final_read_ = false;
+};
+
+class AsyncEngine {
+ public:
+  explicit AsyncEngine(std::unique_ptr<LLMEngine> engine);
+  // Aborts whatever is unfinished (streams end with "abort") and joins the engine thread.
+  ~AsyncEngine();
+  AsyncEngine(const AsyncEngine&) = delete;
+  AsyncEngine& operator=(const AsyncEngine&) = delete;
+
+  // Checks the request on the calling thread; on success its outputs arrive
+  // on the returned stream (as params.output_kind says), ending with the
+  // one that has finished = true.
+  Result<std::shared_ptr<RequestStream>> add_request(const std::string& request_id, const PromptInput& prompt,
+                                                     const SamplingParams& params, std::string cache_salt = {});
+
+  // Ends the request before the next step (its stream ends with "abort");
+  // nothing if it has already finished.
+  void abort(const std::string& request_id);
+
+  // The core's counters as of the last step.
+  EngineCoreStats stats() const;
+
+ private:
+  struct AddCommand {
+    std::string request_id;
+    ProcessedRequest request;
+  };
+  struct AbortCommand {
+    std::string request_id;
+  };
+  using Command = std::variant<AddCommand, AbortCommand>;
+
+  void run_engine_loop();
+  void apply(Command& command);
+  void deliver(RequestOutput out);
+
+  std::unique_ptr<LLMEngine> engine_;  // touched only by the engine thread, but for process_inputs
+
+  mutable std::mutex mutex_;  // guards everything below
+  std::condition_variable wake_;
+  std::deque<Command> inbox_;
+  std::unordered_map<std::string, std::shared_ptr<RequestStream>> streams_;  // unfinished requests
+  EngineCoreStats stats_;
+  bool stopping_ = false;
+
+  std::thread thread_;  // last: starts once everything above exists
+};
+
+}  // namespace vllm

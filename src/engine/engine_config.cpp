@@ -1,0 +1,45 @@
+#include "engine/engine_config.h"
+
+#include <algorithm>
+
+namespace vllm {
+
+Result<ResolvedEngineConfig> resolve_engine_config(const EngineConfig& config, const ModelConfig& model) {
+  ResolvedEngineConfig r;
+  r.config = config;
+  SchedulerConfig& sched = r.config.scheduler;
+  const auto model_len = static_cast<int32_t>(std::min<int64_t>(model.max_position_embeddings, INT32_MAX));
+  if (sched.max_model_len == 0) {
+    sched.max_model_len = model_len;
+  } else if (sched.max_model_len > model_len) {
+    return invalid_argument("max_model_len " + std::to_string(sched.max_model_len) +
+                            " is larger than the model's context length of " + std::to_string(model_len) + " tokens");
+  }
+  VLLM_RETURN_IF_ERROR(sched.validate());
+  if (config.cache.block_size < 1 || config.cache.block_size > 1024) {
+    return invalid_argument("block_size must be in [1, 1024], got " + std::to_string(config.cache.block_size));
+  }
+  if (config.cache.kv_cache_memory_bytes < 0) return invalid_argument("the KV cache size must not be negative");
+  if (config.num_threads < 1) return invalid_argument("num_threads must be at least 1");
+
+  r.kv_shape =
+      KVCacheShape{static_cast<int32_t>(model.num_hidden_layers), static_cast<int32_t>(model.num_key_value_heads),
+                   static_cast<int32_t>(model.head_dim), config.cache.block_size};
+  const auto block_bytes = static_cast<int64_t>(r.kv_shape.bytes_per_block());
+  int64_t bytes = config.cache.kv_cache_memory_bytes;
+  if (bytes == 0) {
+    const int64_t blocks_per_seq = (sched.max_model_len + config.cache.block_size - 1) / config.cache.block_size;
+    bytes = std::min(kMaxAutoKVCacheBytes, int64_t{sched.max_num_seqs} * blocks_per_seq * block_bytes);
+  }
+  const int64_t num_blocks = bytes / block_bytes;
+  if (num_blocks < 1) {
+    return invalid_argument("the KV cache size (" + std::to_string(bytes) + " bytes) is smaller than one block (" +
+                            std::to_string(block_bytes) + " bytes for " + std::to_string(config.cache.block_size) +
+                            " tokens)");
+  }
+  if (num_blocks > INT32_MAX) return invalid_argument("the KV cache size is too large");
+  r.num_blocks = static_cast<int32_t>(num_blocks);
+  return r;
+}
+
+}  // namespace vllm

@@ -1,0 +1,38 @@
+// The engine's settings, as `cli/` fills them from flags; validated and
+// completed against the model once, by resolve_engine_config().
+#pragma once
+
+#include <cstdint>
+
+#include "base/status.h"
+#include "engine/runner/kv_cache_storage.h"
+#include "engine/sched/scheduler.h"
+#include "model/model_config.h"
+
+namespace vllm {
+
+struct CacheConfig {
+  int32_t block_size = 16;            // tokens per KV block
+  int64_t kv_cache_memory_bytes = 0;  // the whole KV pool; 0: automatic (see resolve_engine_config)
+  bool enable_prefix_caching = true;
+};
+
+struct EngineConfig {
+  SchedulerConfig scheduler;  // max_model_len 0: the model's context length
+  CacheConfig cache;
+  int num_threads = 1;
+};
+
+// What the engine runs with once the model is known.
+struct ResolvedEngineConfig {
+  EngineConfig config;  // max_model_len filled in
+  KVCacheShape kv_shape;
+  int32_t num_blocks = 0;
+};
+
+// The automatic KV pool: room for max_num_seqs full-length sequences, at most 4 GiB.
+inline constexpr int64_t kMaxAutoKVCacheBytes = int64_t{4} << 30;
+
+Result<ResolvedEngineConfig> resolve_engine_config(const EngineConfig& config, const ModelConfig& model);
+
+}  // namespace vllm

@@ -1,0 +1,98 @@
+#include "engine/engine_core.h"
+
+#include "engine/sample/sampler.h"
+
+namespace vllm {
+
+Result<std::unique_ptr<EngineCore>> EngineCore::create(DecoderModel& model, const EngineConfig& config) {
+  VLLM_ASSIGN_OR_RETURN(ResolvedEngineConfig resolved, resolve_engine_config(config, model.config()));
+  return std::unique_ptr<EngineCore>(new EngineCore(model, resolved));
+}
+
+EngineCore::EngineCore(DecoderModel& model, const ResolvedEngineConfig& config)
+    : model_(model),
+      config_(config),
+      pool_(config.config.num_threads),
+      kv_cache_(config.num_blocks, config.kv_shape.block_size, config.config.cache.enable_prefix_caching),
+      scheduler_(config.config.scheduler, kv_cache_,
+                 std::vector<int32_t>(model.config().eos_token_ids.begin(), model.config().eos_token_ids.end())),
+      runner_(model, pool_, config.kv_shape, config.num_blocks) {}
+
+Status EngineCore::check_request(const std::vector<int32_t>& prompt, const SamplingParams& params) const {
+  VLLM_RETURN_IF_ERROR(params.validate());
+  if (prompt.empty()) return invalid_argument("the prompt is empty");
+  const int64_t vocab = model_.config().vocab_size;
+  for (int32_t id : prompt) {
+    if (id < 0 || id >= vocab) {
+      return invalid_argument("token id " + std::to_string(id) + " is outside the vocabulary [0, " +
+                              std::to_string(vocab) + ")");
+    }
+  }
+  const auto prompt_len = static_cast<int64_t>(prompt.size());
+  const int64_t max_len = config_.config.scheduler.max_model_len;
+  if (prompt_len >= max_len) {
+    return invalid_argument("the maximum context length is " + std::to_string(max_len) + " tokens, the prompt has " +
+                            std::to_string(prompt_len) + " tokens");
+  }
+  if (prompt_len + params.max_tokens > max_len) {
+    return invalid_argument("the prompt (" + std::to_string(prompt_len) + " tokens) plus max_tokens (" +
+                            std::to_string(params.max_tokens) + ") exceeds the maximum context length of " +
+                            std::to_string(max_len) + " tokens");
+  }
+  // The last generated token is never fed back, so it needs no slot.
+  const int64_t block_size = config_.kv_shape.block_size;
+  const int64_t blocks_needed = (prompt_len + params.max_tokens - 1 + block_size - 1) / block_size;
+  if (blocks_needed > config_.num_blocks) {
+    return invalid_argument("the prompt (" + std::to_string(prompt_len) + " tokens) plus max_tokens (" +
+                            std::to_string(params.max_tokens) + ") needs " + std::to_string(blocks_needed) +
+                            " KV blocks, more than the whole KV cache holds (" + std::to_string(config_.num_blocks) +
+                            " blocks of " + std::to_string(block_size) + " tokens)");
+  }
+  return Status::ok();
+}
+
+Status EngineCore::add_request(EngineCoreRequest request) {
+  VLLM_RETURN_IF_ERROR(check_request(request.prompt_token_ids, request.params));
+  if (scheduler_.find_request(request.request_id) != nullptr) {
+    return invalid_argument("request id " + std::to_string(request.request_id) + " is already in use");
+  }
+  scheduler_.add_request(std::make_unique<Request>(request.request_id, std::move(request.prompt_token_ids),
+                                                   std::move(request.params), std::move(request.cache_salt)));
+  return Status::ok();
+}
+
+bool EngineCore::abort_request(RequestId id) { return scheduler_.abort_request(id); }
+
+std::vector<EngineCoreOutput> EngineCore::step() {
+  const SchedulerOutput scheduled = scheduler_.schedule();
+  if (scheduled.chunks.empty()) return {};
+  ++num_steps_;
+  num_scheduled_tokens_ += scheduled.total_num_scheduled_tokens;
+  const std::span<const float> logits = runner_.execute(scheduled.chunks);
+
+  const auto vocab = static_cast<int32_t>(model_.config().vocab_size);
+  sampled_.clear();
+  size_t row = 0;
+  for (const ScheduledChunk& chunk : scheduled.chunks) {
+    if (chunk.num_logits == 0) continue;
+    row += static_cast<size_t>(chunk.num_logits);
+    Request* r = scheduler_.find_request(chunk.request_id);
+    sampled_.push_back(sample_token(logits.data() + (row - 1) * static_cast<size_t>(vocab), vocab, r->params, r->rng));
+  }
+  return scheduler_.update_from_output(scheduled, sampled_);
+}
+
+EngineCoreStats EngineCore::stats() const {
+  EngineCoreStats s;
+  s.num_running = scheduler_.num_running();
+  s.num_waiting = scheduler_.num_waiting();
+  s.num_blocks = kv_cache_.pool().num_blocks();
+  s.num_free_blocks = kv_cache_.pool().num_free_blocks();
+  s.prefix_cache = kv_cache_.prefix_cache_stats();
+  s.num_preemptions = scheduler_.num_preemptions();
+  s.num_steps = num_steps_;
+  s.num_scheduled_tokens = num_scheduled_tokens_;
+  return s;
+}
+
+}  // namespace vllm

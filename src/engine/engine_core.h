@@ -1,0 +1,73 @@
+// The engine core: one step = schedule -> execute -> sample -> update.  It
+// owns the scheduler, the KV cache manager and the model runner, and is
+// driven by one thread (the engine thread); check_request() alone may be
+// called from any thread, since it reads only the fixed configuration.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "base/thread_pool.h"
+#include "engine/engine_config.h"
+#include "engine/kv/kv_cache_manager.h"
+#include "engine/runner/model_runner.h"
+#include "engine/sched/scheduler.h"
+#include "model/decoder_model.h"
+
+namespace vllm {
+
+struct EngineCoreRequest {
+  RequestId request_id = 0;
+  std::vector<int32_t> prompt_token_ids;
+  SamplingParams params;
+  std::string cache_salt;
+};
+
+struct EngineCoreStats {
+  int32_t num_running = 0;
+  int32_t num_waiting = 0;
+  int32_t num_blocks = 0;
+  int32_t num_free_blocks = 0;
+  PrefixCacheStats prefix_cache;
+  int64_t num_preemptions = 0;
+  int64_t num_steps = 0;
+  int64_t num_scheduled_tokens = 0;  // tokens run through the model, all steps
+};
+
+class EngineCore {
+ public:
+  // `model` must outlive the core.
+  static Result<std::unique_ptr<EngineCore>> create(DecoderModel& model, const EngineConfig& config);
+
+  // Whether the request could ever run: a non-empty prompt of valid ids whose
+  // prompt plus max_tokens fits the context length and the whole KV pool.
+  Status check_request(const std::vector<int32_t>& prompt_token_ids, const SamplingParams& params) const;
+
+  // Queues a request (checked again here); its id must be new.
+  Status add_request(EngineCoreRequest request);
+  // Frees the request's blocks now; false if it is unknown or finished.
+  bool abort_request(RequestId id);
+
+  // One step over everything scheduled; outputs of requests that got a token.
+  std::vector<EngineCoreOutput> step();
+
+  bool has_unfinished_requests() const { return scheduler_.has_unfinished_requests(); }
+  EngineCoreStats stats() const;
+  const ResolvedEngineConfig& config() const { return config_; }
+  const KVCacheManager& kv_cache() const { return kv_cache_; }
+
+ private:
+  EngineCore(DecoderModel& model, const ResolvedEngineConfig& config);
+
+  DecoderModel& model_;
+  ResolvedEngineConfig config_;
+  ThreadPool pool_;
+  KVCacheManager kv_cache_;
+  Scheduler scheduler_;
+  ModelRunner runner_;
+  std::vector<int32_t> sampled_;
+  int64_t num_steps_ = 0;
+  int64_t num_scheduled_tokens_ = 0;
+};
+
+}  // namespace vllm

@@ -1,0 +1,75 @@
+// The engine's front door for one thread (vLLM's LLMEngine): tokenises and
+// checks requests, runs core steps, and turns their tokens into text.
+// generate() is the offline batch API (vLLM's LLM.generate).  AsyncEngine
+// wraps it in an engine thread for concurrent callers.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "engine/engine_core.h"
+#include "engine/output_processor.h"
+#include "tokenizer/tokenizer.h"
+
+namespace vllm {
+
+// A prompt as text (tokenised with special tokens, e.g. BOS) or as token ids.
+struct PromptInput {
+  std::string text;
+  std::optional<std::vector<int32_t>> token_ids;  // wins over text when set
+};
+
+// A request ready for the core: tokenised and checked.
+struct ProcessedRequest {
+  std::vector<int32_t> prompt_token_ids;
+  SamplingParams params;
+  std::string cache_salt;
+};
+
+class LLMEngine {
+ public:
+  // `model` and `tokenizer` must outlive the engine.
+  static Result<std::unique_ptr<LLMEngine>> create(DecoderModel& model, const Tokenizer& tokenizer,
+                                                   const EngineConfig& config);
+
+  // Tokenises and checks a request; safe to call from any thread.
+  Result<ProcessedRequest> process_inputs(const PromptInput& prompt, const SamplingParams& params,
+                                          std::string cache_salt = {}) const;
+
+  // Queues a request under a caller-chosen id, unique among unfinished ones.
+  Status add_request(const std::string& request_id, ProcessedRequest request);
+  Status add_request(const std::string& request_id, const PromptInput& prompt, const SamplingParams& params);
+
+  // Ends the request (its blocks are freed now); its final output, with
+  // finish_reason "abort", or nullopt if it is unknown or already finished.
+  std::optional<RequestOutput> abort_request(const std::string& request_id);
+
+  // One engine step; the outputs it produces.
+  std::vector<RequestOutput> step();
+
+  bool has_unfinished_requests() const { return core_->has_unfinished_requests(); }
+
+  // Runs every prompt to completion (params[i], or params[0] for all);
+  // outputs in input order.  Fails, running nothing, if any request is invalid.
+  Result<std::vector<RequestOutput>> generate(const std::vector<PromptInput>& prompts,
+                                              const std::vector<SamplingParams>& params);
+
+  EngineCoreStats stats() const { return core_->stats(); }
+  const EngineCore& core() const { return *core_; }
+  const Tokenizer& tokenizer() const { return tokenizer_; }
+
+ private:
+  LLMEngine(const Tokenizer& tokenizer, std::unique_ptr<EngineCore> core);
+
+  const Tokenizer& tokenizer_;
+  std::unique_ptr<EngineCore> core_;
+  OutputProcessor output_processor_;
+  std::unordered_map<std::string, RequestId> ids_;  // unfinished requests
+  std::unordered_map<RequestId, std::string> names_;
+  RequestId next_id_ = 0;
+};
+
+}  // namespace vllm

@@ -1,0 +1,69 @@
+#include "engine/runner/model_runner.h"
+
+#include <algorithm>
+
+#include "base/logging.h"
+
+namespace vllm {
+
+ModelRunner::ModelRunner(DecoderModel& model, ThreadPool& pool, const KVCacheShape& shape, int32_t num_blocks)
+    : model_(model), pool_(pool), block_size_(shape.block_size), storage_(shape, num_blocks) {}
+
+void ModelRunner::build_batch(std::span<const ScheduledChunk> chunks) {
+  token_ids_.clear();
+  positions_.clear();
+  slot_mapping_.clear();
+  query_start_loc_.assign(1, 0);
+  seq_lens_.clear();
+  logits_indices_.clear();
+  max_blocks_per_seq_ = 0;
+  for (const ScheduledChunk& c : chunks) {
+    max_blocks_per_seq_ = std::max(max_blocks_per_seq_, static_cast<int32_t>(c.block_table.size()));
+  }
+  block_tables_.assign(chunks.size() * static_cast<size_t>(max_blocks_per_seq_), 0);
+
+  for (size_t s = 0; s < chunks.size(); ++s) {
+    const ScheduledChunk& c = chunks[s];
+    const int32_t seq_len = c.num_computed_tokens + c.num_new_tokens();
+    VLLM_CHECK(static_cast<int64_t>(c.block_table.size()) * block_size_ >= seq_len, "block table covers the chunk");
+    VLLM_CHECK(c.num_logits >= 0 && c.num_logits <= c.num_new_tokens(), "logits rows lie within the chunk");
+    std::copy(c.block_table.begin(), c.block_table.end(),
+              block_tables_.begin() + static_cast<ptrdiff_t>(s * static_cast<size_t>(max_blocks_per_seq_)));
+    const auto first_row = static_cast<int32_t>(token_ids_.size());
+    for (int32_t i = 0; i < c.num_new_tokens(); ++i) {
+      const int32_t pos = c.num_computed_tokens + i;
+      token_ids_.push_back(c.token_ids[static_cast<size_t>(i)]);
+      positions_.push_back(pos);
+      slot_mapping_.push_back(c.block_table[static_cast<size_t>(pos / block_size_)] * block_size_ + pos % block_size_);
+    }
+    for (int32_t i = c.num_new_tokens() - c.num_logits; i < c.num_new_tokens(); ++i) {
+      logits_indices_.push_back(first_row + i);
+    }
+    query_start_loc_.push_back(static_cast<int32_t>(token_ids_.size()));
+    seq_lens_.push_back(seq_len);
+  }
+}
+
+std::span<const float> ModelRunner::execute(std::span<const ScheduledChunk> chunks) {
+  build_batch(chunks);
+  if (token_ids_.empty()) return {};
+  const int64_t vocab = model_.config().vocab_size;
+  logits_.resize(logits_indices_.size() * static_cast<size_t>(vocab));
+
+  ForwardBatch batch;
+  batch.token_ids = token_ids_.data();
+  batch.positions = positions_.data();
+  batch.num_tokens = static_cast<int64_t>(token_ids_.size());
+  batch.attention.num_seqs = static_cast<int32_t>(chunks.size());
+  batch.attention.query_start_loc = query_start_loc_.data();
+  batch.attention.seq_lens = seq_lens_.data();
+  batch.attention.block_tables = block_tables_.data();
+  batch.attention.max_blocks_per_seq = max_blocks_per_seq_;
+  batch.attention.slot_mapping = slot_mapping_.data();
+  batch.logits_indices = logits_indices_.data();
+  batch.num_logits = static_cast<int64_t>(logits_indices_.size());
+  model_.forward(batch, storage_.view(), logits_.data(), pool_);
+  return logits_;
+}
+
+}  // namespace vllm

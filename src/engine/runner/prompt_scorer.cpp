@@ -1,0 +1,50 @@
+#include "engine/runner/prompt_scorer.h"
+
+#include <algorithm>
+#include <numeric>
+
+#include "engine/runner/model_runner.h"
+
+namespace vllm {
+
+Result<std::vector<float>> score_all_positions(DecoderModel& model, ThreadPool& pool,
+                                               const std::vector<int32_t>& token_ids, int32_t chunk_tokens,
+                                               int32_t block_size) {
+  const ModelConfig& config = model.config();
+  const auto n = static_cast<int32_t>(token_ids.size());
+  if (n == 0) return invalid_argument("the sequence is empty");
+  if (n > config.max_position_embeddings) {
+    return invalid_argument("the sequence is longer than the maximum context length");
+  }
+  if (chunk_tokens < 1 || block_size < 1) return invalid_argument("chunk_tokens and block_size must be at least 1");
+  for (int32_t id : token_ids) {
+    if (id < 0 || id >= config.vocab_size)
+      return invalid_argument("token id " + std::to_string(id) + " is out of range");
+  }
+  // One sequence owns the whole pool, its blocks in order.
+  const int32_t num_blocks = (n + block_size - 1) / block_size;
+  std::vector<BlockId> block_table(static_cast<size_t>(num_blocks));
+  std::iota(block_table.begin(), block_table.end(), 0);
+  const KVCacheShape shape{static_cast<int32_t>(config.num_hidden_layers),
+                           static_cast<int32_t>(config.num_key_value_heads), static_cast<int32_t>(config.head_dim),
+                           block_size};
+  ModelRunner runner(model, pool, shape, num_blocks);
+
+  const auto vocab = static_cast<size_t>(config.vocab_size);
+  std::vector<float> logits(static_cast<size_t>(n) * vocab);
+  for (int32_t begin = 0; begin < n; begin += chunk_tokens) {
+    const int32_t end = std::min(n, begin + chunk_tokens);
+    ScheduledChunk chunk;
+    chunk.token_ids =
+        std::span<const int32_t>(token_ids).subspan(static_cast<size_t>(begin), static_cast<size_t>(end - begin));
+    chunk.num_computed_tokens = begin;
+    chunk.block_table =
+        std::span<const BlockId>(block_table).first(static_cast<size_t>((end + block_size - 1) / block_size));
+    chunk.num_logits = end - begin;
+    const std::span<const float> out = runner.execute(std::span<const ScheduledChunk>(&chunk, 1));
+    std::copy(out.begin(), out.end(), logits.begin() + static_cast<ptrdiff_t>(static_cast<size_t>(begin) * vocab));
+  }
+  return logits;
+}
+
+}  // namespace vllm

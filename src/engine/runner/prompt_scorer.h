@@ -1,0 +1,19 @@
+// The logits at every position of a token sequence, computed in prefill
+// chunks that read the earlier ones through the paged KV cache — for
+// reference checks against other implementations (tests, dump tools).
+#pragma once
+
+#include <vector>
+
+#include "base/status.h"
+#include "base/thread_pool.h"
+#include "model/decoder_model.h"
+
+namespace vllm {
+
+// [token_ids.size(), vocab_size]; chunks of `chunk_tokens` tokens.
+Result<std::vector<float>> score_all_positions(DecoderModel& model, ThreadPool& pool,
+                                               const std::vector<int32_t>& token_ids, int32_t chunk_tokens,
+                                               int32_t block_size = 16);
+
+}  // namespace vllm

@@ -1,0 +1,25 @@
+#include "engine/sched/request.h"
+
+namespace vllm {
+
+const char* finish_reason_name(FinishReason reason) {
+  switch (reason) {
+    case FinishReason::kStop:
+      return "stop";
+    case FinishReason::kLength:
+      return "length";
+    case FinishReason::kAbort:
+      return "abort";
+  }
+  return "unknown";
+}
+
+Request::Request(RequestId id, std::vector<int32_t> prompt_token_ids, SamplingParams params, std::string cache_salt)
+    : id(id),
+      params(std::move(params)),
+      cache_salt(std::move(cache_salt)),
+      all_token_ids(std::move(prompt_token_ids)),
+      rng(this->params.seed),
+      num_prompt_tokens_(static_cast<int32_t>(all_token_ids.size())) {}
+
+}  // namespace vllm

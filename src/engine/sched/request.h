@@ -1,0 +1,45 @@
+// One request as the engine core tracks it: its tokens (prompt, then
+// generated), how many of them have keys and values in the KV cache, and its
+// place in the scheduler's life cycle.  Owned by the Scheduler.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "engine/kv/kv_cache_manager.h"
+#include "engine/sample/sampler.h"
+#include "engine/sched/sampling_params.h"
+
+namespace vllm {
+
+enum class RequestStatus { kWaiting, kRunning, kPreempted, kFinished };
+
+enum class FinishReason { kStop, kLength, kAbort };
+const char* finish_reason_name(FinishReason reason);  // "stop", "length", "abort"
+
+struct Request {
+  Request(RequestId id, std::vector<int32_t> prompt_token_ids, SamplingParams params, std::string cache_salt);
+
+  int32_t num_prompt_tokens() const { return num_prompt_tokens_; }
+  int32_t num_tokens() const { return static_cast<int32_t>(all_token_ids.size()); }
+  int32_t num_output_tokens() const { return num_tokens() - num_prompt_tokens_; }
+  // Tokens known but not yet in the KV cache: the rest of the prompt, or the
+  // last sampled token, or everything again after a preemption.
+  int32_t num_tokens_to_compute() const { return num_tokens() - num_computed_tokens; }
+
+  RequestId id;
+  SamplingParams params;
+  std::string cache_salt;              // extra prefix-cache key: requests with different salts share no blocks
+  std::vector<int32_t> all_token_ids;  // prompt, then the generated tokens
+  RequestRng rng;
+  RequestStatus status = RequestStatus::kWaiting;
+  int32_t num_computed_tokens = 0;  // leading tokens whose K/V are in the cache
+  int32_t num_cached_tokens = -1;   // of the prompt, found in the prefix cache at first admission; -1 until then
+  int32_t num_preemptions = 0;
+
+ private:
+  int32_t num_prompt_tokens_;
+};
+
+}  // namespace vllm

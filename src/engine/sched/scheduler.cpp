@@ -1,0 +1,179 @@
+#include "engine/sched/scheduler.h"
+
+#include <algorithm>
+
+#include "base/logging.h"
+
+namespace vllm {
+
+Status SchedulerConfig::validate() const {
+  if (max_num_batched_tokens < 1) return invalid_argument("max_num_batched_tokens must be at least 1");
+  if (max_num_seqs < 1) return invalid_argument("max_num_seqs must be at least 1");
+  if (max_model_len < 1) return invalid_argument("max_model_len must be at least 1");
+  if (!enable_chunked_prefill && max_num_batched_tokens < max_model_len) {
+    return invalid_argument("without chunked prefill, max_num_batched_tokens (" +
+                            std::to_string(max_num_batched_tokens) + ") must be at least max_model_len (" +
+                            std::to_string(max_model_len) + ")");
+  }
+  return Status::ok();
+}
+
+Scheduler::Scheduler(const SchedulerConfig& config, KVCacheManager& kv_cache, std::vector<int32_t> eos_token_ids)
+    : config_(config), kv_cache_(kv_cache), eos_token_ids_(std::move(eos_token_ids)) {}
+
+void Scheduler::add_request(std::unique_ptr<Request> request) {
+  Request* r = request.get();
+  const bool inserted = requests_.emplace(r->id, std::move(request)).second;
+  VLLM_CHECK(inserted, "request ids are unique");
+  r->status = RequestStatus::kWaiting;
+  waiting_.push_back(r);
+}
+
+const Request* Scheduler::find_request(RequestId id) const {
+  auto it = requests_.find(id);
+  return it == requests_.end() ? nullptr : it->second.get();
+}
+
+Request* Scheduler::find_request(RequestId id) {
+  auto it = requests_.find(id);
+  return it == requests_.end() ? nullptr : it->second.get();
+}
+
+bool Scheduler::abort_request(RequestId id) {
+  Request* r = find_request(id);
+  if (r == nullptr) return false;
+  if (r->status == RequestStatus::kRunning) {
+    running_.erase(std::find(running_.begin(), running_.end(), r));
+  } else {
+    waiting_.erase(std::find(waiting_.begin(), waiting_.end(), r));
+  }
+  finish(*r);
+  return true;
+}
+
+void Scheduler::finish(Request& r) {
+  kv_cache_.free(r.id);
+  requests_.erase(r.id);
+}
+
+void Scheduler::preempt_last_running(SchedulerOutput& output) {
+  Request* victim = running_.back();
+  running_.pop_back();
+  kv_cache_.free(victim->id);
+  victim->num_computed_tokens = 0;
+  victim->status = RequestStatus::kPreempted;
+  ++victim->num_preemptions;
+  ++num_preemptions_;
+  waiting_.push_front(victim);
+  output.preempted.push_back(victim->id);
+}
+
+void Scheduler::schedule_running(int32_t& budget, std::vector<Scheduled>& scheduled, SchedulerOutput& output) {
+  for (size_t i = 0; i < running_.size() && budget > 0; ++i) {
+    Request* r = running_[i];
+    VLLM_CHECK(r->num_tokens_to_compute() > 0, "a running request always has a token to compute");
+    const int32_t num_new = std::min(r->num_tokens_to_compute(), budget);
+    const int32_t num_tokens = r->num_computed_tokens + num_new;
+    // Victims come from the back, so none was scheduled earlier in this step.
+    bool preempted_self = false;
+    while (!preempted_self && !kv_cache_.allocate_slots(r->id, num_tokens)) {
+      preempted_self = running_.back() == r;
+      preempt_last_running(output);
+    }
+    if (preempted_self) return;
+    kv_cache_.cache_full_blocks(r->id, r->all_token_ids, num_tokens, r->cache_salt);
+    scheduled.push_back({r, num_new});
+    budget -= num_new;
+  }
+}
+
+void Scheduler::admit_waiting(int32_t& budget, std::vector<Scheduled>& scheduled) {
+  while (!waiting_.empty() && budget > 0 && static_cast<int32_t>(running_.size()) < config_.max_num_seqs) {
+    Request* r = waiting_.front();
+    const ComputedBlocks computed = kv_cache_.get_computed_blocks(r->all_token_ids, r->cache_salt);
+    int32_t num_new = r->num_tokens() - computed.num_computed_tokens;
+    if (!config_.enable_chunked_prefill && num_new > budget) return;
+    num_new = std::min(num_new, budget);
+    const int32_t num_tokens = computed.num_computed_tokens + num_new;
+    // First come, first served: a request that does not fit waits, and so do those behind it.
+    if (!kv_cache_.allocate_slots(r->id, num_tokens, computed)) return;
+    waiting_.pop_front();
+    r->num_computed_tokens = computed.num_computed_tokens;
+    if (r->num_cached_tokens < 0) r->num_cached_tokens = computed.num_computed_tokens;
+    r->status = RequestStatus::kRunning;
+    running_.push_back(r);
+    kv_cache_.cache_full_blocks(r->id, r->all_token_ids, num_tokens, r->cache_salt);
+    scheduled.push_back({r, num_new});
+    budget -= num_new;
+  }
+}
+
+SchedulerOutput Scheduler::schedule() {
+  SchedulerOutput output;
+  int32_t budget = config_.max_num_batched_tokens;
+  std::vector<Scheduled> scheduled;
+  schedule_running(budget, scheduled, output);
+  // After a preemption the pool is short: admitting more would only preempt again.
+  if (output.preempted.empty()) admit_waiting(budget, scheduled);
+
+  // Spans are taken only now: every block table has reached its size for the step.
+  for (const Scheduled& s : scheduled) {
+    const Request& r = *s.request;
+    ScheduledChunk chunk;
+    chunk.request_id = r.id;
+    chunk.token_ids = std::span<const int32_t>(r.all_token_ids)
+                          .subspan(static_cast<size_t>(r.num_computed_tokens), static_cast<size_t>(s.num_new_tokens));
+    chunk.num_computed_tokens = r.num_computed_tokens;
+    chunk.block_table = kv_cache_.block_table(r.id);
+    // Only a chunk that reaches the last known token yields a new token.
+    chunk.num_logits = r.num_computed_tokens + s.num_new_tokens == r.num_tokens() ? 1 : 0;
+    output.chunks.push_back(chunk);
+    output.total_num_scheduled_tokens += s.num_new_tokens;
+  }
+  return output;
+}
+
+std::optional<FinishReason> Scheduler::check_stop(const Request& r) const {
+  const int32_t last = r.all_token_ids.back();
+  if (!r.params.ignore_eos && std::find(eos_token_ids_.begin(), eos_token_ids_.end(), last) != eos_token_ids_.end()) {
+    return FinishReason::kStop;
+  }
+  if (r.num_output_tokens() >= r.params.max_tokens || r.num_tokens() >= config_.max_model_len) {
+    return FinishReason::kLength;
+  }
+  return std::nullopt;
+}
+
+std::vector<EngineCoreOutput> Scheduler::update_from_output(const SchedulerOutput& output,
+                                                            std::span<const int32_t> sampled_token_ids) {
+  std::vector<EngineCoreOutput> outputs;
+  size_t next_sample = 0;
+  bool any_finished = false;
+  for (const ScheduledChunk& chunk : output.chunks) {
+    Request* r = find_request(chunk.request_id);
+    VLLM_CHECK(r != nullptr, "scheduled requests stay until their step is updated");
+    r->num_computed_tokens += chunk.num_new_tokens();
+    if (chunk.num_logits == 0) continue;
+    VLLM_CHECK(next_sample < sampled_token_ids.size(), "one sampled token per chunk with logits");
+    const int32_t token = sampled_token_ids[next_sample++];
+    r->all_token_ids.push_back(token);
+    EngineCoreOutput out;
+    out.request_id = r->id;
+    out.new_token_ids.push_back(token);
+    out.finish_reason = check_stop(*r);
+    if (out.finish_reason) {
+      r->status = RequestStatus::kFinished;
+      any_finished = true;
+    }
+    outputs.push_back(std::move(out));
+  }
+  if (any_finished) {
+    std::erase_if(running_, [](const Request* r) { return r->status == RequestStatus::kFinished; });
+    for (const EngineCoreOutput& out : outputs) {
+      if (out.finish_reason) finish(*find_request(out.request_id));
+    }
+  }
+  return outputs;
+}
+
+}  // namespace vllm

@@ -1,0 +1,80 @@
+// The continuous-batching scheduler (vLLM V1's): there are no prefill and
+// decode phases; each step, every request's computed tokens catch up with its
+// known tokens as far as one token budget allows.  Running requests go first
+// (a decode token, or the next chunk of a long prompt), then waiting requests
+// are admitted in arrival order.  When the KV pool runs out, the most
+// recently admitted running request is preempted: its blocks are freed and it
+// goes back to the front of the waiting queue, to be recomputed later.
+// Bookkeeping only: no model, no tensors.  Single-threaded (the engine thread).
+#pragma once
+
+#include <deque>
+#include <memory>
+#include <unordered_map>
+
+#include "base/status.h"
+#include "engine/kv/kv_cache_manager.h"
+#include "engine/sched/request.h"
+#include "engine/sched/scheduler_output.h"
+
+namespace vllm {
+
+struct SchedulerConfig {
+  int32_t max_num_batched_tokens = 2048;  // token budget per step
+  int32_t max_num_seqs = 128;             // running requests at most
+  int32_t max_model_len = 0;              // prompt + generated tokens at most
+  bool enable_chunked_prefill = true;     // off: a prompt is admitted only when it fits the budget whole
+
+  Status validate() const;
+};
+
+class Scheduler {
+ public:
+  // `eos_token_ids` end a request unless it asks to ignore them.
+  Scheduler(const SchedulerConfig& config, KVCacheManager& kv_cache, std::vector<int32_t> eos_token_ids);
+
+  // Queues a request the engine has already checked can ever fit.
+  void add_request(std::unique_ptr<Request> request);
+
+  // Drops the request wherever it is and frees its blocks; false if unknown.
+  bool abort_request(RequestId id);
+
+  SchedulerOutput schedule();
+
+  // Advances the computed tokens of every scheduled request, appends the
+  // sampled tokens (one per chunk with logits, in order), finishes requests
+  // that hit a stop condition and frees their blocks.
+  std::vector<EngineCoreOutput> update_from_output(const SchedulerOutput& output,
+                                                   std::span<const int32_t> sampled_token_ids);
+
+  bool has_unfinished_requests() const { return !requests_.empty(); }
+  int32_t num_running() const { return static_cast<int32_t>(running_.size()); }
+  int32_t num_waiting() const { return static_cast<int32_t>(waiting_.size()); }
+  int64_t num_preemptions() const { return num_preemptions_; }
+  const Request* find_request(RequestId id) const;
+  Request* find_request(RequestId id);
+
+ private:
+  struct Scheduled {
+    Request* request;
+    int32_t num_new_tokens;
+  };
+  // Schedules running requests in order, preempting from the back of the
+  // running list when blocks run out.
+  void schedule_running(int32_t& budget, std::vector<Scheduled>& scheduled, SchedulerOutput& output);
+  void preempt_last_running(SchedulerOutput& output);
+  // Admits waiting requests while budget, sequence slots and blocks last.
+  void admit_waiting(int32_t& budget, std::vector<Scheduled>& scheduled);
+  std::optional<FinishReason> check_stop(const Request& r) const;
+  void finish(Request& r);
+
+  SchedulerConfig config_;
+  KVCacheManager& kv_cache_;
+  std::vector<int32_t> eos_token_ids_;
+  std::unordered_map<RequestId, std::unique_ptr<Request>> requests_;  // all unfinished requests
+  std::deque<Request*> waiting_;
+  std::vector<Request*> running_;  // in admission order
+  int64_t num_preemptions_ = 0;
+};
+
+}  // namespace vllm
