@@ -53,7 +53,7 @@ Result<BatchRequest> parse_batch_request(const std::string& line, const Sampling
       r.params.ignore_eos = value.get<bool>();
     } else if (key == "cache_salt") {
       if (!value.is_string()) return invalid_argument("field 'cache_salt' must be a string");
-      r.cache_salt = value.get<std::string>();
+      r.prompt.cache_salt = value.get<std::string>();
     } else {
       return invalid_argument("unknown field '" + key + "'");
     }
@@ -79,6 +79,7 @@ Result<std::vector<BatchRequest>> read_batch_requests(const std::string& path, c
     Result<BatchRequest> r = parse_batch_request(line, defaults);
     if (!r.is_ok()) return invalid_argument(path + " line " + std::to_string(number) + ": " + r.status().message());
     requests.push_back(std::move(r).value());
+    requests.back().line_number = number;
   }
   return requests;
 }

@@ -15,7 +15,7 @@ namespace vllm::cli {
 struct BatchRequest {
   PromptInput prompt;
   SamplingParams params;
-  std::string cache_salt;
+  size_t line_number = 0;  // in the input file, from 1
 };
 
 // Parses one line; fields it lacks take their values from `defaults`.

@@ -46,7 +46,7 @@ void print(const std::string& text) {
 int run_one_prompt(const GenerateOptions& o, LLMEngine& engine) {
   SamplingParams params = default_params(o);
   params.output_kind = OutputKind::kDelta;
-  if (Status s = engine.add_request("0", PromptInput{o.prompt, std::nullopt}, params); !s.is_ok()) {
+  if (Status s = engine.add_request("0", PromptInput::from_text(o.prompt), params); !s.is_ok()) {
     return report_error(s.message());
   }
   const double start = now_seconds();
@@ -83,12 +83,16 @@ int run_batch(const GenerateOptions& o, LLMEngine& engine) {
   std::vector<PromptInput> prompts;
   std::vector<SamplingParams> params;
   for (const BatchRequest& r : *requests) {
+    // Checked here to name the line; generate() checks again.
+    if (Result<ProcessedRequest> p = engine.process_inputs(r.prompt, r.params); !p.is_ok()) {
+      return report_error(o.input + " line " + std::to_string(r.line_number) + ": " + p.status().message());
+    }
     prompts.push_back(r.prompt);
     params.push_back(r.params);
   }
   const double start = now_seconds();
   Result<std::vector<RequestOutput>> outputs = engine.generate(prompts, params);
-  if (!outputs.is_ok()) return report_error(o.input + ": request " + outputs.status().message());
+  if (!outputs.is_ok()) return report_error(o.input + ": " + outputs.status().message());
   const double wall = now_seconds() - start;
 
   std::ofstream file;

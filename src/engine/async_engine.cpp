@@ -35,10 +35,10 @@ AsyncEngine::~AsyncEngine() {
 }
 
 Result<std::shared_ptr<RequestStream>> AsyncEngine::add_request(const std::string& request_id,
-                                                                const PromptInput& prompt, const SamplingParams& params,
-                                                                std::string cache_salt) {
+                                                                const PromptInput& prompt,
+                                                                const SamplingParams& params) {
   // Tokenising here keeps the engine thread free for steps.
-  VLLM_ASSIGN_OR_RETURN(ProcessedRequest processed, engine_->process_inputs(prompt, params, std::move(cache_salt)));
+  VLLM_ASSIGN_OR_RETURN(ProcessedRequest processed, engine_->process_inputs(prompt, params));
   auto stream = std::make_shared<RequestStream>();
   {
     std::lock_guard lock(mutex_);

@@ -46,7 +46,7 @@ class AsyncEngine {
   // on the returned stream (as params.output_kind says), ending with the
   // one that has finished = true.
   Result<std::shared_ptr<RequestStream>> add_request(const std::string& request_id, const PromptInput& prompt,
-                                                     const SamplingParams& params, std::string cache_salt = {});
+                                                     const SamplingParams& params);
 
   // Ends the request before the next step (its stream ends with "abort");
   // nothing if it has already finished.

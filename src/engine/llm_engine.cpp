@@ -11,13 +11,12 @@ Result<std::unique_ptr<LLMEngine>> LLMEngine::create(DecoderModel& model, const 
 LLMEngine::LLMEngine(const Tokenizer& tokenizer, std::unique_ptr<EngineCore> core)
     : tokenizer_(tokenizer), core_(std::move(core)), output_processor_(tokenizer) {}
 
-Result<ProcessedRequest> LLMEngine::process_inputs(const PromptInput& prompt, const SamplingParams& params,
-                                                   std::string cache_salt) const {
+Result<ProcessedRequest> LLMEngine::process_inputs(const PromptInput& prompt, const SamplingParams& params) const {
   ProcessedRequest r;
   r.prompt_token_ids =
       prompt.token_ids ? *prompt.token_ids : tokenizer_.encode(prompt.text, /*add_special_tokens=*/true);
   r.params = params;
-  r.cache_salt = std::move(cache_salt);
+  r.cache_salt = prompt.cache_salt;
   VLLM_RETURN_IF_ERROR(core_->check_request(r.prompt_token_ids, r.params));
   return r;
 }

@@ -20,6 +20,10 @@ namespace vllm {
 struct PromptInput {
   std::string text;
   std::optional<std::vector<int32_t>> token_ids;  // wins over text when set
+  std::string cache_salt;                         // prefix-cache isolation: only equal salts share blocks
+
+  static PromptInput from_text(std::string text) { return {std::move(text), std::nullopt, {}}; }
+  static PromptInput from_token_ids(std::vector<int32_t> ids) { return {{}, std::move(ids), {}}; }
 };
 
 // A request ready for the core: tokenised and checked.
@@ -36,8 +40,7 @@ class LLMEngine {
                                                    const EngineConfig& config);
 
   // Tokenises and checks a request; safe to call from any thread.
-  Result<ProcessedRequest> process_inputs(const PromptInput& prompt, const SamplingParams& params,
-                                          std::string cache_salt = {}) const;
+  Result<ProcessedRequest> process_inputs(const PromptInput& prompt, const SamplingParams& params) const;
 
   // Queues a request under a caller-chosen id, unique among unfinished ones.
   Status add_request(const std::string& request_id, ProcessedRequest request);

@@ -52,6 +52,20 @@ check_error "unknown flag" "--no-such-flag" "$bin" generate --no-such-flag
 check_error "tiny preset without arch" "--preset tiny needs --arch" \
   "$bin" make-test-model --preset tiny --out "$scratch/m"
 
+# A file of requests, run together.
+python3 "$root/tests/cli/check_generate_batch.py" "$bin" "$golden" "$scratch" || fail "generate --input"
+printf '{"prompt": "hi"}\n{"prompt": "hi", "top_q": 1}\n' >"$scratch/bad.jsonl"
+check_error "unknown request field" "bad.jsonl line 2: unknown field 'top_q'" \
+  "$bin" generate --input "$scratch/bad.jsonl"
+printf '{"prompt": "hi", "max_tokens": 600}\n' >"$scratch/long.jsonl"
+check_error "request beyond the context" "long.jsonl line 1: the prompt (3 tokens) plus max_tokens (600) exceeds" \
+  "$bin" generate --input "$scratch/long.jsonl"
+check_error "bad KV cache size" "--kv-cache-memory-bytes: '4Gb' is not a size" \
+  "$bin" generate --prompt hi --kv-cache-memory-bytes 4Gb
+VLLM_CPU_KVCACHE_SPACE=lots check_error "bad VLLM_CPU_KVCACHE_SPACE" "VLLM_CPU_KVCACHE_SPACE must be a number of GiB" \
+  "$bin" generate --prompt hi
+check_error "KV cache below one block" "is smaller than one block" "$bin" generate --prompt hi --kv-cache-memory-bytes 1k
+
 # tokenize / detokenize / chat-template on the embedded model.
 out=$(echo '{"text": "Once upon a time"}' | "$bin" tokenize --add-special-tokens)
 [ "$out" = '{"ids":[1,403,407,261,378],"tokens":["<s>","▁Once","▁upon","▁a","▁time"]}' ] || fail "tokenize: $out"

@@ -55,7 +55,7 @@ TEST_F(Stories260kGoldenTest, GreedyGenerationsMatchExactly) {
     const std::string prompt = c["prompt"].get<std::string>();
     const auto prompt_ids = tokenizer_->encode(prompt, true);
     ASSERT_EQ(prompt_ids, c["prompt_token_ids"].get<std::vector<int32_t>>()) << c["name"];
-    prompts.push_back(PromptInput{prompt, std::nullopt});
+    prompts.push_back(PromptInput::from_text(prompt));
     SamplingParams p;
     p.temperature = 0.0;
     p.ignore_eos = true;
@@ -89,8 +89,8 @@ TEST_F(Stories260kGoldenTest, RefusesPromptPlusMaxTokensBeyondContext) {
     SamplingParams params;
     params.temperature = 0.0;
     params.max_tokens = c["max_new_tokens_requested"].get<int64_t>();
-    const Status s =
-        engine->add_request("long", PromptInput{{}, c["prompt_token_ids"].get<std::vector<int32_t>>()}, params);
+    const Status s = engine->add_request(
+        "long", PromptInput::from_token_ids(c["prompt_token_ids"].get<std::vector<int32_t>>()), params);
     ASSERT_FALSE(s.is_ok());
     EXPECT_EQ(s.message(),
               "the prompt (300 tokens) plus max_tokens (256) exceeds the maximum context length of 512 tokens");

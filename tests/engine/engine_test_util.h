@@ -1,0 +1,66 @@
+// Models and workloads for the engine tests that run a real forward pass:
+// the embedded stories260k and a tiny random-weight Llama written on the fly.
+#pragma once
+
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "cli/test_model_writer.h"
+#include "engine/llm_engine.h"
+#include "model/decoder_model.h"
+#include "test_util.h"
+#include "tokenizer/tokenizer.h"
+
+namespace vllm::testing {
+
+struct LoadedModel {
+  std::unique_ptr<DecoderModel> model;
+  std::unique_ptr<Tokenizer> tokenizer;
+};
+
+inline LoadedModel load_model(const std::string& dir) {
+  LoadedModel m;
+  m.model = std::move(DecoderModel::load(dir)).value();
+  m.tokenizer = std::move(Tokenizer::load(dir)).value();
+  return m;
+}
+
+// A tiny random Llama (vocab 512, context 256) with the stories260k tokenizer.
+inline void write_tiny_llama(const std::string& dir) {
+  TestModelOptions options;
+  options.preset = std::move(find_test_model_preset("tiny", std::string("llama"))).value();
+  options.dtype = DType::kBF16;
+  options.seed = 7;
+  options.tokenizer_dir = model_dir();
+  options.out_dir = dir;
+  ThreadPool pool(1);
+  const Status s = write_test_model(options, pool);
+  ASSERT_TRUE(s.is_ok()) << s.message();
+}
+
+inline std::unique_ptr<LLMEngine> make_engine(LoadedModel& m, EngineConfig config = {}) {
+  if (config.num_threads == 1) config.num_threads = 2;
+  Result<std::unique_ptr<LLMEngine>> engine = LLMEngine::create(*m.model, *m.tokenizer, config);
+  EXPECT_TRUE(engine.is_ok()) << engine.status().message();
+  return std::move(engine).value();
+}
+
+// Random token ids in [3, vocab): never BOS/EOS/unk.
+inline std::vector<int32_t> random_tokens(std::mt19937& rng, int32_t n, int32_t vocab) {
+  std::uniform_int_distribution<int32_t> dist(3, vocab - 1);
+  std::vector<int32_t> ids(static_cast<size_t>(n));
+  for (int32_t& id : ids) id = dist(rng);
+  return ids;
+}
+
+inline SamplingParams greedy(int64_t max_tokens, bool ignore_eos = true) {
+  SamplingParams p;
+  p.temperature = 0.0;
+  p.max_tokens = max_tokens;
+  p.ignore_eos = ignore_eos;
+  return p;
+}
+
+}  // namespace vllm::testing

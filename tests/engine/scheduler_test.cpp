@@ -1,0 +1,212 @@
+// The scheduler without a model: tiny pools, fake sampled tokens, exact
+// chunks, block ids and preemption decisions step by step.
+#include "engine/sched/scheduler.h"
+
+#include <gtest/gtest.h>
+
+#include <numeric>
+
+namespace vllm {
+namespace {
+
+using Blocks = std::vector<BlockId>;
+constexpr int32_t kEos = 2;
+
+std::unique_ptr<Request> make_request(RequestId id, int32_t prompt_len, int64_t max_tokens = 100,
+                                      bool ignore_eos = false) {
+  std::vector<int32_t> prompt(static_cast<size_t>(prompt_len));
+  std::iota(prompt.begin(), prompt.end(), 100 + static_cast<int32_t>(id) * 1000);
+  SamplingParams params;
+  params.temperature = 0;
+  params.max_tokens = max_tokens;
+  params.ignore_eos = ignore_eos;
+  return std::make_unique<Request>(id, std::move(prompt), params, "");
+}
+
+struct Harness {
+  Harness(int32_t num_blocks, int32_t block_size, SchedulerConfig config, bool caching = false)
+      : kv(num_blocks, block_size, caching), scheduler(config, kv, {kEos}) {}
+
+  // Schedules one step and feeds back `token` for every chunk that samples.
+  std::pair<SchedulerOutput, std::vector<EngineCoreOutput>> step(int32_t token = 7) {
+    SchedulerOutput out = scheduler.schedule();
+    std::vector<int32_t> sampled;
+    for (const ScheduledChunk& c : out.chunks) {
+      if (c.num_logits > 0) sampled.push_back(token);
+    }
+    std::vector<EngineCoreOutput> outputs = scheduler.update_from_output(out, sampled);
+    return {std::move(out), std::move(outputs)};
+  }
+
+  KVCacheManager kv;
+  Scheduler scheduler;
+};
+
+SchedulerConfig config(int32_t budget, int32_t max_seqs = 128, bool chunked = true) {
+  SchedulerConfig c;
+  c.max_num_batched_tokens = budget;
+  c.max_num_seqs = max_seqs;
+  c.max_model_len = 1000;
+  c.enable_chunked_prefill = chunked;
+  return c;
+}
+
+TEST(SchedulerTest, RunningRequestsFirstThenWaitingOnesChunkedToTheBudget) {
+  Harness h(100, 4, config(10));
+  h.scheduler.add_request(make_request(1, 6));
+  h.scheduler.add_request(make_request(2, 6));
+  auto [first, out1] = h.step();
+  ASSERT_EQ(first.chunks.size(), 2u);
+  EXPECT_EQ(first.chunks[0].request_id, 1);
+  EXPECT_EQ(first.chunks[0].num_new_tokens(), 6);
+  EXPECT_EQ(first.chunks[0].num_logits, 1);
+  EXPECT_EQ(first.chunks[1].request_id, 2);
+  EXPECT_EQ(first.chunks[1].num_new_tokens(), 4);  // the rest of the budget
+  EXPECT_EQ(first.chunks[1].num_logits, 0);        // mid-prompt: nothing to sample
+  EXPECT_EQ(first.total_num_scheduled_tokens, 10);
+  ASSERT_EQ(out1.size(), 1u);
+  EXPECT_EQ(out1[0].request_id, 1);
+
+  auto [second, out2] = h.step();
+  ASSERT_EQ(second.chunks.size(), 2u);
+  EXPECT_EQ(second.chunks[0].request_id, 1);  // decode of the sampled token
+  EXPECT_EQ(second.chunks[0].num_computed_tokens, 6);
+  EXPECT_EQ(second.chunks[0].num_new_tokens(), 1);
+  EXPECT_EQ(second.chunks[0].token_ids[0], 7);
+  EXPECT_EQ(second.chunks[1].request_id, 2);  // the prompt's last two tokens
+  EXPECT_EQ(second.chunks[1].num_computed_tokens, 4);
+  EXPECT_EQ(second.chunks[1].num_new_tokens(), 2);
+  EXPECT_EQ(second.chunks[1].num_logits, 1);
+  EXPECT_EQ(out2.size(), 2u);
+}
+
+TEST(SchedulerTest, LongPromptIsSplitAcrossStepsAndItsBlockTableGrows) {
+  Harness h(100, 4, config(8));
+  h.scheduler.add_request(make_request(1, 20));
+  std::vector<int32_t> chunk_sizes;
+  for (int i = 0; i < 3; ++i) {
+    auto [out, outputs] = h.step();
+    ASSERT_EQ(out.chunks.size(), 1u);
+    chunk_sizes.push_back(out.chunks[0].num_new_tokens());
+    EXPECT_EQ(out.chunks[0].num_computed_tokens, 8 * i);
+    EXPECT_EQ(out.chunks[0].block_table.size(), static_cast<size_t>((8 * i + chunk_sizes.back() + 3) / 4));
+    EXPECT_EQ(outputs.size(), i == 2 ? 1u : 0u);
+  }
+  EXPECT_EQ(chunk_sizes, (std::vector<int32_t>{8, 8, 4}));
+  EXPECT_EQ(h.kv.block_table(1), (Blocks{0, 1, 2, 3, 4}));
+}
+
+TEST(SchedulerTest, WithoutChunkedPrefillAPromptWaitsForRoomForAllOfIt) {
+  Harness h(100, 4, config(10, 128, /*chunked=*/false));
+  h.scheduler.add_request(make_request(1, 6));
+  h.scheduler.add_request(make_request(2, 6));
+  auto [out, outputs] = h.step();
+  ASSERT_EQ(out.chunks.size(), 1u);  // 6 + 6 > 10: the second waits whole
+  EXPECT_EQ(h.scheduler.num_waiting(), 1);
+  auto [next, next_outputs] = h.step();
+  ASSERT_EQ(next.chunks.size(), 2u);
+  EXPECT_EQ(next.chunks[1].num_new_tokens(), 6);
+}
+
+TEST(SchedulerTest, MaxNumSeqsCapsTheRunningRequests) {
+  Harness h(100, 4, config(100, /*max_seqs=*/2));
+  for (RequestId id = 1; id <= 3; ++id) h.scheduler.add_request(make_request(id, 3));
+  h.step();
+  EXPECT_EQ(h.scheduler.num_running(), 2);
+  EXPECT_EQ(h.scheduler.num_waiting(), 1);
+}
+
+TEST(SchedulerTest, PreemptsTheMostRecentlyAdmittedWhenBlocksRunOut) {
+  // 4 blocks of 4 tokens; two 7-token prompts hold two blocks each.
+  Harness h(4, 4, config(100));
+  h.scheduler.add_request(make_request(1, 7));
+  h.scheduler.add_request(make_request(2, 7));
+  h.step();  // both prefilled; 8 tokens each
+  h.step();  // slot 8 of each still fits in two blocks; 9 tokens each
+  EXPECT_EQ(h.kv.pool().num_free_blocks(), 0);
+  auto [out, outputs] = h.step();  // request 1 needs a third block
+  EXPECT_EQ(out.preempted, (std::vector<RequestId>{2}));
+  ASSERT_EQ(out.chunks.size(), 1u);
+  EXPECT_EQ(out.chunks[0].request_id, 1);
+  EXPECT_EQ(h.kv.block_table(1).size(), 3u);
+  const Request* victim = h.scheduler.find_request(2);
+  EXPECT_EQ(victim->status, RequestStatus::kPreempted);
+  EXPECT_EQ(victim->num_computed_tokens, 0);
+  EXPECT_EQ(victim->num_tokens(), 9);  // its generated tokens are kept and recomputed
+  EXPECT_EQ(h.scheduler.num_waiting(), 1);
+  EXPECT_EQ(h.scheduler.num_preemptions(), 1);
+
+  // Three blocks for all nine tokens do not fit in the one block left: it waits.
+  auto [later, later_outputs] = h.step();
+  ASSERT_EQ(later.chunks.size(), 1u);
+  EXPECT_TRUE(later.preempted.empty());
+}
+
+TEST(SchedulerTest, PreemptedRequestResumesFromTheFrontAndRecomputesEverything) {
+  Harness h(4, 4, config(100));
+  h.scheduler.add_request(make_request(1, 7, /*max_tokens=*/3, /*ignore_eos=*/true));
+  h.scheduler.add_request(make_request(2, 7));
+  h.scheduler.add_request(make_request(3, 2));
+  for (int i = 0; i < 3; ++i) h.step();  // request 2 preempted at step 3, when request 1 finishes
+  EXPECT_EQ(h.scheduler.find_request(1), nullptr);
+  // Request 2 left ahead of request 3, which arrived earlier but was never admitted.
+  auto [out, outputs] = h.step();
+  ASSERT_GE(out.chunks.size(), 1u);
+  EXPECT_EQ(out.chunks[0].request_id, 2);
+  EXPECT_EQ(out.chunks[0].num_computed_tokens, 0);
+  EXPECT_EQ(out.chunks[0].num_new_tokens(), 9);
+}
+
+TEST(SchedulerTest, VictimIsTheLaterAdmittedRequestEvenWhenTheEarlierOneGrows) {
+  Harness h(3, 4, config(100));
+  h.scheduler.add_request(make_request(1, 4));
+  h.scheduler.add_request(make_request(2, 7));
+  h.step();                        // 1 holds one block, 2 holds two; 5 and 8 tokens
+  auto [out, outputs] = h.step();  // 1 needs a second block: 2 is the victim
+  EXPECT_EQ(out.preempted, (std::vector<RequestId>{2}));
+  EXPECT_EQ(h.kv.block_table(1).size(), 2u);
+}
+
+TEST(SchedulerTest, FinishesOnEosUnlessIgnoredAndOnMaxTokens) {
+  Harness h(100, 4, config(100));
+  h.scheduler.add_request(make_request(1, 3));
+  h.scheduler.add_request(make_request(2, 3, 100, /*ignore_eos=*/true));
+  h.scheduler.add_request(make_request(3, 3, /*max_tokens=*/1, /*ignore_eos=*/true));
+  auto [out, outputs] = h.step(kEos);
+  ASSERT_EQ(outputs.size(), 3u);
+  EXPECT_EQ(outputs[0].finish_reason, FinishReason::kStop);
+  EXPECT_FALSE(outputs[1].finish_reason.has_value());
+  EXPECT_EQ(outputs[2].finish_reason, FinishReason::kLength);
+  EXPECT_EQ(h.scheduler.num_running(), 1);
+  EXPECT_EQ(h.kv.pool().num_free_blocks(), 99);  // the finished ones gave back their blocks
+}
+
+TEST(SchedulerTest, AbortFreesBlocksWhetherRunningOrWaiting) {
+  Harness h(10, 4, config(100, /*max_seqs=*/1));
+  h.scheduler.add_request(make_request(1, 9));
+  h.scheduler.add_request(make_request(2, 9));
+  h.step();
+  EXPECT_EQ(h.kv.pool().num_free_blocks(), 7);
+  EXPECT_TRUE(h.scheduler.abort_request(1));
+  EXPECT_EQ(h.kv.pool().num_free_blocks(), 10);
+  EXPECT_TRUE(h.scheduler.abort_request(2));
+  EXPECT_FALSE(h.scheduler.abort_request(2));
+  EXPECT_FALSE(h.scheduler.has_unfinished_requests());
+  EXPECT_TRUE(h.scheduler.schedule().chunks.empty());
+}
+
+TEST(SchedulerTest, RequestAdmittedInTheSameStepReusesBlocksCachedThere) {
+  Harness h(100, 4, config(100), /*caching=*/true);
+  h.scheduler.add_request(make_request(1, 10));
+  auto twin = make_request(2, 10);
+  twin->all_token_ids = h.scheduler.find_request(1)->all_token_ids;
+  h.scheduler.add_request(std::move(twin));
+  auto [out, outputs] = h.step();
+  ASSERT_EQ(out.chunks.size(), 2u);
+  EXPECT_EQ(out.chunks[1].num_computed_tokens, 8);  // two full blocks, computed by request 1 in this very step
+  EXPECT_EQ(out.chunks[1].num_new_tokens(), 2);
+  EXPECT_EQ(h.kv.prefix_cache_stats().hits_tokens, 8);
+}
+
+}  // namespace
+}  // namespace vllm
