@@ -1,11 +1,18 @@
 #include "engine/engine_core.h"
 
+#include "base/logging.h"
 #include "engine/sample/sampler.h"
 
 namespace vllm {
 
 Result<std::unique_ptr<EngineCore>> EngineCore::create(DecoderModel& model, const EngineConfig& config) {
   VLLM_ASSIGN_OR_RETURN(ResolvedEngineConfig resolved, resolve_engine_config(config, model.config()));
+  VLLM_LOG(Debug) << "KV cache: " << resolved.num_blocks << " blocks of " << resolved.kv_shape.block_size << " tokens ("
+                  << (static_cast<double>(resolved.num_blocks) *
+                      static_cast<double>(resolved.kv_shape.bytes_per_block()) / 1048576.0)
+                  << " MiB); max_model_len " << resolved.config.scheduler.max_model_len << ", max_num_seqs "
+                  << resolved.config.scheduler.max_num_seqs << ", max_num_batched_tokens "
+                  << resolved.config.scheduler.max_num_batched_tokens;
   return std::unique_ptr<EngineCore>(new EngineCore(model, resolved));
 }
 
