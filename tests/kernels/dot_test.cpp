@@ -47,11 +47,13 @@ TEST_P(DotTest, EveryVariantMatchesFloat64) {
   }
   const double tol = 1e-5 * std::sqrt(static_cast<double>(k)) + 1e-6;
   for (const auto& t : tables) {
-    EXPECT_NEAR(t.f32(x.data(), w.data(), k), exact_dot(x.data(), w, static_cast<size_t>(k)), tol) << t.isa_name;
-    EXPECT_NEAR(t.bf16(x.data(), w_bf16.data(), k), exact_dot(x.data(), w_bf16_wide, static_cast<size_t>(k)), tol)
-        << t.isa_name;
-    EXPECT_NEAR(t.f16(x.data(), w_f16.data(), k), exact_dot(x.data(), w_f16_wide, static_cast<size_t>(k)), tol)
-        << t.isa_name;
+    float y = 0;
+    t.f32(x.data(), 1, w.data(), 1, k, &y, 1);
+    EXPECT_NEAR(y, exact_dot(x.data(), w, static_cast<size_t>(k)), tol) << t.isa_name;
+    t.bf16(x.data(), 1, w_bf16.data(), 1, k, &y, 1);
+    EXPECT_NEAR(y, exact_dot(x.data(), w_bf16_wide, static_cast<size_t>(k)), tol) << t.isa_name;
+    t.f16(x.data(), 1, w_f16.data(), 1, k, &y, 1);
+    EXPECT_NEAR(y, exact_dot(x.data(), w_f16_wide, static_cast<size_t>(k)), tol) << t.isa_name;
   }
 }
 
@@ -76,19 +78,50 @@ TEST(LinearTest, MatchesNaiveProductWithBias) {
   }
 }
 
-// A row's result must not depend on how many other rows are in the batch.
+// A row's result must not depend on how many other rows are in the batch,
+// for every weight dtype, with row and column counts off the micro-tile grid.
 TEST(LinearTest, RowResultIndependentOfBatchSize) {
-  const int64_t n = 100, k = 96;
-  const auto x = random_vector(static_cast<size_t>(9 * k), 6);
+  const int64_t n = 101, k = 99, rows = 11;
+  const auto x = random_vector(static_cast<size_t>(rows * k), 6);
   const auto w = random_vector(static_cast<size_t>(n * k), 7);
-  Tensor wt{w.data(), DType::kF32, {n, k}};
-  ThreadPool pool(2);
-  std::vector<float> all(static_cast<size_t>(9 * n)), one(static_cast<size_t>(n));
-  linear(x.data(), 9, wt, nullptr, all.data(), pool);
-  for (int64_t r = 0; r < 9; ++r) {
-    linear(x.data() + r * k, 1, wt, nullptr, one.data(), pool);
-    for (int64_t j = 0; j < n; ++j) ASSERT_EQ(one[static_cast<size_t>(j)], all[static_cast<size_t>(r * n + j)]);
+  std::vector<uint16_t> w_bf16(w.size()), w_f16(w.size());
+  for (size_t i = 0; i < w.size(); ++i) {
+    w_bf16[i] = f32_to_bf16(w[i]);
+    w_f16[i] = f32_to_f16(w[i]);
   }
+  const std::vector<Tensor> weights = {Tensor{w.data(), DType::kF32, {n, k}},
+                                       Tensor{w_bf16.data(), DType::kBF16, {n, k}},
+                                       Tensor{w_f16.data(), DType::kF16, {n, k}}};
+  ThreadPool pool(2);
+  for (const Tensor& wt : weights) {
+    std::vector<float> all(static_cast<size_t>(rows * n)), some(static_cast<size_t>(rows * n));
+    linear(x.data(), rows, wt, nullptr, all.data(), pool);
+    for (int64_t batch : {1, 2, 4, 5}) {
+      for (int64_t r = 0; r + batch <= rows; r += batch) {
+        linear(x.data() + r * k, batch, wt, nullptr, some.data(), pool);
+        for (int64_t j = 0; j < batch * n; ++j) {
+          ASSERT_EQ(some[static_cast<size_t>(j)], all[static_cast<size_t>(r * n + j)])
+              << dtype_name(wt.dtype) << " batch " << batch;
+        }
+      }
+    }
+  }
+}
+
+// The blocked kernels against the scalar reference on a whole matrix.
+TEST(LinearTest, EveryVariantMatchesTheReferenceOnBlocks) {
+  if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma") || !__builtin_cpu_supports("f16c")) {
+    GTEST_SKIP() << "no AVX2";
+  }
+  const int64_t m = 7, n = 13, k = 45;
+  const auto x = random_vector(static_cast<size_t>(m * k), 8);
+  const auto w = random_vector(static_cast<size_t>(n * k), 9);
+  std::vector<uint16_t> w_bf16(w.size());
+  for (size_t i = 0; i < w.size(); ++i) w_bf16[i] = f32_to_bf16(w[i]);
+  std::vector<float> ref(static_cast<size_t>(m * n)), fast(static_cast<size_t>(m * n));
+  cpu::ref_dot_table().bf16(x.data(), m, w_bf16.data(), n, k, ref.data(), n);
+  cpu::avx2_dot_table().bf16(x.data(), m, w_bf16.data(), n, k, fast.data(), n);
+  for (size_t i = 0; i < ref.size(); ++i) EXPECT_NEAR(fast[i], ref[i], 1e-4) << i;
 }
 
 }  // namespace

@@ -7,28 +7,26 @@
 namespace vllm::kernels {
 namespace {
 
-// Output columns per tile: a tile of weight rows (up to 32 x K x 4 bytes)
-// stays in L2 while every activation row passes over it.
-constexpr int64_t kRowsPerTile = 32;
+// Weight rows per task: each thread takes whole chunks of them, so a row's
+// outputs are computed the same way for any batch size or thread count.
+constexpr int64_t kRowsPerChunk = 32;
 
-template <typename DotRow>
-void linear_tiles(const float* x, int64_t m, int64_t n_total, int64_t k, const float* bias, float* y, ThreadPool& pool,
-                  DotRow dot_row) {
+template <typename W, typename DotFn>
+void linear_chunks(const float* x, int64_t m, const W* w, int64_t n_total, int64_t k, const float* bias, float* y,
+                   ThreadPool& pool, DotFn dot) {
   pool.parallel_for(
       n_total,
       [&](int64_t n_begin, int64_t n_end) {
-        for (int64_t tile = n_begin; tile < n_end; tile += kRowsPerTile) {
-          const int64_t tile_end = std::min(n_end, tile + kRowsPerTile);
-          for (int64_t row = 0; row < m; ++row) {
-            const float* xr = x + row * k;
-            float* yr = y + row * n_total;
-            for (int64_t n = tile; n < tile_end; ++n) {
-              yr[n] = dot_row(xr, n) + (bias ? bias[n] : 0.0f);
-            }
+        for (int64_t n = n_begin; n < n_end; n += kRowsPerChunk) {
+          const int64_t rows = std::min(n_end, n + kRowsPerChunk) - n;
+          dot(x, m, w + n * k, rows, k, y + n, n_total);
+          if (bias == nullptr) continue;
+          for (int64_t r = 0; r < m; ++r) {
+            for (int64_t j = n; j < n + rows; ++j) y[r * n_total + j] += bias[j];
           }
         }
       },
-      kRowsPerTile);
+      kRowsPerChunk);
 }
 
 }  // namespace
@@ -39,21 +37,12 @@ void linear(const float* x, int64_t m, const Tensor& w, const float* bias, float
   const int64_t k = w.dim(1);
   const cpu::DotTable& dot = cpu::active_dot_table();
   switch (w.dtype) {
-    case DType::kF32: {
-      const float* wp = w.as<float>();
-      linear_tiles(x, m, n, k, bias, y, pool, [&](const float* xr, int64_t r) { return dot.f32(xr, wp + r * k, k); });
-      return;
-    }
-    case DType::kBF16: {
-      const uint16_t* wp = w.as<uint16_t>();
-      linear_tiles(x, m, n, k, bias, y, pool, [&](const float* xr, int64_t r) { return dot.bf16(xr, wp + r * k, k); });
-      return;
-    }
-    case DType::kF16: {
-      const uint16_t* wp = w.as<uint16_t>();
-      linear_tiles(x, m, n, k, bias, y, pool, [&](const float* xr, int64_t r) { return dot.f16(xr, wp + r * k, k); });
-      return;
-    }
+    case DType::kF32:
+      return linear_chunks(x, m, w.as<float>(), n, k, bias, y, pool, dot.f32);
+    case DType::kBF16:
+      return linear_chunks(x, m, w.as<uint16_t>(), n, k, bias, y, pool, dot.bf16);
+    case DType::kF16:
+      return linear_chunks(x, m, w.as<uint16_t>(), n, k, bias, y, pool, dot.f16);
     case DType::kI32:
       break;
   }
