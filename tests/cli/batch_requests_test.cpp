@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include "cli/engine_flags.h"
 #include "cli/human_readable.h"
 
 namespace vllm::cli {
@@ -19,6 +20,22 @@ TEST(HumanReadableIntTest, ReadsDecimalAndBinarySuffixes) {
   for (const char* bad : {"", "GiB", "4Gb", "-1", "1.5", "1e3", "4 GiB", "99999999999T"}) {
     EXPECT_FALSE(parse_human_readable_int(bad).is_ok()) << bad;
   }
+}
+
+TEST(EngineFlagsTest, KVCacheSizeComesFromTheFlagThenTheEnvironment) {
+  EngineFlags flags;
+  ASSERT_EQ(setenv("VLLM_CPU_KVCACHE_SPACE", "2", 1), 0);
+  EXPECT_EQ(make_engine_config(flags)->cache.kv_cache_memory_bytes, int64_t{2} << 30);
+  flags.kv_cache_memory_bytes = "512MiB";
+  EXPECT_EQ(make_engine_config(flags)->cache.kv_cache_memory_bytes, int64_t{512} << 20);  // the flag wins
+  flags.kv_cache_memory_bytes.clear();
+  ASSERT_EQ(setenv("VLLM_CPU_KVCACHE_SPACE", "0", 1), 0);
+  EXPECT_EQ(make_engine_config(flags)->cache.kv_cache_memory_bytes, 0);  // automatic
+  ASSERT_EQ(setenv("VLLM_CPU_KVCACHE_SPACE", "-1", 1), 0);
+  EXPECT_FALSE(make_engine_config(flags).is_ok());
+  ASSERT_EQ(unsetenv("VLLM_CPU_KVCACHE_SPACE"), 0);
+  flags.max_model_len = "1K";
+  EXPECT_EQ(make_engine_config(flags)->scheduler.max_model_len, 1024);
 }
 
 TEST(BatchRequestTest, ReadsPromptAndSamplingFieldsOverTheDefaults) {

@@ -26,6 +26,15 @@ double exact_dot(const float* x, const std::vector<float>& w, size_t k) {
   return s;
 }
 
+// The reference and every ISA variant this CPU can run.
+std::vector<cpu::DotTable> supported_tables() {
+  std::vector<cpu::DotTable> tables = {cpu::ref_dot_table()};
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c")) {
+    tables.push_back(cpu::avx2_dot_table());
+  }
+  return tables;
+}
+
 class DotTest : public ::testing::TestWithParam<int64_t> {};
 
 // Every ISA variant against a float64 dot of the same (widened) values.
@@ -41,10 +50,7 @@ TEST_P(DotTest, EveryVariantMatchesFloat64) {
     w_bf16_wide[i] = bf16_to_f32(w_bf16[i]);
     w_f16_wide[i] = f16_to_f32(w_f16[i]);
   }
-  std::vector<cpu::DotTable> tables = {cpu::ref_dot_table()};
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c")) {
-    tables.push_back(cpu::avx2_dot_table());
-  }
+  const std::vector<cpu::DotTable> tables = supported_tables();
   const double tol = 1e-5 * std::sqrt(static_cast<double>(k)) + 1e-6;
   for (const auto& t : tables) {
     float y = 0;
@@ -108,20 +114,29 @@ TEST(LinearTest, RowResultIndependentOfBatchSize) {
   }
 }
 
-// The blocked kernels against the scalar reference on a whole matrix.
-TEST(LinearTest, EveryVariantMatchesTheReferenceOnBlocks) {
-  if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma") || !__builtin_cpu_supports("f16c")) {
-    GTEST_SKIP() << "no AVX2";
-  }
-  const int64_t m = 7, n = 13, k = 45;
+// Each ISA's blocked kernels against the scalar reference on whole matrices
+// (sizes off every tile and panel grid), and each row of a block equal, bit
+// for bit, to that row computed alone.
+TEST(LinearTest, EveryVariantMatchesTheReferenceAndItsOwnSingleRows) {
+  const int64_t m = 113, n = 13, k = 301;
   const auto x = random_vector(static_cast<size_t>(m * k), 8);
   const auto w = random_vector(static_cast<size_t>(n * k), 9);
   std::vector<uint16_t> w_bf16(w.size());
   for (size_t i = 0; i < w.size(); ++i) w_bf16[i] = f32_to_bf16(w[i]);
-  std::vector<float> ref(static_cast<size_t>(m * n)), fast(static_cast<size_t>(m * n));
+  std::vector<float> ref(static_cast<size_t>(m * n));
   cpu::ref_dot_table().bf16(x.data(), m, w_bf16.data(), n, k, ref.data(), n);
-  cpu::avx2_dot_table().bf16(x.data(), m, w_bf16.data(), n, k, fast.data(), n);
-  for (size_t i = 0; i < ref.size(); ++i) EXPECT_NEAR(fast[i], ref[i], 1e-4) << i;
+  for (const cpu::DotTable& t : supported_tables()) {
+    std::vector<float> block(static_cast<size_t>(m * n)), row(static_cast<size_t>(n));
+    t.bf16(x.data(), m, w_bf16.data(), n, k, block.data(), n);
+    for (int64_t r = 0; r < m; ++r) {
+      t.bf16(x.data() + r * k, 1, w_bf16.data(), n, k, row.data(), n);
+      for (int64_t j = 0; j < n; ++j) {
+        const size_t i = static_cast<size_t>(r * n + j);
+        ASSERT_NEAR(block[i], ref[i], 1e-3) << t.isa_name << " row " << r << " col " << j;
+        ASSERT_EQ(block[i], row[static_cast<size_t>(j)]) << t.isa_name << " row " << r << " col " << j;
+      }
+    }
+  }
 }
 
 }  // namespace

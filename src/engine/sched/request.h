@@ -35,8 +35,6 @@ struct Request {
   RequestRng rng;
   RequestStatus status = RequestStatus::kWaiting;
   int32_t num_computed_tokens = 0;  // leading tokens whose K/V are in the cache
-  int32_t num_cached_tokens = -1;   // of the prompt, found in the prefix cache at first admission; -1 until then
-  int32_t num_preemptions = 0;
 
  private:
   int32_t num_prompt_tokens_;

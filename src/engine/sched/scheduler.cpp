@@ -62,7 +62,6 @@ void Scheduler::preempt_last_running(SchedulerOutput& output) {
   kv_cache_.free(victim->id);
   victim->num_computed_tokens = 0;
   victim->status = RequestStatus::kPreempted;
-  ++victim->num_preemptions;
   ++num_preemptions_;
   waiting_.push_front(victim);
   output.preempted.push_back(victim->id);
@@ -99,7 +98,6 @@ void Scheduler::admit_waiting(int32_t& budget, std::vector<Scheduled>& scheduled
     if (!kv_cache_.allocate_slots(r->id, num_tokens, computed)) return;
     waiting_.pop_front();
     r->num_computed_tokens = computed.num_computed_tokens;
-    if (r->num_cached_tokens < 0) r->num_cached_tokens = computed.num_computed_tokens;
     r->status = RequestStatus::kRunning;
     running_.push_back(r);
     kv_cache_.cache_full_blocks(r->id, r->all_token_ids, num_tokens, r->cache_salt);

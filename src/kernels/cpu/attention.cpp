@@ -4,6 +4,7 @@
 #include <limits>
 #include <vector>
 
+#include "kernels/cpu/dot.h"
 #include "kernels/kernels.h"
 
 namespace vllm::kernels {
@@ -19,15 +20,19 @@ void attend_one(const float* q, const PagedKVLayer& layer, const int32_t* block_
                 int32_t first_key, int32_t last_key, float scale, std::vector<float>& scores, float* out) {
   const int32_t hd = layer.head_dim;
   const int32_t bs = layer.block_size;
+  // A block's keys for one head are a [block_size, head_dim] matrix: score
+  // them with one call to the dot-product kernels.
+  const cpu::DotTable& dot = cpu::active_dot_table();
+  for (int32_t start = first_key - first_key % bs; start <= last_key; start += bs) {
+    const float* keys = layer.key_cache + block_offset(layer, block_table[start / bs], kv_head);
+    const int32_t from = std::max(start, first_key);
+    const int32_t to = std::min(start + bs - 1, last_key);
+    dot.f32(q, 1, keys + static_cast<int64_t>(from - start) * hd, to - from + 1, hd, scores.data() + from, 1);
+  }
   float max_score = -std::numeric_limits<float>::infinity();
   for (int32_t pos = first_key; pos <= last_key; ++pos) {
-    const float* k =
-        layer.key_cache + block_offset(layer, block_table[pos / bs], kv_head) + static_cast<int64_t>(pos % bs) * hd;
-    float dot = 0.0f;
-    for (int32_t d = 0; d < hd; ++d) dot += q[d] * k[d];
-    const float s = dot * scale;
-    scores[static_cast<size_t>(pos)] = s;
-    max_score = std::max(max_score, s);
+    scores[static_cast<size_t>(pos)] *= scale;
+    max_score = std::max(max_score, scores[static_cast<size_t>(pos)]);
   }
   float denom = 0.0f;
   for (int32_t pos = first_key; pos <= last_key; ++pos) {
