@@ -41,7 +41,7 @@ Status EngineCore::check_request(const std::vector<int32_t>& prompt, const Sampl
     return invalid_argument("the maximum context length is " + std::to_string(max_len) + " tokens, the prompt has " +
                             std::to_string(prompt_len) + " tokens");
   }
-  if (prompt_len + params.max_tokens > max_len) {
+  if (params.max_tokens > max_len - prompt_len) {  // not prompt_len + max_tokens: that may overflow
     return invalid_argument("the prompt (" + std::to_string(prompt_len) + " tokens) plus max_tokens (" +
                             std::to_string(params.max_tokens) + ") exceeds the maximum context length of " +
                             std::to_string(max_len) + " tokens");

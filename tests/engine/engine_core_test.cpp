@@ -224,6 +224,9 @@ TEST_F(EngineCoreTest, RefusesRequestsThatCanNeverRun) {
             "the prompt (150 tokens) plus max_tokens (12) needs 11 KV blocks, more than the whole KV cache holds "
             "(10 blocks of 16 tokens)");
   EXPECT_EQ(error({1, 5}, 0), "max_tokens must be at least 1, got 0.");
+  EXPECT_EQ(error({1, 5}, INT64_MAX),
+            "the prompt (2 tokens) plus max_tokens (9223372036854775807) exceeds the maximum context length of 512 "
+            "tokens");
   // Exactly the whole pool is fine: the last generated token needs no slot.
   EXPECT_TRUE(
       engine->add_request("fits", PromptInput::from_token_ids(std::vector<int32_t>(150, 5)), greedy(11)).is_ok());
