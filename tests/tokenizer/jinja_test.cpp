@@ -23,6 +23,8 @@ TEST(JinjaTest, LiteralsAndArithmetic) {
   // Past int64 arithmetic continues in floating point instead of overflowing.
   EXPECT_EQ(render("{{ 9223372036854775807 + 1 }}|{{ 2 ** 62 }}|{{ 2 ** 64 }}|{{ 1 ** 1000000000000 }}"),
             "9.223372036854776e+18|4611686018427387904|1.8446744073709552e+19|1");
+  // Modulo takes the divisor's sign, and cannot overflow near the int64 limits (found by the fuzzer).
+  EXPECT_EQ(render("{{ 7 % -3 }}|{{ -7 % -3 }}|{{ (-9223372036854775807 - 1) % 333311 }}"), "-2|-1|263596");
   EXPECT_EQ(render("{{ 'a' ~ 1 ~ none }}|{{ 'ab' * 3 }}|{{ [1, 2] + [3] }}"), "a1None|ababab|[1, 2, 3]");
   EXPECT_EQ(render("{{ true }} {{ none }} {{ undefined_name }}|{{ {'a': 'b', 'c': [1, 'x']} }}"),
             "True None |{'a': 'b', 'c': [1, 'x']}");

@@ -25,7 +25,7 @@ int64_t to_int(const Value& v, const char* what) {
   throw TemplateError(std::string(what) + " must be an integer, not " + v.type_name());
 }
 
-// Python's floor division and modulo for integers.
+// Python's floor division for integers.
 int64_t floor_div(int64_t a, int64_t b) {
   const int64_t q = a / b;
   return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
@@ -59,7 +59,13 @@ Value arithmetic(const std::string& op, const Value& a, const Value& b) {
     if (op == "*" && !__builtin_mul_overflow(i, j, &r)) return Value(r);
     if ((op == "//" || op == "%") && j == 0) throw TemplateError("integer division or modulo by zero");
     if (op == "//" && !(i == INT64_MIN && j == -1)) return Value(floor_div(i, j));
-    if (op == "%") return Value(j == -1 ? int64_t{0} : i - floor_div(i, j) * j);
+    if (op == "%") {
+      // Python's modulo takes the divisor's sign; from C++'s remainder, which
+      // (unlike i - floor_div(i, j) * j near INT64_MIN) cannot overflow.
+      if (j == -1) return Value(int64_t{0});
+      const int64_t rem = i % j;
+      return Value(rem != 0 && (rem < 0) != (j < 0) ? rem + j : rem);
+    }
     if (op == "**" && j >= 0) {
       // Exponentiation by squaring: at most 63 rounds whatever the exponent.
       r = 1;
