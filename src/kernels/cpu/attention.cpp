@@ -23,9 +23,10 @@ void attend_group(const float* q, int32_t group, const PagedKVLayer& layer, cons
   const int32_t hd = layer.head_dim;
   const int32_t bs = layer.block_size;
   const int32_t n = last_key - first_key + 1;
-  if (scores.size() < static_cast<size_t>(group) * static_cast<size_t>(n)) {
-    scores.resize(static_cast<size_t>(group) * static_cast<size_t>(n));
-  }
+  // Scratch: [group, n] probabilities, then the group's 1 / denominators.
+  const size_t num_probs = static_cast<size_t>(group) * static_cast<size_t>(n);
+  if (scores.size() < num_probs + static_cast<size_t>(group)) scores.resize(num_probs + static_cast<size_t>(group));
+  float* inv_denom = scores.data() + num_probs;
   // A block's keys for one head are a [block_size, head_dim] matrix: score
   // the group's queries against it with one call to the dot-product kernels.
   const cpu::DotTable& dot = cpu::active_dot_table();
@@ -36,7 +37,6 @@ void attend_group(const float* q, int32_t group, const PagedKVLayer& layer, cons
     dot.f32(q, group, keys + static_cast<int64_t>(from - start) * hd, to - from + 1, hd,
             scores.data() + (from - first_key), n);
   }
-  std::vector<float> inv_denom(static_cast<size_t>(group));
   for (int32_t g = 0; g < group; ++g) {
     float* s = scores.data() + static_cast<size_t>(g) * static_cast<size_t>(n);
     float max_score = -std::numeric_limits<float>::infinity();
@@ -49,7 +49,7 @@ void attend_group(const float* q, int32_t group, const PagedKVLayer& layer, cons
       s[i] = std::exp(s[i] - max_score);
       denom += s[i];
     }
-    inv_denom[static_cast<size_t>(g)] = 1.0f / denom;
+    inv_denom[g] = 1.0f / denom;
   }
   std::fill(out, out + static_cast<int64_t>(group) * hd, 0.0f);
   for (int32_t pos = first_key; pos <= last_key; ++pos) {
@@ -62,7 +62,7 @@ void attend_group(const float* q, int32_t group, const PagedKVLayer& layer, cons
     }
   }
   for (int32_t g = 0; g < group; ++g) {
-    for (int32_t d = 0; d < hd; ++d) out[static_cast<int64_t>(g) * hd + d] *= inv_denom[static_cast<size_t>(g)];
+    for (int32_t d = 0; d < hd; ++d) out[static_cast<int64_t>(g) * hd + d] *= inv_denom[g];
   }
 }
 
