@@ -24,7 +24,7 @@ struct GenerateOptions {
   std::string output = "-";
   int64_t max_tokens = 16;
   double temperature = 1.0;
-  std::optional<uint64_t> seed;
+  std::optional<int64_t> seed;
   bool ignore_eos = false;
   EngineFlags engine;
 };
@@ -35,6 +35,7 @@ SamplingParams default_params(const GenerateOptions& o) {
   params.temperature = o.temperature;
   params.seed = o.seed;
   params.ignore_eos = o.ignore_eos;
+  params.output_kind = OutputKind::kFinalOnly;  // generate() reports each request once, at the end
   return params;
 }
 
@@ -145,8 +146,9 @@ CommandRunner add_generate_command(CLI::App& app) {
   app.add_option("--model", o->model, "Hugging Face model directory (default: the embedded stories260k)");
   auto* prompt = app.add_option("--prompt", o->prompt, "Prompt text (default: empty, i.e. generate from BOS)");
   app.add_option("--input", o->input,
-                 "JSON lines of requests ({\"prompt\" or \"prompt_token_ids\", \"max_tokens\", \"temperature\", "
-                 "\"seed\", \"ignore_eos\", \"cache_salt\"}; - for stdin), run together")
+                 "JSON lines of requests ({\"prompt\" or \"prompt_token_ids\", \"cache_salt\", and any sampling "
+                 "field of docs/API.md: \"n\", \"temperature\", \"top_p\", \"stop\", \"logprobs\", "
+                 "\"use_beam_search\"...}; - for stdin), run together")
       ->excludes(prompt);
   app.add_option("--output", o->output, "Where --input's results go, one JSON line per request (default: stdout)");
   app.add_option("--max-tokens", o->max_tokens, "Maximum number of tokens to generate")->capture_default_str();

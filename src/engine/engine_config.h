@@ -21,6 +21,7 @@ struct EngineConfig {
   SchedulerConfig scheduler;  // max_model_len 0: the model's context length
   CacheConfig cache;
   int num_threads = 1;
+  int32_t max_logprobs = 20;  // most logprobs / prompt_logprobs a request may ask for (--max-logprobs)
 };
 
 // What the engine runs with once the model is known.

@@ -1,9 +1,23 @@
 #include "engine/engine_core.h"
 
+#include <algorithm>
+
 #include "base/logging.h"
-#include "engine/sample/sampler.h"
 
 namespace vllm {
+namespace {
+
+Status check_ids_in_vocab(const char* field, const std::vector<int32_t>& ids, int64_t vocab) {
+  for (int32_t id : ids) {
+    if (id < 0 || id >= vocab) {
+      return invalid_argument(std::string(field) + ": token id " + std::to_string(id) +
+                              " is outside the vocabulary [0, " + std::to_string(vocab) + ")");
+    }
+  }
+  return Status::ok();
+}
+
+}  // namespace
 
 Result<std::unique_ptr<EngineCore>> EngineCore::create(DecoderModel& model, const EngineConfig& config) {
   VLLM_ASSIGN_OR_RETURN(ResolvedEngineConfig resolved, resolve_engine_config(config, model.config()));
@@ -19,21 +33,23 @@ Result<std::unique_ptr<EngineCore>> EngineCore::create(DecoderModel& model, cons
 EngineCore::EngineCore(DecoderModel& model, const ResolvedEngineConfig& config)
     : model_(model),
       config_(config),
+      eos_token_ids_(model.config().eos_token_ids.begin(), model.config().eos_token_ids.end()),
       pool_(config.config.num_threads),
       kv_cache_(config.num_blocks, config.kv_shape.block_size, config.config.cache.enable_prefix_caching),
       scheduler_(config.config.scheduler, kv_cache_,
-                 std::vector<int32_t>(model.config().eos_token_ids.begin(), model.config().eos_token_ids.end())),
-      runner_(model, pool_, config.kv_shape, config.num_blocks) {}
+                 eos_token_ids_),
+      runner_(model, pool_, config.kv_shape, config.num_blocks),
+      sampler_(static_cast<int32_t>(model.config().vocab_size),
+               eos_token_ids_) {}
 
 Status EngineCore::check_request(const std::vector<int32_t>& prompt, const SamplingParams& params) const {
   VLLM_RETURN_IF_ERROR(params.validate());
   if (prompt.empty()) return invalid_argument("the prompt is empty");
   const int64_t vocab = model_.config().vocab_size;
-  for (int32_t id : prompt) {
-    if (id < 0 || id >= vocab) {
-      return invalid_argument("token id " + std::to_string(id) + " is outside the vocabulary [0, " +
-                              std::to_string(vocab) + ")");
-    }
+  VLLM_RETURN_IF_ERROR(check_ids_in_vocab("prompt", prompt, vocab));
+  VLLM_RETURN_IF_ERROR(check_ids_in_vocab("stop_token_ids", params.stop_token_ids, vocab));
+  for (const auto& [id, bias] : params.logit_bias) {
+    VLLM_RETURN_IF_ERROR(check_ids_in_vocab("logit_bias", {id}, vocab));
   }
   const auto prompt_len = static_cast<int64_t>(prompt.size());
   const int64_t max_len = config_.config.scheduler.max_model_len;
@@ -70,23 +86,40 @@ Status EngineCore::add_request(EngineCoreRequest request) {
 
 bool EngineCore::abort_request(RequestId id) { return scheduler_.abort_request(id); }
 
+void EngineCore::score_prompt(Request& r, const ScheduledChunk& chunk, const float* rows) {
+  // Row i is position first_position + i; it scores the token after it.
+  const int32_t first_position = chunk.num_computed_tokens + chunk.num_new_tokens() - chunk.num_logits;
+  const int32_t end = std::min(chunk.num_computed_tokens + chunk.num_new_tokens(), r.num_prompt_tokens() - 1);
+  const auto vocab = static_cast<int32_t>(model_.config().vocab_size);
+  // Positions scored before a preemption are not scored again.
+  for (auto p = static_cast<int32_t>(r.prompt_logprobs.size()); p < end; ++p) {
+    const float* row = rows + static_cast<size_t>(p - first_position) * static_cast<size_t>(vocab);
+    r.prompt_logprobs.push_back(position_logprobs(row, vocab, log_sum_exp(row, vocab),
+                                                  r.all_token_ids[static_cast<size_t>(p) + 1], *r.params.prompt_logprobs));
+  }
+}
+
 std::vector<EngineCoreOutput> EngineCore::step() {
   const SchedulerOutput scheduled = scheduler_.schedule();
   if (scheduled.chunks.empty()) return {};
   ++num_steps_;
   num_scheduled_tokens_ += scheduled.total_num_scheduled_tokens;
-  const std::span<const float> logits = runner_.execute(scheduled.chunks);
+  const std::span<float> logits = runner_.execute(scheduled.chunks);
 
-  const auto vocab = static_cast<int32_t>(model_.config().vocab_size);
-  sampled_.clear();
+  const auto vocab = static_cast<size_t>(model_.config().vocab_size);
+  std::vector<SamplingRow> rows;
   size_t row = 0;
   for (const ScheduledChunk& chunk : scheduled.chunks) {
     if (chunk.num_logits == 0) continue;
-    row += static_cast<size_t>(chunk.num_logits);
     Request* r = scheduler_.find_request(chunk.request_id);
-    sampled_.push_back(sample_token(logits.data() + (row - 1) * static_cast<size_t>(vocab), vocab, r->params, r->rng));
+    if (r->wants_prompt_logprobs()) score_prompt(*r, chunk, logits.data() + row * vocab);
+    row += static_cast<size_t>(chunk.num_logits);
+    if (!chunk.sample) continue;
+    rows.push_back(SamplingRow{logits.data() + (row - 1) * vocab, &r->params, r->prompt_token_ids(),
+                               r->output_token_ids(), &r->rng});
   }
-  return scheduler_.update_from_output(scheduled, sampled_);
+  const std::vector<SampledToken> sampled = sampler_.sample(rows, pool_);
+  return scheduler_.update_from_output(scheduled, sampled);
 }
 
 EngineCoreStats EngineCore::stats() const {

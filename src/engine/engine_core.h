@@ -11,6 +11,7 @@
 #include "engine/engine_config.h"
 #include "engine/kv/kv_cache_manager.h"
 #include "engine/runner/model_runner.h"
+#include "engine/sample/sampler.h"
 #include "engine/sched/scheduler.h"
 #include "model/decoder_model.h"
 
@@ -55,17 +56,21 @@ class EngineCore {
   EngineCoreStats stats() const;
   const ResolvedEngineConfig& config() const { return config_; }
   const KVCacheManager& kv_cache() const { return kv_cache_; }
+  const std::vector<int32_t>& eos_token_ids() const { return eos_token_ids_; }
 
  private:
   EngineCore(DecoderModel& model, const ResolvedEngineConfig& config);
+  // Adds the prompt logprobs that this chunk's logits rows complete.
+  void score_prompt(Request& r, const ScheduledChunk& chunk, const float* rows);
 
   DecoderModel& model_;
   ResolvedEngineConfig config_;
+  std::vector<int32_t> eos_token_ids_;
   ThreadPool pool_;
   KVCacheManager kv_cache_;
   Scheduler scheduler_;
   ModelRunner runner_;
-  std::vector<int32_t> sampled_;
+  Sampler sampler_;
   int64_t num_steps_ = 0;
   int64_t num_scheduled_tokens_ = 0;
 };

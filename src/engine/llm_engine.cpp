@@ -1,15 +1,28 @@
 #include "engine/llm_engine.h"
 
+#include "base/logging.h"
+
 namespace vllm {
+namespace {
+
+Status check_logprobs_limit(const char* field, const std::optional<int32_t>& value, int32_t max_logprobs) {
+  if (value && *value > max_logprobs) {
+    return invalid_argument(std::string(field) + " must be at most " + std::to_string(max_logprobs) +
+                            " (--max-logprobs), got " + std::to_string(*value) + ".");
+  }
+  return Status::ok();
+}
+
+}  // namespace
 
 Result<std::unique_ptr<LLMEngine>> LLMEngine::create(DecoderModel& model, const Tokenizer& tokenizer,
                                                      const EngineConfig& config) {
   VLLM_ASSIGN_OR_RETURN(std::unique_ptr<EngineCore> core, EngineCore::create(model, config));
-  return std::unique_ptr<LLMEngine>(new LLMEngine(tokenizer, std::move(core)));
+  return std::unique_ptr<LLMEngine>(new LLMEngine(tokenizer, std::move(core), config.max_logprobs));
 }
 
-LLMEngine::LLMEngine(const Tokenizer& tokenizer, std::unique_ptr<EngineCore> core)
-    : tokenizer_(tokenizer), core_(std::move(core)), output_processor_(tokenizer) {}
+LLMEngine::LLMEngine(const Tokenizer& tokenizer, std::unique_ptr<EngineCore> core, int32_t max_logprobs)
+    : tokenizer_(tokenizer), core_(std::move(core)), max_logprobs_(max_logprobs), output_processor_(tokenizer) {}
 
 Result<ProcessedRequest> LLMEngine::process_inputs(const PromptInput& prompt, const SamplingParams& params) const {
   ProcessedRequest r;
@@ -17,21 +30,29 @@ Result<ProcessedRequest> LLMEngine::process_inputs(const PromptInput& prompt, co
       prompt.token_ids ? *prompt.token_ids : tokenizer_.encode(prompt.text, /*add_special_tokens=*/true);
   r.params = params;
   r.cache_salt = prompt.cache_salt;
+  VLLM_RETURN_IF_ERROR(check_logprobs_limit("logprobs", params.logprobs, max_logprobs_));
+  VLLM_RETURN_IF_ERROR(check_logprobs_limit("prompt_logprobs", params.prompt_logprobs, max_logprobs_));
+  if (params.use_beam_search && params.output_kind != OutputKind::kFinalOnly) {
+    return invalid_argument("beam search cannot stream: its beams are only known at the end.");
+  }
   VLLM_RETURN_IF_ERROR(core_->check_request(r.prompt_token_ids, r.params));
   return r;
 }
 
+bool LLMEngine::has_request(const std::string& request_id) const {
+  return output_processor_.has_request(request_id) || beam_requests_.count(request_id) != 0;
+}
+
 Status LLMEngine::add_request(const std::string& request_id, ProcessedRequest request) {
-  if (ids_.count(request_id) != 0) return invalid_argument("request id '" + request_id + "' is already in use");
-  const RequestId id = next_id_++;
-  std::vector<int32_t> prompt = request.prompt_token_ids;
-  const OutputKind kind = request.params.output_kind;
-  VLLM_RETURN_IF_ERROR(core_->add_request(EngineCoreRequest{id, std::move(request.prompt_token_ids),
-                                                            std::move(request.params), std::move(request.cache_salt)}));
-  output_processor_.add_request(id, request_id, std::move(prompt), kind);
-  ids_.emplace(request_id, id);
-  names_.emplace(id, request_id);
-  return Status::ok();
+  if (has_request(request_id)) return invalid_argument("request id '" + request_id + "' is already in use");
+  if (!request.params.use_beam_search) return add_sequences(request_id, std::move(request));
+  BeamRequest& beam = beam_requests_[request_id];
+  beam.search = std::make_unique<BeamSearch>(std::move(request.prompt_token_ids), request.params,
+                                             core_->eos_token_ids());
+  beam.cache_salt = std::move(request.cache_salt);
+  const Status s = submit_beam_round(request_id, beam);
+  if (!s.is_ok()) beam_requests_.erase(request_id);
+  return s;
 }
 
 Status LLMEngine::add_request(const std::string& request_id, const PromptInput& prompt, const SamplingParams& params) {
@@ -39,25 +60,118 @@ Status LLMEngine::add_request(const std::string& request_id, const PromptInput& 
   return add_request(request_id, std::move(processed));
 }
 
+// Sequence i of n is a core request of its own with seed + i; they share the
+// prompt's blocks through the prefix cache.  Only the first computes prompt
+// logprobs (which turns off cache hits for it).
+Status LLMEngine::add_sequences(const std::string& request_id, ProcessedRequest request) {
+  const SamplingParams& params = request.params;
+  std::vector<RequestId> ids;
+  for (int32_t i = 0; i < params.n; ++i) {
+    SamplingParams child = params;
+    child.n = 1;
+    if (params.seed) child.seed = static_cast<int64_t>(static_cast<uint64_t>(*params.seed) + static_cast<uint64_t>(i));
+    if (i > 0) child.prompt_logprobs.reset();
+    const RequestId id = next_id_++;
+    const Status s = core_->add_request(EngineCoreRequest{id, request.prompt_token_ids, child, request.cache_salt});
+    if (!s.is_ok()) {
+      for (RequestId added : ids) core_->abort_request(added);
+      return s;
+    }
+    ids.push_back(id);
+  }
+  output_processor_.add_request(request_id, std::move(request.prompt_token_ids), params, std::move(ids));
+  return Status::ok();
+}
+
+Status LLMEngine::submit_beam_round(const std::string& request_id, BeamRequest& beam) {
+  const SamplingParams params = beam.search->round_params();
+  beam.round.clear();
+  for (std::vector<int32_t>& prompt : beam.search->round_prompts()) {
+    const RequestId id = next_id_++;
+    const Status s = core_->add_request(EngineCoreRequest{id, std::move(prompt), params, beam.cache_salt});
+    if (!s.is_ok()) {
+      for (RequestId added : beam.round) {
+        core_->abort_request(added);
+        beam_round_ids_.erase(added);
+      }
+      return s;
+    }
+    beam_round_ids_.emplace(id, std::make_pair(request_id, beam.round.size()));
+    beam.round.push_back(id);
+  }
+  return Status::ok();
+}
+
+RequestOutput LLMEngine::beam_output(const std::string& request_id, const BeamSearch& search,
+                                     std::optional<FinishReason> override_reason) const {
+  RequestOutput out;
+  out.request_id = request_id;
+  out.prompt_token_ids = search.prompt_token_ids();
+  out.finished = true;
+  const std::vector<Beam> beams = search.best();
+  for (size_t i = 0; i < beams.size(); ++i) {
+    const Beam& beam = beams[i];
+    CompletionOutput c;
+    c.index = static_cast<int32_t>(i);
+    IncrementalDetokenizer detokenizer(tokenizer_, search.params().skip_special_tokens, search.prompt_token_ids());
+    for (int32_t id : beam.token_ids) c.text += detokenizer.push(id);
+    c.text += detokenizer.flush();
+    c.token_ids = beam.token_ids;
+    c.cumulative_logprob = beam.cumulative_logprob;
+    c.finish_reason = override_reason ? *override_reason : beam.ended_with_eos ? FinishReason::kStop : FinishReason::kLength;
+    out.outputs.push_back(std::move(c));
+  }
+  return out;
+}
+
+std::optional<RequestOutput> LLMEngine::beam_step(const EngineCoreOutput& output) {
+  auto round_it = beam_round_ids_.find(output.request_id);
+  const auto [request_id, beam_index] = round_it->second;
+  beam_round_ids_.erase(round_it);
+  BeamRequest& beam = beam_requests_.at(request_id);
+  VLLM_CHECK(output.new_logprobs.size() == 1, "a beam round request returns one token with logprobs");
+  beam.search->add_result(beam_index, output.new_logprobs.front());
+  if (!beam.search->round_complete()) return std::nullopt;
+  if (beam.search->next_round()) {
+    const Status s = submit_beam_round(request_id, beam);
+    if (s.is_ok()) return std::nullopt;
+    // The beams outgrew what check_request allowed at the start: impossible
+    // by construction, but end the request rather than leave it hanging.
+    VLLM_LOG(Info) << "beam search " << request_id << " stopped: " << s.message();
+  }
+  RequestOutput out = beam_output(request_id, *beam.search, std::nullopt);
+  beam_requests_.erase(request_id);
+  return out;
+}
+
 std::optional<RequestOutput> LLMEngine::abort_request(const std::string& request_id) {
-  auto it = ids_.find(request_id);
-  if (it == ids_.end()) return std::nullopt;
-  const RequestId id = it->second;
-  core_->abort_request(id);
-  ids_.erase(it);
-  names_.erase(id);
-  return output_processor_.abort_request(id);
+  auto beam_it = beam_requests_.find(request_id);
+  if (beam_it != beam_requests_.end()) {
+    for (RequestId id : beam_it->second.round) {
+      if (beam_round_ids_.erase(id) != 0) core_->abort_request(id);
+    }
+    RequestOutput out = beam_output(request_id, *beam_it->second.search, FinishReason::kAbort);
+    beam_requests_.erase(beam_it);
+    return out;
+  }
+  std::vector<RequestId> unfinished;
+  std::optional<RequestOutput> out = output_processor_.abort_request(request_id, unfinished);
+  for (RequestId id : unfinished) core_->abort_request(id);
+  return out;
 }
 
 std::vector<RequestOutput> LLMEngine::step() {
-  const std::vector<EngineCoreOutput> core_outputs = core_->step();
-  for (const EngineCoreOutput& o : core_outputs) {
-    if (!o.finish_reason) continue;
-    auto name = names_.find(o.request_id);
-    ids_.erase(name->second);
-    names_.erase(name);
-  }
-  return output_processor_.process_outputs(core_outputs);
+  std::vector<EngineCoreOutput> core_outputs = core_->step();
+  std::vector<RequestOutput> beam_outputs;
+  std::erase_if(core_outputs, [&](const EngineCoreOutput& o) {
+    if (beam_round_ids_.count(o.request_id) == 0) return false;
+    if (std::optional<RequestOutput> out = beam_step(o)) beam_outputs.push_back(std::move(*out));
+    return true;
+  });
+  OutputProcessor::StepOutputs processed = output_processor_.process_outputs(core_outputs);
+  for (RequestId id : processed.stopped) core_->abort_request(id);
+  for (RequestOutput& out : beam_outputs) processed.outputs.push_back(std::move(out));
+  return std::move(processed.outputs);
 }
 
 Result<std::vector<RequestOutput>> LLMEngine::generate(const std::vector<PromptInput>& prompts,

@@ -1,7 +1,8 @@
 // The engine's front door for one thread (vLLM's LLMEngine): tokenises and
-// checks requests, runs core steps, and turns their tokens into text.
-// generate() is the offline batch API (vLLM's LLM.generate).  AsyncEngine
-// wraps it in an engine thread for concurrent callers.
+// checks requests, fans a request out into its n sequences (or runs its beam
+// search), runs core steps, and turns their tokens into text.  generate() is
+// the offline batch API (vLLM's LLM.generate).  AsyncEngine wraps it in an
+// engine thread for concurrent callers.
 #pragma once
 
 #include <memory>
@@ -10,6 +11,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "engine/beam_search.h"
 #include "engine/engine_core.h"
 #include "engine/output_processor.h"
 #include "tokenizer/tokenizer.h"
@@ -65,13 +67,27 @@ class LLMEngine {
   const Tokenizer& tokenizer() const { return tokenizer_; }
 
  private:
-  LLMEngine(const Tokenizer& tokenizer, std::unique_ptr<EngineCore> core);
+  struct BeamRequest {
+    std::unique_ptr<BeamSearch> search;
+    std::string cache_salt;
+    std::vector<RequestId> round;  // core requests of the current round, by beam
+  };
+
+  LLMEngine(const Tokenizer& tokenizer, std::unique_ptr<EngineCore> core, int32_t max_logprobs);
+  bool has_request(const std::string& request_id) const;
+  Status add_sequences(const std::string& request_id, ProcessedRequest request);
+  Status submit_beam_round(const std::string& request_id, BeamRequest& beam);
+  // Feeds a round result to its beam search; the request's final output once it is over.
+  std::optional<RequestOutput> beam_step(const EngineCoreOutput& output);
+  RequestOutput beam_output(const std::string& request_id, const BeamSearch& search,
+                            std::optional<FinishReason> override_reason) const;
 
   const Tokenizer& tokenizer_;
   std::unique_ptr<EngineCore> core_;
+  int32_t max_logprobs_;
   OutputProcessor output_processor_;
-  std::unordered_map<std::string, RequestId> ids_;  // unfinished requests
-  std::unordered_map<RequestId, std::string> names_;
+  std::unordered_map<std::string, BeamRequest> beam_requests_;
+  std::unordered_map<RequestId, std::pair<std::string, size_t>> beam_round_ids_;  // core id -> request, beam
   RequestId next_id_ = 0;
 };
 

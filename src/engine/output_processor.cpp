@@ -1,65 +1,136 @@
 #include "engine/output_processor.h"
 
+#include <algorithm>
+
 namespace vllm {
 
-void OutputProcessor::add_request(RequestId id, std::string request_id, std::vector<int32_t> prompt_token_ids,
-                                  OutputKind output_kind) {
-  // The completion is decoded after the prompt, so that its leading space is
-  // kept as an OpenAI completion returns it.
-  IncrementalDetokenizer detokenizer(tokenizer_, /*skip_special_tokens=*/true, prompt_token_ids);
-  states_.emplace(
-      id,
-      State{std::move(request_id), std::move(prompt_token_ids), output_kind, std::move(detokenizer), {}, {}, false});
+void OutputProcessor::add_request(std::string request_id, std::vector<int32_t> prompt_token_ids,
+                                  const SamplingParams& params, std::vector<RequestId> sequence_ids) {
+  for (size_t i = 0; i < sequence_ids.size(); ++i) {
+    // The completion is decoded after the prompt, so that its leading space is
+    // kept as an OpenAI completion returns it.
+    sequences_.emplace(sequence_ids[i],
+                       Sequence{request_id, static_cast<int32_t>(i),
+                                IncrementalDetokenizer(tokenizer_, params.skip_special_tokens, prompt_token_ids),
+                                StopStrings(params.stop, params.include_stop_str_in_output), params.min_tokens,
+                                params.logprobs.has_value()});
+  }
+  const auto n = static_cast<int32_t>(sequence_ids.size());
+  requests_.emplace(std::move(request_id),
+                    Request{std::move(prompt_token_ids), std::nullopt, params.output_kind, std::move(sequence_ids), n});
 }
 
-RequestOutput OutputProcessor::make_output(State& state, std::string new_text, std::vector<int32_t> new_ids,
-                                           std::optional<FinishReason> finish_reason) {
-  RequestOutput out;
-  out.request_id = state.request_id;
-  out.finished = finish_reason.has_value();
-  CompletionOutput completion;
-  completion.finish_reason = finish_reason;
-  if (state.output_kind == OutputKind::kDelta) {
-    if (!state.sent_prompt) out.prompt_token_ids = state.prompt_token_ids;
-    completion.text = std::move(new_text);
-    completion.token_ids = std::move(new_ids);
-  } else {
-    state.text += new_text;
-    state.token_ids.insert(state.token_ids.end(), new_ids.begin(), new_ids.end());
-    out.prompt_token_ids = state.prompt_token_ids;
-    completion.text = state.text;
-    completion.token_ids = state.token_ids;
+bool OutputProcessor::update_sequence(Sequence& seq, const EngineCoreOutput& o) {
+  seq.token_ids.insert(seq.token_ids.end(), o.new_token_ids.begin(), o.new_token_ids.end());
+  for (float lp : o.new_token_logprobs) seq.cumulative_logprob += lp;
+  if (seq.wants_logprobs) seq.logprobs.insert(seq.logprobs.end(), o.new_logprobs.begin(), o.new_logprobs.end());
+  std::string new_text;
+  for (int32_t id : o.new_token_ids) new_text += seq.detokenizer.push(id);
+  if (o.finish_reason) new_text += seq.detokenizer.flush();
+  seq.text += new_text;
+  seq.finish_reason = o.finish_reason;
+  if (o.stop_token_id) seq.stop_reason = *o.stop_token_id;
+
+  // vLLM looks for stop strings once the sequence is past min_tokens.
+  if (seq.stops.empty() || static_cast<int64_t>(seq.token_ids.size()) <= seq.min_tokens) return false;
+  const std::optional<StopStrings::Match> match = seq.stops.find(seq.text, new_text.size());
+  if (!match) return false;
+  seq.text.resize(std::max(match->text_end, seq.sent_text));
+  seq.stop_reason = seq.stops.stop(match->stop_index);
+  const bool core_still_runs = !seq.finish_reason;
+  seq.finish_reason = FinishReason::kStop;
+  return core_still_runs;
+}
+
+CompletionOutput OutputProcessor::completion(Sequence& seq, OutputKind kind) {
+  CompletionOutput c;
+  c.index = seq.index;
+  c.cumulative_logprob = seq.cumulative_logprob;
+  c.finish_reason = seq.finish_reason;
+  c.stop_reason = seq.stop_reason;
+  const size_t text_end = seq.finish_reason ? seq.text.size() : seq.stops.releasable(seq.text);
+  const bool delta = kind == OutputKind::kDelta;
+  const size_t text_begin = delta ? seq.sent_text : 0;
+  const size_t tokens_begin = delta ? seq.sent_tokens : 0;
+  c.text = seq.text.substr(text_begin, text_end - std::min(text_end, text_begin));
+  c.token_ids.assign(seq.token_ids.begin() + static_cast<ptrdiff_t>(tokens_begin), seq.token_ids.end());
+  if (seq.wants_logprobs) {
+    c.logprobs.emplace(seq.logprobs.begin() + static_cast<ptrdiff_t>(tokens_begin), seq.logprobs.end());
   }
-  state.sent_prompt = true;
-  out.outputs.push_back(std::move(completion));
+  seq.sent_text = std::max(seq.sent_text, text_end);
+  seq.sent_tokens = seq.token_ids.size();
+  return c;
+}
+
+RequestOutput OutputProcessor::request_output(const std::string& request_id, Request& request, bool finished) {
+  RequestOutput out;
+  out.request_id = request_id;
+  out.finished = finished;
+  if (request.output_kind != OutputKind::kDelta || !request.sent_prompt) {
+    out.prompt_token_ids = request.prompt_token_ids;
+    out.prompt_logprobs = request.prompt_logprobs;
+  }
+  request.sent_prompt = true;
   return out;
 }
 
-std::vector<RequestOutput> OutputProcessor::process_outputs(const std::vector<EngineCoreOutput>& outputs) {
-  std::vector<RequestOutput> results;
-  for (const EngineCoreOutput& o : outputs) {
-    auto it = states_.find(o.request_id);
-    if (it == states_.end()) continue;  // aborted by the front end this step
-    State& state = it->second;
-    std::string new_text;
-    for (int32_t id : o.new_token_ids) new_text += state.detokenizer.push(id);
-    if (o.finish_reason) new_text += state.detokenizer.flush();
-    if (state.output_kind == OutputKind::kFinalOnly && !o.finish_reason) {
-      state.text += new_text;
-      state.token_ids.insert(state.token_ids.end(), o.new_token_ids.begin(), o.new_token_ids.end());
-      continue;
-    }
-    results.push_back(make_output(state, std::move(new_text), o.new_token_ids, o.finish_reason));
-    if (o.finish_reason) states_.erase(it);
-  }
-  return results;
+void OutputProcessor::erase(const std::string& request_id) {
+  auto it = requests_.find(request_id);
+  for (RequestId id : it->second.sequences) sequences_.erase(id);
+  requests_.erase(it);
 }
 
-std::optional<RequestOutput> OutputProcessor::abort_request(RequestId id) {
-  auto it = states_.find(id);
-  if (it == states_.end()) return std::nullopt;
-  RequestOutput out = make_output(it->second, it->second.detokenizer.flush(), {}, FinishReason::kAbort);
-  states_.erase(it);
+OutputProcessor::StepOutputs OutputProcessor::process_outputs(const std::vector<EngineCoreOutput>& outputs) {
+  StepOutputs result;
+  for (const EngineCoreOutput& o : outputs) {
+    auto seq_it = sequences_.find(o.request_id);
+    if (seq_it == sequences_.end()) continue;  // aborted by the front end this step
+    Sequence& seq = seq_it->second;
+    if (seq.finish_reason) continue;  // a stop string ended it; the core has not heard yet
+    const std::string request_id = seq.request_id;
+    Request& request = requests_.at(request_id);
+    if (o.prompt_logprobs) request.prompt_logprobs = o.prompt_logprobs;
+    if (update_sequence(seq, o)) result.stopped.push_back(o.request_id);
+    const bool seq_finished = seq.finish_reason.has_value();
+    if (seq_finished) --request.num_unfinished;
+    const bool finished = request.num_unfinished == 0;
+
+    if (request.output_kind == OutputKind::kFinalOnly) {
+      if (!finished) continue;
+      RequestOutput out = request_output(request_id, request, true);
+      for (RequestId id : request.sequences) {
+        out.outputs.push_back(completion(sequences_.at(id), OutputKind::kFinalOnly));
+      }
+      result.outputs.push_back(std::move(out));
+    } else {
+      RequestOutput out = request_output(request_id, request, finished);
+      out.outputs.push_back(completion(seq, request.output_kind));
+      result.outputs.push_back(std::move(out));
+    }
+    if (finished) erase(request_id);
+  }
+  return result;
+}
+
+std::optional<RequestOutput> OutputProcessor::abort_request(const std::string& request_id,
+                                                            std::vector<RequestId>& unfinished) {
+  auto it = requests_.find(request_id);
+  if (it == requests_.end()) return std::nullopt;
+  Request& request = it->second;
+  RequestOutput out = request_output(request_id, request, true);
+  for (RequestId id : request.sequences) {
+    Sequence& seq = sequences_.at(id);
+    const bool running = !seq.finish_reason;
+    if (running) {
+      unfinished.push_back(id);
+      seq.text += seq.detokenizer.flush();
+      seq.finish_reason = FinishReason::kAbort;
+    }
+    if (running || request.output_kind == OutputKind::kFinalOnly) {
+      out.outputs.push_back(completion(seq, request.output_kind));
+    }
+  }
+  erase(request_id);
   return out;
 }
 

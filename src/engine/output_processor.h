@@ -1,33 +1,46 @@
-// Turns the core's per-step token outputs into RequestOutputs: detokenizes
-// incrementally (never half a UTF-8 character; deltas concatenate to the
-// whole text) and reports cumulatively, as deltas or only at the end, as each
-// request asked.  Runs beside the core, on the thread that drives it.
+// Turns the core's per-step token outputs into RequestOutputs (vLLM's
+// OutputProcessor): detokenizes each sequence incrementally, applies stop
+// strings, gathers the n sequences of a request, and reports cumulatively,
+// as deltas or only at the end, as each request asked.  Deltas never take
+// back text: what could still start a stop string, and half a UTF-8
+// character, are held back, so the deltas of a sequence concatenate to
+// exactly its final text.  Runs on the thread that drives the core.
 #pragma once
 
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <variant>
 #include <vector>
 
+#include "engine/output/stop_strings.h"
 #include "engine/sched/scheduler_output.h"
 #include "tokenizer/incremental_detokenizer.h"
 #include "tokenizer/tokenizer.h"
 
 namespace vllm {
 
+// The matched stop string, or the stop token id; nothing for EOS or length.
+using StopReason = std::variant<std::monostate, std::string, int32_t>;
+
 // One generated sequence (vLLM's CompletionOutput).
 struct CompletionOutput {
-  int32_t index = 0;
+  int32_t index = 0;  // among the request's n sequences
   std::string text;
   std::vector<int32_t> token_ids;
-  std::optional<FinishReason> finish_reason;  // set once finished
+  double cumulative_logprob = 0.0;  // of the whole sequence so far, also in a delta
+  std::optional<std::vector<PositionLogprobs>> logprobs;  // one per token of token_ids, when asked
+  std::optional<FinishReason> finish_reason;              // set once finished
+  StopReason stop_reason;
 };
 
 // vLLM's RequestOutput.
 struct RequestOutput {
   std::string request_id;
-  std::vector<int32_t> prompt_token_ids;  // filled in cumulative and final outputs, and a delta stream's first
-  std::vector<CompletionOutput> outputs;
+  std::vector<int32_t> prompt_token_ids;  // in cumulative and final outputs, and a delta stream's first
+  // Prompt tokens 1.. (token 0 has none), when asked; sent like prompt_token_ids.
+  std::optional<std::vector<PositionLogprobs>> prompt_logprobs;
+  std::vector<CompletionOutput> outputs;  // final outputs: all n, by index; others: the sequence that moved
   bool finished = false;
 };
 
@@ -35,32 +48,57 @@ class OutputProcessor {
  public:
   explicit OutputProcessor(const Tokenizer& tokenizer) : tokenizer_(tokenizer) {}
 
-  void add_request(RequestId id, std::string request_id, std::vector<int32_t> prompt_token_ids, OutputKind output_kind);
+  // A request whose sequences run in the core under `sequence_ids` (sequence i has index i).
+  void add_request(std::string request_id, std::vector<int32_t> prompt_token_ids, const SamplingParams& params,
+                   std::vector<RequestId> sequence_ids);
 
-  // The outputs this step produces (FinalOnly requests appear only when they finish).
-  std::vector<RequestOutput> process_outputs(const std::vector<EngineCoreOutput>& outputs);
+  struct StepOutputs {
+    std::vector<RequestOutput> outputs;   // FinalOnly requests appear only when they finish
+    std::vector<RequestId> stopped;       // sequences a stop string ended: the core must drop them
+  };
+  StepOutputs process_outputs(const std::vector<EngineCoreOutput>& outputs);
 
-  // Ends a request with finish_reason "abort"; its final output.
-  std::optional<RequestOutput> abort_request(RequestId id);
+  // Ends a request with finish_reason "abort": its final output, and in
+  // `unfinished` the sequences the core still runs.
+  std::optional<RequestOutput> abort_request(const std::string& request_id, std::vector<RequestId>& unfinished);
 
-  bool has_request(RequestId id) const { return states_.count(id) != 0; }
+  bool has_request(const std::string& request_id) const { return requests_.count(request_id) != 0; }
 
  private:
-  struct State {
+  struct Sequence {
     std::string request_id;
-    std::vector<int32_t> prompt_token_ids;
-    OutputKind output_kind;
+    int32_t index;
     IncrementalDetokenizer detokenizer;
-    std::string text;                // all text so far (kept unless streaming deltas)
-    std::vector<int32_t> token_ids;  // all tokens so far (kept unless streaming deltas)
+    StopStrings stops;
+    int64_t min_tokens;
+    bool wants_logprobs;
+    std::string text;  // stop strings applied
+    std::vector<int32_t> token_ids;
+    std::vector<PositionLogprobs> logprobs;
+    double cumulative_logprob = 0.0;
+    size_t sent_text = 0;  // bytes of text already in a delta
+    size_t sent_tokens = 0;
+    std::optional<FinishReason> finish_reason;
+    StopReason stop_reason;
+  };
+  struct Request {
+    std::vector<int32_t> prompt_token_ids;
+    std::optional<std::vector<PositionLogprobs>> prompt_logprobs;
+    OutputKind output_kind;
+    std::vector<RequestId> sequences;
+    int32_t num_unfinished;
     bool sent_prompt = false;
   };
-  // This step's output of `state`: `new_text`/`new_ids` are what the step added.
-  RequestOutput make_output(State& state, std::string new_text, std::vector<int32_t> new_ids,
-                            std::optional<FinishReason> finish_reason);
+
+  // Adds a core output to its sequence; true if a stop string ended it.
+  bool update_sequence(Sequence& seq, const EngineCoreOutput& o);
+  CompletionOutput completion(Sequence& seq, OutputKind kind);
+  RequestOutput request_output(const std::string& request_id, Request& request, bool finished);
+  void erase(const std::string& request_id);
 
   const Tokenizer& tokenizer_;
-  std::unordered_map<RequestId, State> states_;
+  std::unordered_map<std::string, Request> requests_;
+  std::unordered_map<RequestId, Sequence> sequences_;
 };
 
 }  // namespace vllm

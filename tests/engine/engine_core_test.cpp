@@ -215,7 +215,20 @@ TEST_F(EngineCoreTest, RefusesRequestsThatCanNeverRun) {
     return engine->add_request("r", PromptInput::from_token_ids(std::move(prompt)), greedy(max_tokens)).message();
   };
   EXPECT_EQ(error({}, 4), "the prompt is empty");
-  EXPECT_EQ(error({1, 600}, 4), "token id 600 is outside the vocabulary [0, 512)");
+  EXPECT_EQ(error({1, 600}, 4), "prompt: token id 600 is outside the vocabulary [0, 512)");
+  const auto sampling_error = [&](auto set) {
+    SamplingParams p = greedy(4);
+    set(p);
+    return engine->add_request("r", PromptInput::from_token_ids({1, 5}), p).message();
+  };
+  EXPECT_EQ(sampling_error([](SamplingParams& p) { p.stop_token_ids = {2, 512}; }),
+            "stop_token_ids: token id 512 is outside the vocabulary [0, 512)");
+  EXPECT_EQ(sampling_error([](SamplingParams& p) { p.logit_bias = {{-1, 1.0}}; }),
+            "logit_bias: token id -1 is outside the vocabulary [0, 512)");
+  EXPECT_EQ(sampling_error([](SamplingParams& p) { p.logprobs = 21; }),
+            "logprobs must be at most 20 (--max-logprobs), got 21.");
+  EXPECT_EQ(sampling_error([](SamplingParams& p) { p.use_beam_search = true, p.n = 2; }),
+            "beam search cannot stream: its beams are only known at the end.");
   EXPECT_EQ(error(std::vector<int32_t>(512, 5), 4),
             "the maximum context length is 512 tokens, the prompt has 512 tokens");
   EXPECT_EQ(error(std::vector<int32_t>(500, 5), 13),

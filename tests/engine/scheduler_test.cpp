@@ -30,9 +30,9 @@ struct Harness {
   // Schedules one step and feeds back `token` for every chunk that samples.
   std::pair<SchedulerOutput, std::vector<EngineCoreOutput>> step(int32_t token = 7) {
     SchedulerOutput out = scheduler.schedule();
-    std::vector<int32_t> sampled;
+    std::vector<SampledToken> sampled;
     for (const ScheduledChunk& c : out.chunks) {
-      if (c.num_logits > 0) sampled.push_back(token);
+      if (c.sample) sampled.push_back(SampledToken{token, 0.0f, std::nullopt});
     }
     std::vector<EngineCoreOutput> outputs = scheduler.update_from_output(out, sampled);
     return {std::move(out), std::move(outputs)};
@@ -63,6 +63,7 @@ TEST(SchedulerTest, RunningRequestsFirstThenWaitingOnesChunkedToTheBudget) {
   EXPECT_EQ(first.chunks[1].request_id, 2);
   EXPECT_EQ(first.chunks[1].num_new_tokens(), 4);  // the rest of the budget
   EXPECT_EQ(first.chunks[1].num_logits, 0);        // mid-prompt: nothing to sample
+  EXPECT_FALSE(first.chunks[1].sample);
   EXPECT_EQ(first.total_num_scheduled_tokens, 10);
   ASSERT_EQ(out1.size(), 1u);
   EXPECT_EQ(out1[0].request_id, 1);

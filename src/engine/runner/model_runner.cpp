@@ -44,7 +44,7 @@ void ModelRunner::build_batch(std::span<const ScheduledChunk> chunks) {
   }
 }
 
-std::span<const float> ModelRunner::execute(std::span<const ScheduledChunk> chunks) {
+std::span<float> ModelRunner::execute(std::span<const ScheduledChunk> chunks) {
   build_batch(chunks);
   if (token_ids_.empty()) return {};
   const int64_t vocab = model_.config().vocab_size;

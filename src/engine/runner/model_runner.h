@@ -20,7 +20,7 @@ class ModelRunner {
 
   // Runs every chunk; returns the logits of their wanted rows, chunk by chunk:
   // [sum of num_logits, vocab_size].  Valid until the next call.
-  std::span<const float> execute(std::span<const ScheduledChunk> chunks);
+  std::span<float> execute(std::span<const ScheduledChunk> chunks);
 
   int32_t block_size() const { return block_size_; }
 

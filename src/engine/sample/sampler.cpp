@@ -1,18 +1,10 @@
 #include "engine/sample/sampler.h"
 
-#include <algorithm>
-#include <cmath>
-#include <vector>
-
 namespace vllm {
-namespace {
 
-constexpr double kMinTemperature = 0.01;  // API.md: (0, 0.01) is raised to 0.01
-
-}  // namespace
-
-RequestRng::RequestRng(std::optional<uint64_t> seed)
-    : engine_(seed ? *seed : (static_cast<uint64_t>(std::random_device{}()) << 32) ^ std::random_device{}()) {}
+RequestRng::RequestRng(std::optional<int64_t> seed)
+    : engine_(seed ? static_cast<uint64_t>(*seed)
+                   : (static_cast<uint64_t>(std::random_device{}()) << 32) ^ std::random_device{}()) {}
 
 double RequestRng::uniform() { return static_cast<double>(engine_() >> 11) * 0x1.0p-53; }
 
@@ -24,28 +16,54 @@ int32_t greedy_token(const float* logits, int32_t vocab_size) {
   return best;
 }
 
-int32_t sample_token(const float* logits, int32_t vocab_size, const SamplingParams& params, RequestRng& rng) {
-  if (params.is_greedy()) return greedy_token(logits, vocab_size);
-  const double temperature = std::max(params.temperature, kMinTemperature);
-  const float max_logit = *std::max_element(logits, logits + vocab_size);
-  std::vector<double> weights(static_cast<size_t>(vocab_size));
-  double total = 0.0;
-  for (int32_t i = 0; i < vocab_size; ++i) {
-    weights[static_cast<size_t>(i)] = std::exp((static_cast<double>(logits[i]) - max_logit) / temperature);
-    total += weights[static_cast<size_t>(i)];
+Sampler::Sampler(int32_t vocab_size, std::vector<int32_t> eos_token_ids)
+    : vocab_size_(vocab_size), eos_token_ids_(std::move(eos_token_ids)) {}
+
+SampledToken Sampler::sample_row(const SamplingRow& row, Scratch& scratch) const {
+  const SamplingParams& params = *row.params;
+  float* logits = row.logits;
+  // Logprobs describe the model's own distribution, so they are taken first.
+  const double log_z = log_sum_exp(logits, vocab_size_);
+  const float* raw = logits;
+  std::vector<float> raw_copy;
+  const bool modifies = !params.logit_bias.empty() || params.min_tokens > 0 || params.repetition_penalty != 1.0 ||
+                        params.frequency_penalty != 0.0 || params.presence_penalty != 0.0;
+  if (modifies) {
+    raw_copy.assign(logits, logits + vocab_size_);
+    raw = raw_copy.data();
   }
-  // Inverse CDF: the first token whose cumulative weight passes u * total.
-  const double target = rng.uniform() * total;
-  double cumulative = 0.0;
-  int32_t last_possible = 0;
-  for (int32_t i = 0; i < vocab_size; ++i) {
-    const double w = weights[static_cast<size_t>(i)];
-    if (w <= 0.0) continue;
-    cumulative += w;
-    last_possible = i;
-    if (cumulative > target) return i;
+
+  apply_logit_bias(logits, vocab_size_, params);
+  apply_min_tokens(logits, vocab_size_, params, static_cast<int64_t>(row.output_token_ids.size()), eos_token_ids_);
+  apply_penalties(logits, vocab_size_, params, row.prompt_token_ids, row.output_token_ids, scratch.penalties);
+
+  SampledToken out;
+  if (params.is_greedy()) {
+    out.token_id = greedy_token(logits, vocab_size_);
+  } else {
+    sampling_distribution(logits, vocab_size_, params, scratch.candidates);
+    out.token_id = draw_token(scratch.candidates, row.rng->uniform());
   }
-  return last_possible;  // reached only when rounding leaves target at the very end
+  out.logprob = static_cast<float>(static_cast<double>(raw[out.token_id]) - log_z);
+  if (params.logprobs) out.logprobs = position_logprobs(raw, vocab_size_, log_z, out.token_id, *params.logprobs);
+  return out;
+}
+
+std::vector<SampledToken> Sampler::sample(std::span<const SamplingRow> rows, ThreadPool& pool) {
+  std::vector<SampledToken> tokens(rows.size());
+  scratch_.resize(static_cast<size_t>(pool.num_threads()));
+  const auto num_rows = static_cast<int64_t>(rows.size());
+  auto run_rows = [&](int worker) {
+    for (int64_t r = worker; r < num_rows; r += pool.num_threads()) {
+      tokens[static_cast<size_t>(r)] = sample_row(rows[static_cast<size_t>(r)], scratch_[static_cast<size_t>(worker)]);
+    }
+  };
+  if (num_rows == 1) {
+    run_rows(0);  // one row: not worth waking the workers
+  } else {
+    pool.run(run_rows);
+  }
+  return tokens;
 }
 
 }  // namespace vllm

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,15 @@ struct Request {
   // Tokens known but not yet in the KV cache: the rest of the prompt, or the
   // last sampled token, or everything again after a preemption.
   int32_t num_tokens_to_compute() const { return num_tokens() - num_computed_tokens; }
+  std::span<const int32_t> prompt_token_ids() const {
+    return std::span<const int32_t>(all_token_ids).first(static_cast<size_t>(num_prompt_tokens_));
+  }
+  std::span<const int32_t> output_token_ids() const {
+    return std::span<const int32_t>(all_token_ids).subspan(static_cast<size_t>(num_prompt_tokens_));
+  }
+  // Whether its prompt positions still need logits: until its first token,
+  // which comes with the prompt logprobs.
+  bool wants_prompt_logprobs() const { return params.prompt_logprobs && !prompt_logprobs_sent; }
 
   RequestId id;
   SamplingParams params;
@@ -35,6 +45,10 @@ struct Request {
   RequestRng rng;
   RequestStatus status = RequestStatus::kWaiting;
   int32_t num_computed_tokens = 0;  // leading tokens whose K/V are in the cache
+  // Logprobs of prompt tokens 1.. as their positions are computed (kept
+  // across a preemption, so that recomputing adds none twice).
+  std::vector<PositionLogprobs> prompt_logprobs;
+  bool prompt_logprobs_sent = false;
 
  private:
   int32_t num_prompt_tokens_;

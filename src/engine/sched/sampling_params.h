@@ -1,9 +1,13 @@
-// How the tokens of one request are chosen and when generation stops.
-// (The sampling issue extends this with penalties, top-k/p, stop strings...)
+// How the tokens of one request are chosen, what is reported about them, and
+// when generation stops: vLLM's SamplingParams, with the ranges and defaults
+// of docs/API.md.
 #pragma once
 
 #include <cstdint>
 #include <optional>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "base/status.h"
 
@@ -17,14 +21,42 @@ enum class OutputKind {
 };
 
 struct SamplingParams {
-  double temperature = 1.0;      // < 1e-5: greedy
-  std::optional<uint64_t> seed;  // absent: non-deterministic
+  int32_t n = 1;  // sequences per prompt (the beam width with beam search)
+
+  double temperature = 1.0;  // < 1e-5: greedy
+  double top_p = 1.0;        // nucleus: smallest set of tokens holding this much probability
+  int32_t top_k = 0;         // -1 or 0: off
+  double min_p = 0.0;        // drops tokens below min_p * the top token's probability
+  std::optional<int64_t> seed;  // absent: non-deterministic; sequence i of n uses seed + i
+
+  double presence_penalty = 0.0;    // subtracted once from every token already generated
+  double frequency_penalty = 0.0;   // subtracted per occurrence in the generated tokens
+  double repetition_penalty = 1.0;  // HF-style, over prompt and generated tokens
+  std::vector<std::pair<int32_t, double>> logit_bias;  // token id, bias (clamped to [-100, 100])
+
+  int64_t min_tokens = 0;  // EOS and stop tokens are masked until this many tokens exist
   int64_t max_tokens = 16;
+  std::vector<std::string> stop;
+  std::vector<int32_t> stop_token_ids;
+  bool include_stop_str_in_output = false;
   bool ignore_eos = false;
+
+  std::optional<int32_t> logprobs;         // top-N per generated token (0: the sampled token only)
+  std::optional<int32_t> prompt_logprobs;  // top-N per prompt token
+  bool skip_special_tokens = true;
+  // Accepted for vLLM compatibility; like Hugging Face's fast tokenizers,
+  // tokenizer.json decoding has no spaces to add between special tokens.
+  bool spaces_between_special_tokens = true;
+
+  bool use_beam_search = false;  // width n
+  double length_penalty = 1.0;   // beam score = cumulative logprob / length^length_penalty
+
   OutputKind output_kind = OutputKind::kCumulative;
 
+  // Ranges and combinations that need no model: the error names the field.
   Status validate() const;
   bool is_greedy() const { return temperature < 1e-5; }
+  bool needs_prompt_logprobs() const { return prompt_logprobs.has_value(); }
 };
 
 }  // namespace vllm

@@ -89,7 +89,9 @@ void Scheduler::schedule_running(int32_t& budget, std::vector<Scheduled>& schedu
 void Scheduler::admit_waiting(int32_t& budget, std::vector<Scheduled>& scheduled) {
   while (!waiting_.empty() && budget > 0 && static_cast<int32_t>(running_.size()) < config_.max_num_seqs) {
     Request* r = waiting_.front();
-    const ComputedBlocks computed = kv_cache_.get_computed_blocks(r->all_token_ids, r->cache_salt);
+    // Cached positions produce no logits, so a request that wants prompt logprobs computes everything.
+    const ComputedBlocks computed =
+        r->wants_prompt_logprobs() ? ComputedBlocks{} : kv_cache_.get_computed_blocks(r->all_token_ids, r->cache_salt);
     int32_t num_new = r->num_tokens() - computed.num_computed_tokens;
     if (!config_.enable_chunked_prefill && num_new > budget) return;
     num_new = std::min(num_new, budget);
@@ -124,17 +126,25 @@ SchedulerOutput Scheduler::schedule() {
     chunk.num_computed_tokens = r.num_computed_tokens;
     chunk.block_table = kv_cache_.block_table(r.id);
     // Only a chunk that reaches the last known token yields a new token.
-    chunk.num_logits = r.num_computed_tokens + s.num_new_tokens == r.num_tokens() ? 1 : 0;
+    chunk.sample = r.num_computed_tokens + s.num_new_tokens == r.num_tokens();
+    chunk.num_logits = r.wants_prompt_logprobs() ? s.num_new_tokens : (chunk.sample ? 1 : 0);
     output.chunks.push_back(chunk);
     output.total_num_scheduled_tokens += s.num_new_tokens;
   }
   return output;
 }
 
-std::optional<FinishReason> Scheduler::check_stop(const Request& r) const {
+std::optional<FinishReason> Scheduler::check_stop(const Request& r, std::optional<int32_t>& stop_token_id) const {
   const int32_t last = r.all_token_ids.back();
-  if (!r.params.ignore_eos && std::find(eos_token_ids_.begin(), eos_token_ids_.end(), last) != eos_token_ids_.end()) {
-    return FinishReason::kStop;
+  // Until min_tokens exist the sampler masks these tokens anyway.
+  if (r.num_output_tokens() >= r.params.min_tokens) {
+    if (!r.params.ignore_eos && std::ranges::find(eos_token_ids_, last) != eos_token_ids_.end()) {
+      return FinishReason::kStop;
+    }
+    if (std::ranges::find(r.params.stop_token_ids, last) != r.params.stop_token_ids.end()) {
+      stop_token_id = last;
+      return FinishReason::kStop;
+    }
   }
   if (r.num_output_tokens() >= r.params.max_tokens || r.num_tokens() >= config_.max_model_len) {
     return FinishReason::kLength;
@@ -143,7 +153,7 @@ std::optional<FinishReason> Scheduler::check_stop(const Request& r) const {
 }
 
 std::vector<EngineCoreOutput> Scheduler::update_from_output(const SchedulerOutput& output,
-                                                            std::span<const int32_t> sampled_token_ids) {
+                                                            std::span<const SampledToken> sampled) {
   std::vector<EngineCoreOutput> outputs;
   size_t next_sample = 0;
   bool any_finished = false;
@@ -151,14 +161,20 @@ std::vector<EngineCoreOutput> Scheduler::update_from_output(const SchedulerOutpu
     Request* r = find_request(chunk.request_id);
     VLLM_CHECK(r != nullptr, "scheduled requests stay until their step is updated");
     r->num_computed_tokens += chunk.num_new_tokens();
-    if (chunk.num_logits == 0) continue;
-    VLLM_CHECK(next_sample < sampled_token_ids.size(), "one sampled token per chunk with logits");
-    const int32_t token = sampled_token_ids[next_sample++];
-    r->all_token_ids.push_back(token);
+    if (!chunk.sample) continue;
+    VLLM_CHECK(next_sample < sampled.size(), "one sampled token per chunk that samples");
+    const SampledToken& token = sampled[next_sample++];
+    r->all_token_ids.push_back(token.token_id);
     EngineCoreOutput out;
     out.request_id = r->id;
-    out.new_token_ids.push_back(token);
-    out.finish_reason = check_stop(*r);
+    out.new_token_ids.push_back(token.token_id);
+    out.new_token_logprobs.push_back(token.logprob);
+    if (token.logprobs) out.new_logprobs.push_back(*token.logprobs);
+    if (r->params.prompt_logprobs && !r->prompt_logprobs_sent) {
+      out.prompt_logprobs = std::move(r->prompt_logprobs);
+      r->prompt_logprobs_sent = true;
+    }
+    out.finish_reason = check_stop(*r, out.stop_token_id);
     if (out.finish_reason) {
       r->status = RequestStatus::kFinished;
       any_finished = true;

@@ -42,10 +42,10 @@ class Scheduler {
   SchedulerOutput schedule();
 
   // Advances the computed tokens of every scheduled request, appends the
-  // sampled tokens (one per chunk with logits, in order), finishes requests
+  // sampled tokens (one per chunk that samples, in order), finishes requests
   // that hit a stop condition and frees their blocks.
   std::vector<EngineCoreOutput> update_from_output(const SchedulerOutput& output,
-                                                   std::span<const int32_t> sampled_token_ids);
+                                                   std::span<const SampledToken> sampled);
 
   bool has_unfinished_requests() const { return !requests_.empty(); }
   int32_t num_running() const { return static_cast<int32_t>(running_.size()); }
@@ -65,7 +65,8 @@ class Scheduler {
   void preempt_last_running(SchedulerOutput& output);
   // Admits waiting requests while budget, sequence slots and blocks last.
   void admit_waiting(int32_t& budget, std::vector<Scheduled>& scheduled);
-  std::optional<FinishReason> check_stop(const Request& r) const;
+  // The reason `r` ends after its newest token, and the stop token id if one did it.
+  std::optional<FinishReason> check_stop(const Request& r, std::optional<int32_t>& stop_token_id) const;
   void finish(Request& r);
 
   SchedulerConfig config_;

@@ -21,7 +21,8 @@ struct ScheduledChunk {
   std::span<const int32_t> token_ids;    // [num_new_tokens]: the tokens computed this step
   int32_t num_computed_tokens = 0;       // position of token_ids[0] in the sequence
   std::span<const BlockId> block_table;  // covers num_computed_tokens + token_ids.size() tokens
-  int32_t num_logits = 0;                // trailing rows whose logits are wanted (1: sample the next token)
+  int32_t num_logits = 0;                // trailing rows whose logits are wanted
+  bool sample = false;                   // the last row samples the next token (the chunk reaches the end)
 
   int32_t num_new_tokens() const { return static_cast<int32_t>(token_ids.size()); }
 };
@@ -36,7 +37,12 @@ struct SchedulerOutput {
 struct EngineCoreOutput {
   RequestId request_id = 0;
   std::vector<int32_t> new_token_ids;
+  std::vector<float> new_token_logprobs;       // raw logprob of each new token
+  std::vector<PositionLogprobs> new_logprobs;  // per new token, when the request asks for logprobs
+  // With the request's first output, when it asks: prompt tokens 1.. (token 0 has none).
+  std::optional<std::vector<PositionLogprobs>> prompt_logprobs;
   std::optional<FinishReason> finish_reason;  // set on the request's last output
+  std::optional<int32_t> stop_token_id;       // the stop_token_ids entry that finished it
 };
 
 }  // namespace vllm

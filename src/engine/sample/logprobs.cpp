@@ -1,0 +1,54 @@
+#include "engine/sample/logprobs.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace vllm {
+
+double log_sum_exp(const float* logits, int32_t vocab_size) {
+  const float max_logit = *std::max_element(logits, logits + vocab_size);
+  if (std::isinf(max_logit)) return max_logit;
+  double sum = 0.0;
+  for (int32_t i = 0; i < vocab_size; ++i) sum += std::exp(static_cast<double>(logits[i]) - max_logit);
+  return max_logit + std::log(sum);
+}
+
+namespace {
+
+// vLLM's rank: how many tokens are at least as likely.
+int32_t rank_of(const float* logits, int32_t vocab_size, float logit) {
+  int32_t rank = 0;
+  for (int32_t i = 0; i < vocab_size; ++i) rank += logits[i] >= logit ? 1 : 0;
+  return rank;
+}
+
+TokenLogprob token_logprob(const float* logits, int32_t vocab_size, double log_z, int32_t id) {
+  return {id, static_cast<float>(static_cast<double>(logits[id]) - log_z), rank_of(logits, vocab_size, logits[id])};
+}
+
+}  // namespace
+
+PositionLogprobs position_logprobs(const float* logits, int32_t vocab_size, double log_z, int32_t chosen,
+                                   int32_t top_n) {
+  PositionLogprobs p;
+  p.chosen = token_logprob(logits, vocab_size, log_z, chosen);
+  const int32_t n = std::min(top_n, vocab_size);
+  if (n <= 0) return p;
+  // A running top-n kept sorted: n is small (at most --max-logprobs).
+  std::vector<int32_t> best;
+  best.reserve(static_cast<size_t>(n) + 1);
+  auto more_likely = [&](int32_t a, int32_t b) { return logits[a] > logits[b] || (logits[a] == logits[b] && a < b); };
+  for (int32_t i = 0; i < vocab_size; ++i) {
+    if (static_cast<int32_t>(best.size()) == n && !more_likely(i, best.back())) continue;
+    best.insert(std::upper_bound(best.begin(), best.end(), i, more_likely), i);
+    if (static_cast<int32_t>(best.size()) > n) best.pop_back();
+  }
+  for (size_t r = 0; r < best.size(); ++r) {
+    const float logprob = static_cast<float>(static_cast<double>(logits[best[r]]) - log_z);
+    p.top.push_back({best[r], logprob, rank_of(logits, vocab_size, logits[best[r]])});
+  }
+  return p;
+}
+
+}  // namespace vllm

@@ -1,0 +1,80 @@
+#include "engine/sample/token_filters.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace vllm {
+namespace {
+
+constexpr double kMinTemperature = 0.01;  // API.md: (0, 0.01) is raised to 0.01
+
+void normalise(std::vector<Candidate>& c) {
+  double total = 0.0;
+  for (const Candidate& x : c) total += x.prob;
+  for (Candidate& x : c) x.prob /= total;
+}
+
+// Keeps the tokens whose logit is at least the k-th largest (ties all stay, as in vLLM).
+float top_k_threshold(const float* logits, int32_t vocab_size, int32_t k, std::vector<Candidate>& scratch) {
+  scratch.resize(static_cast<size_t>(vocab_size));
+  for (int32_t i = 0; i < vocab_size; ++i) scratch[static_cast<size_t>(i)].prob = logits[i];
+  auto kth = scratch.begin() + (k - 1);
+  std::nth_element(scratch.begin(), kth, scratch.end(),
+                   [](const Candidate& a, const Candidate& b) { return a.prob > b.prob; });
+  return static_cast<float>(kth->prob);
+}
+
+// Keeps, most likely first, every token that the more likely ones before it
+// do not already cover with top_p of the probability.
+void apply_top_p(std::vector<Candidate>& c, double top_p) {
+  std::sort(c.begin(), c.end(), [](const Candidate& a, const Candidate& b) {
+    return a.prob > b.prob || (a.prob == b.prob && a.token_id < b.token_id);
+  });
+  double mass_above = 0.0;
+  size_t keep = 0;
+  while (keep < c.size() && mass_above < top_p) mass_above += c[keep++].prob;
+  c.resize(std::max<size_t>(keep, 1));
+  normalise(c);
+}
+
+void apply_min_p(std::vector<Candidate>& c, double min_p) {
+  double max_prob = 0.0;
+  for (const Candidate& x : c) max_prob = std::max(max_prob, x.prob);
+  const double floor = min_p * max_prob;
+  std::erase_if(c, [floor](const Candidate& x) { return x.prob < floor; });
+  normalise(c);
+}
+
+}  // namespace
+
+void sampling_distribution(const float* logits, int32_t vocab_size, const SamplingParams& params,
+                           std::vector<Candidate>& out) {
+  const double temperature = std::max(params.temperature, kMinTemperature);
+  float threshold = -INFINITY;
+  if (params.top_k > 0 && params.top_k < vocab_size) threshold = top_k_threshold(logits, vocab_size, params.top_k, out);
+  const float max_logit = *std::max_element(logits, logits + vocab_size);
+  out.clear();
+  for (int32_t i = 0; i < vocab_size; ++i) {
+    if (logits[i] < threshold || std::isinf(logits[i])) continue;
+    const double p = std::exp((static_cast<double>(logits[i]) - max_logit) / temperature);
+    if (p > 0.0) out.push_back({i, p});
+  }
+  if (out.empty()) {  // every logit masked: nothing better than the argmax is left
+    out.push_back({static_cast<int32_t>(std::max_element(logits, logits + vocab_size) - logits), 1.0});
+    return;
+  }
+  normalise(out);
+  if (params.top_p < 1.0) apply_top_p(out, params.top_p);
+  if (params.min_p > 0.0) apply_min_p(out, params.min_p);
+}
+
+int32_t draw_token(const std::vector<Candidate>& candidates, double u) {
+  double cumulative = 0.0;
+  for (const Candidate& c : candidates) {
+    cumulative += c.prob;
+    if (u < cumulative) return c.token_id;
+  }
+  return candidates.back().token_id;  // rounding left u just above the total
+}
+
+}  // namespace vllm
