@@ -37,7 +37,8 @@ for i, (line, c) in enumerate(zip(lines, cases)):
     if out["prompt_token_ids"] != c["prompt_token_ids"]:
         failures.append(f"{c['name']}: prompt_token_ids differ")
     (o,) = out["outputs"]
-    if list(o) != ["index", "text", "token_ids", "finish_reason"] or o["index"] != 0:
+    if list(o) != ["index", "text", "token_ids", "cumulative_logprob", "finish_reason", "stop_reason"] \
+            or o["index"] != 0 or o["stop_reason"] is not None:
         failures.append(f"{c['name']}: output keys {list(o)}")
     if o["token_ids"] != c["output_token_ids"]:
         failures.append(f"{c['name']}: token ids differ from the golden ones")

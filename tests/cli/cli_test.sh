@@ -54,6 +54,11 @@ check_error "tiny preset without arch" "--preset tiny needs --arch" \
 
 # A file of requests, run together.
 python3 "$root/tests/cli/check_generate_batch.py" "$bin" "$golden" "$scratch" || fail "generate --input"
+python3 "$root/tests/cli/check_generate_sampling.py" "$bin" "$root/tests/golden/stories260k/logprobs_top5.json" \
+  "$scratch" || fail "generate --input with sampling fields"
+printf '{"prompt": "hi", "top_p": 0}\n' >"$scratch/range.jsonl"
+check_error "sampling field out of range" "range.jsonl line 1: top_p must be in (0, 1], got 0." \
+  "$bin" generate --input "$scratch/range.jsonl"
 printf '{"prompt": "hi"}\n{"prompt": "hi", "top_q": 1}\n' >"$scratch/bad.jsonl"
 check_error "unknown request field" "bad.jsonl line 2: unknown field 'top_q'" \
   "$bin" generate --input "$scratch/bad.jsonl"

@@ -14,6 +14,7 @@ namespace {
 using testing::greedy;
 using testing::LoadedModel;
 using testing::random_tokens;
+using testing::small_engine;
 
 class EngineModelTest : public ::testing::TestWithParam<std::string> {
  protected:
@@ -31,16 +32,6 @@ class EngineModelTest : public ::testing::TestWithParam<std::string> {
 };
 
 testing::TempDir* EngineModelTest::tiny_dir_ = nullptr;
-
-EngineConfig small_engine(const LoadedModel& m, int32_t budget, int32_t num_blocks) {
-  EngineConfig config;
-  config.scheduler.max_num_batched_tokens = budget;
-  const ModelConfig& mc = m.model->config();
-  const KVCacheShape shape{static_cast<int32_t>(mc.num_hidden_layers), static_cast<int32_t>(mc.num_key_value_heads),
-                           static_cast<int32_t>(mc.head_dim), 16};
-  config.cache.kv_cache_memory_bytes = static_cast<int64_t>(shape.bytes_per_block()) * num_blocks;
-  return config;
-}
 
 // 64 requests of mixed lengths, a third of them sharing a prefix.
 std::vector<std::pair<PromptInput, SamplingParams>> mixed_workload(int32_t vocab) {

@@ -47,6 +47,17 @@ inline std::unique_ptr<LLMEngine> make_engine(LoadedModel& m, EngineConfig confi
   return std::move(engine).value();
 }
 
+// An engine with a token budget and a KV pool of exactly `num_blocks` blocks of 16 tokens.
+inline EngineConfig small_engine(const LoadedModel& m, int32_t budget, int32_t num_blocks) {
+  EngineConfig config;
+  config.scheduler.max_num_batched_tokens = budget;
+  const ModelConfig& mc = m.model->config();
+  const KVCacheShape shape{static_cast<int32_t>(mc.num_hidden_layers), static_cast<int32_t>(mc.num_key_value_heads),
+                           static_cast<int32_t>(mc.head_dim), 16};
+  config.cache.kv_cache_memory_bytes = static_cast<int64_t>(shape.bytes_per_block()) * num_blocks;
+  return config;
+}
+
 // Random token ids in [3, vocab): never BOS/EOS/unk.
 inline std::vector<int32_t> random_tokens(std::mt19937& rng, int32_t n, int32_t vocab) {
   std::uniform_int_distribution<int32_t> dist(3, vocab - 1);

@@ -7,7 +7,6 @@
 
 #include "base/json.h"
 #include "engine/llm_engine.h"
-#include "engine/runner/prompt_scorer.h"
 #include "model/decoder_model.h"
 #include "test_util.h"
 #include "tokenizer/tokenizer.h"
@@ -20,12 +19,10 @@ class Stories260kGoldenTest : public ::testing::Test {
   static void SetUpTestSuite() {
     model_ = std::move(DecoderModel::load(testing::model_dir())).value().release();
     tokenizer_ = std::move(Tokenizer::load(testing::model_dir())).value().release();
-    pool_ = new ThreadPool(2);
   }
   static void TearDownTestSuite() {
     delete model_;
     delete tokenizer_;
-    delete pool_;
   }
   static std::unique_ptr<LLMEngine> make_engine() {
     EngineConfig config;
@@ -38,12 +35,10 @@ class Stories260kGoldenTest : public ::testing::Test {
 
   static DecoderModel* model_;
   static Tokenizer* tokenizer_;
-  static ThreadPool* pool_;
 };
 
 DecoderModel* Stories260kGoldenTest::model_ = nullptr;
 Tokenizer* Stories260kGoldenTest::tokenizer_ = nullptr;
-ThreadPool* Stories260kGoldenTest::pool_ = nullptr;
 
 // All twelve cases run through the engine together, as one batch.
 TEST_F(Stories260kGoldenTest, GreedyGenerationsMatchExactly) {
@@ -100,28 +95,53 @@ TEST_F(Stories260kGoldenTest, RefusesPromptPlusMaxTokensBeyondContext) {
   FAIL() << "case long_300_tokens_256 not found";
 }
 
+// The engine's logprobs (logprobs 5, prompt_logprobs 5), with the prompts
+// computed in 5-token chunks that read the earlier ones through the paged cache.
 TEST_F(Stories260kGoldenTest, Top5LogprobsMatchAtEveryStep) {
   const Json cases = golden("logprobs_top5.json")["cases"];
   ASSERT_EQ(cases.size(), 3u);
-  const int64_t vocab = model_->config().vocab_size;
+  EngineConfig config;
+  config.num_threads = 2;
+  config.scheduler.max_num_batched_tokens = 5;
+  auto engine = std::move(LLMEngine::create(*model_, *tokenizer_, config)).value();
   for (const Json& c : cases) {
-    std::vector<int32_t> ids = c["prompt_token_ids"].get<std::vector<int32_t>>();
-    const size_t prompt_len = ids.size();
-    for (int32_t t : c["output_token_ids"].get<std::vector<int32_t>>()) ids.push_back(t);
-    // Scored in chunks of 5 tokens: each chunk reads the earlier ones through the paged cache.
-    Result<std::vector<float>> logits = score_all_positions(*model_, *pool_, ids, 5);
-    ASSERT_TRUE(logits.is_ok());
-    for (const Json& pos : c["positions"]) {
-      const size_t row = prompt_len - 1 + pos["step"].get<size_t>();
-      const float* l = logits->data() + row * static_cast<size_t>(vocab);
-      double mx = -1e300, sum = 0;
-      for (int64_t i = 0; i < vocab; ++i) mx = std::max(mx, static_cast<double>(l[i]));
-      for (int64_t i = 0; i < vocab; ++i) sum += std::exp(l[i] - mx);
-      const double log_z = mx + std::log(sum);
-      for (const Json& top : pos["top5"]) {
-        const double ours = l[top["token_id"].get<int32_t>()] - log_z;
-        EXPECT_NEAR(ours, top["logprob"].get<double>(), 1e-4) << c["name"] << " step " << pos["step"];
+    SamplingParams p;
+    p.temperature = 0.0;
+    p.ignore_eos = true;
+    p.max_tokens = c["max_new_tokens"].get<int64_t>();
+    p.logprobs = 5;
+    p.prompt_logprobs = 5;
+    const auto prompt = c["prompt_token_ids"].get<std::vector<int32_t>>();
+    Result<std::vector<RequestOutput>> out = engine->generate({PromptInput::from_token_ids(prompt)}, {p});
+    ASSERT_TRUE(out.is_ok()) << out.status().message();
+    const CompletionOutput& seq = out->at(0).outputs.at(0);
+    ASSERT_EQ(seq.token_ids, c["output_token_ids"].get<std::vector<int32_t>>()) << c["name"];
+    ASSERT_TRUE(seq.logprobs.has_value());
+    const Json& positions = c["positions"];
+    ASSERT_EQ(seq.logprobs->size(), positions.size());
+    for (const Json& pos : positions) {
+      const PositionLogprobs& ours = seq.logprobs->at(pos["step"].get<size_t>());
+      const std::string where = c["name"].get<std::string>() + " step " + pos["step"].dump();
+      EXPECT_EQ(ours.chosen.token_id, pos["token_id"].get<int32_t>()) << where;
+      EXPECT_NEAR(ours.chosen.logprob, pos["logprob"].get<double>(), 1e-4) << where;
+      EXPECT_EQ(ours.chosen.rank, 1) << where;  // greedy
+      ASSERT_EQ(ours.top.size(), 5u) << where;
+      for (size_t k = 0; k < 5; ++k) {
+        EXPECT_EQ(ours.top[k].token_id, pos["top5"][k]["token_id"].get<int32_t>()) << where << " top " << k;
+        EXPECT_NEAR(ours.top[k].logprob, pos["top5"][k]["logprob"].get<double>(), 1e-4) << where << " top " << k;
+        EXPECT_EQ(ours.top[k].rank, static_cast<int32_t>(k) + 1) << where;
       }
+    }
+    // Prompt logprobs: none for the first token, then each token given the ones before.
+    const Json& golden_prompt = c["prompt_logprobs"];
+    ASSERT_TRUE(out->at(0).prompt_logprobs.has_value());
+    const std::vector<PositionLogprobs>& prompt_lp = *out->at(0).prompt_logprobs;
+    ASSERT_EQ(prompt_lp.size() + 1, golden_prompt.size()) << c["name"];
+    EXPECT_TRUE(golden_prompt[0].is_null());
+    for (size_t i = 0; i < prompt_lp.size(); ++i) {
+      EXPECT_EQ(prompt_lp[i].chosen.token_id, prompt[i + 1]);
+      EXPECT_NEAR(prompt_lp[i].chosen.logprob, golden_prompt[i + 1].get<double>(), 1e-4) << c["name"] << " " << i;
+      EXPECT_EQ(prompt_lp[i].top.size(), 5u);
     }
   }
 }
