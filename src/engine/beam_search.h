@@ -25,8 +25,7 @@ struct Beam {
 
 class BeamSearch {
  public:
-  BeamSearch(std::vector<int32_t> prompt_token_ids, const SamplingParams& params,
-             std::vector<int32_t> eos_token_ids);
+  BeamSearch(std::vector<int32_t> prompt_token_ids, const SamplingParams& params, std::vector<int32_t> eos_token_ids);
 
   // The prompts of this round's requests, one per live beam, and the
   // sampling parameters they all run with.
@@ -55,7 +54,7 @@ class BeamSearch {
   std::vector<int32_t> eos_token_ids_;
   size_t width_;
   int64_t round_ = 0;
-  std::vector<Beam> beams_;                   // live
+  std::vector<Beam> beams_;                         // live
   std::vector<std::vector<TokenLogprob>> results_;  // per live beam, this round
   size_t num_results_ = 0;
   std::vector<Beam> completed_;

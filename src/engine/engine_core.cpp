@@ -36,11 +36,9 @@ EngineCore::EngineCore(DecoderModel& model, const ResolvedEngineConfig& config)
       eos_token_ids_(model.config().eos_token_ids.begin(), model.config().eos_token_ids.end()),
       pool_(config.config.num_threads),
       kv_cache_(config.num_blocks, config.kv_shape.block_size, config.config.cache.enable_prefix_caching),
-      scheduler_(config.config.scheduler, kv_cache_,
-                 eos_token_ids_),
+      scheduler_(config.config.scheduler, kv_cache_, eos_token_ids_),
       runner_(model, pool_, config.kv_shape, config.num_blocks),
-      sampler_(static_cast<int32_t>(model.config().vocab_size),
-               eos_token_ids_) {}
+      sampler_(static_cast<int32_t>(model.config().vocab_size), eos_token_ids_) {}
 
 Status EngineCore::check_request(const std::vector<int32_t>& prompt, const SamplingParams& params) const {
   VLLM_RETURN_IF_ERROR(params.validate());
@@ -94,8 +92,8 @@ void EngineCore::score_prompt(Request& r, const ScheduledChunk& chunk, const flo
   // Positions scored before a preemption are not scored again.
   for (auto p = static_cast<int32_t>(r.prompt_logprobs.size()); p < end; ++p) {
     const float* row = rows + static_cast<size_t>(p - first_position) * static_cast<size_t>(vocab);
-    r.prompt_logprobs.push_back(position_logprobs(row, vocab, log_sum_exp(row, vocab),
-                                                  r.all_token_ids[static_cast<size_t>(p) + 1], *r.params.prompt_logprobs));
+    r.prompt_logprobs.push_back(position_logprobs(
+        row, vocab, log_sum_exp(row, vocab), r.all_token_ids[static_cast<size_t>(p) + 1], *r.params.prompt_logprobs));
   }
 }
 

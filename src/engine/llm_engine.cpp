@@ -47,8 +47,8 @@ Status LLMEngine::add_request(const std::string& request_id, ProcessedRequest re
   if (has_request(request_id)) return invalid_argument("request id '" + request_id + "' is already in use");
   if (!request.params.use_beam_search) return add_sequences(request_id, std::move(request));
   BeamRequest& beam = beam_requests_[request_id];
-  beam.search = std::make_unique<BeamSearch>(std::move(request.prompt_token_ids), request.params,
-                                             core_->eos_token_ids());
+  beam.search =
+      std::make_unique<BeamSearch>(std::move(request.prompt_token_ids), request.params, core_->eos_token_ids());
   beam.cache_salt = std::move(request.cache_salt);
   const Status s = submit_beam_round(request_id, beam);
   if (!s.is_ok()) beam_requests_.erase(request_id);
@@ -118,7 +118,9 @@ RequestOutput LLMEngine::beam_output(const std::string& request_id, const BeamSe
     c.text += detokenizer.flush();
     c.token_ids = beam.token_ids;
     c.cumulative_logprob = beam.cumulative_logprob;
-    c.finish_reason = override_reason ? *override_reason : beam.ended_with_eos ? FinishReason::kStop : FinishReason::kLength;
+    c.finish_reason = override_reason       ? *override_reason
+                      : beam.ended_with_eos ? FinishReason::kStop
+                                            : FinishReason::kLength;
     out.outputs.push_back(std::move(c));
   }
   return out;

@@ -10,14 +10,13 @@ void OutputProcessor::add_request(std::string request_id, std::vector<int32_t> p
     // The completion is decoded after the prompt, so that its leading space is
     // kept as an OpenAI completion returns it.
     sequences_.emplace(sequence_ids[i],
-                       Sequence{request_id, static_cast<int32_t>(i),
+                       Sequence(request_id, static_cast<int32_t>(i),
                                 IncrementalDetokenizer(tokenizer_, params.skip_special_tokens, prompt_token_ids),
                                 StopStrings(params.stop, params.include_stop_str_in_output), params.min_tokens,
-                                params.logprobs.has_value()});
+                                params.logprobs.has_value()));
   }
-  const auto n = static_cast<int32_t>(sequence_ids.size());
   requests_.emplace(std::move(request_id),
-                    Request{std::move(prompt_token_ids), std::nullopt, params.output_kind, std::move(sequence_ids), n});
+                    Request(std::move(prompt_token_ids), params.output_kind, std::move(sequence_ids)));
 }
 
 bool OutputProcessor::update_sequence(Sequence& seq, const EngineCoreOutput& o) {

@@ -28,7 +28,7 @@ struct CompletionOutput {
   int32_t index = 0;  // among the request's n sequences
   std::string text;
   std::vector<int32_t> token_ids;
-  double cumulative_logprob = 0.0;  // of the whole sequence so far, also in a delta
+  double cumulative_logprob = 0.0;                        // of the whole sequence so far, also in a delta
   std::optional<std::vector<PositionLogprobs>> logprobs;  // one per token of token_ids, when asked
   std::optional<FinishReason> finish_reason;              // set once finished
   StopReason stop_reason;
@@ -53,8 +53,8 @@ class OutputProcessor {
                    std::vector<RequestId> sequence_ids);
 
   struct StepOutputs {
-    std::vector<RequestOutput> outputs;   // FinalOnly requests appear only when they finish
-    std::vector<RequestId> stopped;       // sequences a stop string ended: the core must drop them
+    std::vector<RequestOutput> outputs;  // FinalOnly requests appear only when they finish
+    std::vector<RequestId> stopped;      // sequences a stop string ended: the core must drop them
   };
   StepOutputs process_outputs(const std::vector<EngineCoreOutput>& outputs);
 
@@ -66,6 +66,15 @@ class OutputProcessor {
 
  private:
   struct Sequence {
+    Sequence(std::string request_id, int32_t index, IncrementalDetokenizer detokenizer, StopStrings stops,
+             int64_t min_tokens, bool wants_logprobs)
+        : request_id(std::move(request_id)),
+          index(index),
+          detokenizer(std::move(detokenizer)),
+          stops(std::move(stops)),
+          min_tokens(min_tokens),
+          wants_logprobs(wants_logprobs) {}
+
     std::string request_id;
     int32_t index;
     IncrementalDetokenizer detokenizer;
@@ -82,6 +91,12 @@ class OutputProcessor {
     StopReason stop_reason;
   };
   struct Request {
+    Request(std::vector<int32_t> prompt_token_ids, OutputKind output_kind, std::vector<RequestId> sequences)
+        : prompt_token_ids(std::move(prompt_token_ids)),
+          output_kind(output_kind),
+          sequences(std::move(sequences)),
+          num_unfinished(static_cast<int32_t>(this->sequences.size())) {}
+
     std::vector<int32_t> prompt_token_ids;
     std::optional<std::vector<PositionLogprobs>> prompt_logprobs;
     OutputKind output_kind;

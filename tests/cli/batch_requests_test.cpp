@@ -42,8 +42,8 @@ TEST(BatchRequestTest, ReadsPromptAndSamplingFieldsOverTheDefaults) {
   SamplingParams defaults;
   defaults.max_tokens = 9;
   defaults.temperature = 0.5;
-  Result<BatchRequest> r =
-      parse_batch_request(R"({"prompt_token_ids": [1, 2], "seed": 4, "ignore_eos": true, "cache_salt": "t"})", defaults);
+  Result<BatchRequest> r = parse_batch_request(
+      R"({"prompt_token_ids": [1, 2], "seed": 4, "ignore_eos": true, "cache_salt": "t"})", defaults);
   ASSERT_TRUE(r.is_ok()) << r.status().message();
   EXPECT_EQ(r->prompt.token_ids, (std::vector<int32_t>{1, 2}));
   EXPECT_EQ(r->prompt.cache_salt, "t");

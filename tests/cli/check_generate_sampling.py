@@ -21,6 +21,10 @@ requests = [
      "presence_penalty": 0.5, "frequency_penalty": 0.5, "repetition_penalty": 1.2, "logit_bias": {"2": -100},
      "min_tokens": 4, "max_tokens": 12, "skip_special_tokens": False, "spaces_between_special_tokens": True,
      "best_of": 1, "include_stop_str_in_output": False},
+    # BOS forced by logit_bias, shown only when special tokens are not skipped.
+    {"prompt_token_ids": [1, 403], "temperature": 0, "max_tokens": 2, "logit_bias": {"1": 100},
+     "skip_special_tokens": False},
+    {"prompt_token_ids": [1, 403], "temperature": 0, "max_tokens": 2, "logit_bias": {"1": 100}},
 ]
 with open(f"{scratch}/sampling.jsonl", "w") as f:
     for r in requests:
@@ -71,6 +75,10 @@ check(scores == sorted(scores, reverse=True), f"beams ordered by score {scores}"
 # Filters and penalties: accepted, 4..12 tokens, never EOS (biased away).
 s = out[5]["outputs"][0]
 check(4 <= len(s["token_ids"]) <= 12 and 2 not in s["token_ids"], f"penalised request {s}")
+
+# Special tokens in the text only when asked for.
+check(out[6]["outputs"][0]["text"] == "<s><s>" and out[7]["outputs"][0]["text"] == "", "skip_special_tokens")
+check(out[6]["outputs"][0]["token_ids"] == [1, 1], "logit_bias forces BOS")
 
 for f in failures:
     print("FAIL:", f)

@@ -212,9 +212,13 @@ TEST_F(EngineCoreTest, RefusesRequestsThatCanNeverRun) {
     set(p);
     return engine->add_request("r", PromptInput::from_token_ids({1, 5}), p).message();
   };
-  EXPECT_EQ(sampling_error([](SamplingParams& p) { p.stop_token_ids = {2, 512}; }),
+  EXPECT_EQ(sampling_error([](SamplingParams& p) {
+              p.stop_token_ids = {2, 512};
+            }),
             "stop_token_ids: token id 512 is outside the vocabulary [0, 512)");
-  EXPECT_EQ(sampling_error([](SamplingParams& p) { p.logit_bias = {{-1, 1.0}}; }),
+  EXPECT_EQ(sampling_error([](SamplingParams& p) {
+              p.logit_bias = {{-1, 1.0}};
+            }),
             "logit_bias: token id -1 is outside the vocabulary [0, 512)");
   EXPECT_EQ(sampling_error([](SamplingParams& p) { p.logprobs = 21; }),
             "logprobs must be at most 20 (--max-logprobs), got 21.");

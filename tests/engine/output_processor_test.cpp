@@ -98,8 +98,7 @@ TEST_F(OutputProcessorTest, TheCompletionIsBuiltFromByteFallbackPieces) {
 TEST_F(OutputProcessorTest, StopStringsCutTheTextWhereverTheyFall) {
   // Spanning 3 tokens; inside one character's byte tokens; across byte tokens and
   // the next piece; two candidates, the earlier one wins; one inside a single token.
-  const std::vector<std::vector<std::string>> cases = {
-      {"time, "}, {"本"}, {"😀 c"}, {"cake", "😀"}, {"nd"}, {"e, 日"}};
+  const std::vector<std::vector<std::string>> cases = {{"time, "}, {"本"}, {"😀 c"}, {"cake", "😀"}, {"nd"}, {"e, 日"}};
   for (const std::vector<std::string>& stops : cases) {
     size_t first = std::string::npos;
     std::string winner;
@@ -176,7 +175,8 @@ TEST_F(OutputProcessorTest, SequencesOfOneRequestAreGatheredByIndex) {
       return o;
     };
     // Sequence 1 finishes first; the request only when both have.
-    std::vector<RequestOutput> step1 = processor.process_outputs({output(11, 378, true), output(10, 261, false)}).outputs;
+    std::vector<RequestOutput> step1 =
+        processor.process_outputs({output(11, 378, true), output(10, 261, false)}).outputs;
     std::vector<RequestOutput> step2 = processor.process_outputs({output(10, 378, true)}).outputs;
     if (kind == OutputKind::kFinalOnly) {
       EXPECT_TRUE(step1.empty());
@@ -190,7 +190,7 @@ TEST_F(OutputProcessorTest, SequencesOfOneRequestAreGatheredByIndex) {
     } else {
       ASSERT_EQ(step1.size(), 2u);
       EXPECT_EQ(step1[0].outputs[0].index, 1);
-      EXPECT_FALSE(step1[0].finished);  // its sibling still runs
+      EXPECT_FALSE(step1[0].finished);                // its sibling still runs
       EXPECT_EQ(step1[0].prompt_token_ids, prompt_);  // the stream's first output carries the prompt
       EXPECT_TRUE(step1[1].prompt_token_ids.empty());
       ASSERT_EQ(step2.size(), 1u);

@@ -187,12 +187,16 @@ double sequence_logprob(LoadedModel& m, const std::vector<int32_t>& prompt, cons
 
 TEST_F(SamplingEngineTest, BeamSearchReturnsDistinctBeamsOrderedByScore) {
   auto engine = testing::make_engine(*stories_);
+  // Long enough (over two blocks) for the beams to share cached blocks.
+  const std::vector<int32_t> prompt = stories_->tokenizer->encode(
+      "Lily and Ben went to the park. They played on the swings and the slide. Then they saw a big dog.", true);
+  ASSERT_GT(prompt.size(), 32u);
   SamplingParams p;
   p.use_beam_search = true;
   p.n = 4;
   p.max_tokens = 12;
   p.length_penalty = 1.0;
-  Result<std::vector<RequestOutput>> out = engine->generate({PromptInput::from_token_ids(once_upon_a_time())}, {p});
+  Result<std::vector<RequestOutput>> out = engine->generate({PromptInput::from_token_ids(prompt)}, {p});
   ASSERT_TRUE(out.is_ok()) << out.status().message();
   const std::vector<CompletionOutput>& beams = out->at(0).outputs;
   ASSERT_EQ(beams.size(), 4u);
@@ -200,19 +204,25 @@ TEST_F(SamplingEngineTest, BeamSearchReturnsDistinctBeamsOrderedByScore) {
   double previous_score = 0;
   for (size_t i = 0; i < beams.size(); ++i) {
     distinct.insert(beams[i].token_ids);
-    EXPECT_NEAR(beams[i].cumulative_logprob, sequence_logprob(*stories_, once_upon_a_time(), beams[i].token_ids),
-                1e-4);
-    const double length = static_cast<double>(5 + beams[i].token_ids.size());
+    EXPECT_NEAR(beams[i].cumulative_logprob, sequence_logprob(*stories_, prompt, beams[i].token_ids), 1e-4);
+    const double length = static_cast<double>(prompt.size() + beams[i].token_ids.size());
     const double score = beams[i].cumulative_logprob / length;
-    if (i > 0) EXPECT_LE(score, previous_score + 1e-12);
+    if (i > 0) {
+      EXPECT_LE(score, previous_score + 1e-12);
+    }
     previous_score = score;
   }
   EXPECT_EQ(distinct.size(), 4u);
   // The best beam is at least as likely as greedy decoding over the same length.
-  const std::vector<int32_t> greedy_ids = run_one(*engine, PromptInput::from_token_ids(once_upon_a_time()), greedy(12));
-  EXPECT_GE(beams[0].cumulative_logprob, sequence_logprob(*stories_, once_upon_a_time(), greedy_ids) - 1e-6);
+  const EngineCoreStats stats = engine->stats();
+  const std::vector<int32_t> greedy_ids = run_one(*engine, PromptInput::from_token_ids(prompt), greedy(12));
+  EXPECT_GE(beams[0].cumulative_logprob, sequence_logprob(*stories_, prompt, greedy_ids) - 1e-6);
   const BlockPool& pool = engine->core().kv_cache().pool();
   EXPECT_EQ(pool.num_free_blocks(), pool.num_blocks());
+  // Beams share their prompt's and each other's blocks through the prefix cache.
+  // 12 rounds of 4 beams: without sharing each round would compute every prompt again.
+  EXPECT_GT(stats.prefix_cache.hits_tokens, 0);
+  EXPECT_LT(stats.num_scheduled_tokens, static_cast<int64_t>(prompt.size()) * 2 + 12 * 4 * 16);
 }
 
 TEST_F(SamplingEngineTest, BeamSearchOverTwoTokensMatchesBruteForce) {

@@ -9,8 +9,10 @@ namespace vllm {
 double log_sum_exp(const float* logits, int32_t vocab_size) {
   const float max_logit = *std::max_element(logits, logits + vocab_size);
   if (std::isinf(max_logit)) return max_logit;
+  // Single-precision exponentials (well within the 1e-4 logprobs are held
+  // to), summed in double: this runs over the vocabulary for every token.
   double sum = 0.0;
-  for (int32_t i = 0; i < vocab_size; ++i) sum += std::exp(static_cast<double>(logits[i]) - max_logit);
+  for (int32_t i = 0; i < vocab_size; ++i) sum += std::exp(logits[i] - max_logit);
   return max_logit + std::log(sum);
 }
 

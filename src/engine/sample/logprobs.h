@@ -26,6 +26,7 @@ struct PositionLogprobs {
 double log_sum_exp(const float* logits, int32_t vocab_size);
 
 // `log_z` is log_sum_exp of the same logits.
-PositionLogprobs position_logprobs(const float* logits, int32_t vocab_size, double log_z, int32_t chosen, int32_t top_n);
+PositionLogprobs position_logprobs(const float* logits, int32_t vocab_size, double log_z, int32_t chosen,
+                                   int32_t top_n);
 
 }  // namespace vllm

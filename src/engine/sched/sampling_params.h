@@ -23,15 +23,15 @@ enum class OutputKind {
 struct SamplingParams {
   int32_t n = 1;  // sequences per prompt (the beam width with beam search)
 
-  double temperature = 1.0;  // < 1e-5: greedy
-  double top_p = 1.0;        // nucleus: smallest set of tokens holding this much probability
-  int32_t top_k = 0;         // -1 or 0: off
-  double min_p = 0.0;        // drops tokens below min_p * the top token's probability
+  double temperature = 1.0;     // < 1e-5: greedy
+  double top_p = 1.0;           // nucleus: smallest set of tokens holding this much probability
+  int32_t top_k = 0;            // -1 or 0: off
+  double min_p = 0.0;           // drops tokens below min_p * the top token's probability
   std::optional<int64_t> seed;  // absent: non-deterministic; sequence i of n uses seed + i
 
-  double presence_penalty = 0.0;    // subtracted once from every token already generated
-  double frequency_penalty = 0.0;   // subtracted per occurrence in the generated tokens
-  double repetition_penalty = 1.0;  // HF-style, over prompt and generated tokens
+  double presence_penalty = 0.0;                       // subtracted once from every token already generated
+  double frequency_penalty = 0.0;                      // subtracted per occurrence in the generated tokens
+  double repetition_penalty = 1.0;                     // HF-style, over prompt and generated tokens
   std::vector<std::pair<int32_t, double>> logit_bias;  // token id, bias (clamped to [-100, 100])
 
   int64_t min_tokens = 0;  // EOS and stop tokens are masked until this many tokens exist
