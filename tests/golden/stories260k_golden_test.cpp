@@ -143,6 +143,15 @@ TEST_F(Stories260kGoldenTest, Top5LogprobsMatchAtEveryStep) {
       EXPECT_NEAR(prompt_lp[i].chosen.logprob, golden_prompt[i + 1].get<double>(), 1e-4) << c["name"] << " " << i;
       EXPECT_EQ(prompt_lp[i].top.size(), 5u);
     }
+    // Again, now that its blocks are cached: cached positions give no logits,
+    // so the request must compute them anyway.
+    Result<std::vector<RequestOutput>> again = engine->generate({PromptInput::from_token_ids(prompt)}, {p});
+    ASSERT_TRUE(again.is_ok());
+    ASSERT_TRUE(again->at(0).prompt_logprobs.has_value());
+    ASSERT_EQ(again->at(0).prompt_logprobs->size(), prompt_lp.size());
+    for (size_t i = 0; i < prompt_lp.size(); ++i) {
+      EXPECT_EQ(again->at(0).prompt_logprobs->at(i).chosen.logprob, prompt_lp[i].chosen.logprob);
+    }
   }
 }
 

@@ -27,6 +27,11 @@ float top_k_threshold(const float* logits, int32_t vocab_size, int32_t k, std::v
 // Keeps, most likely first, every token that the more likely ones before it
 // do not already cover with top_p of the probability.
 void apply_top_p(std::vector<Candidate>& c, double top_p) {
+  // A token below (1 - top_p) / (n + 1) can never be kept: even with every
+  // less likely token, the ones above it already hold more than top_p.
+  // Dropping them first spares sorting most of the vocabulary.
+  const double never_kept = (1.0 - top_p) / static_cast<double>(c.size() + 1);
+  std::erase_if(c, [never_kept](const Candidate& x) { return x.prob < never_kept; });
   std::sort(c.begin(), c.end(), [](const Candidate& a, const Candidate& b) {
     return a.prob > b.prob || (a.prob == b.prob && a.token_id < b.token_id);
   });
