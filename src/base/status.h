@@ -38,9 +38,14 @@ class [[nodiscard]] Status {
   // Prefixes the message with where the error was met, e.g. a file name.
   Status with_context(const std::string& context) const;
 
+  // The request field the error is about, if any (the server's "param").
+  const std::string& param() const { return param_; }
+  Status with_param(std::string param) const;
+
  private:
   StatusCode code_ = StatusCode::kOk;
   std::string message_;
+  std::string param_;
 };
 
 inline Status invalid_argument(std::string msg) { return {StatusCode::kInvalidArgument, std::move(msg)}; }

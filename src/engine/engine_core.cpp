@@ -11,7 +11,8 @@ Status check_ids_in_vocab(const char* field, const std::vector<int32_t>& ids, in
   for (int32_t id : ids) {
     if (id < 0 || id >= vocab) {
       return invalid_argument(std::string(field) + ": token id " + std::to_string(id) +
-                              " is outside the vocabulary [0, " + std::to_string(vocab) + ")");
+                              " is outside the vocabulary [0, " + std::to_string(vocab) + ")")
+          .with_param(field);
     }
   }
   return Status::ok();
@@ -42,7 +43,7 @@ EngineCore::EngineCore(DecoderModel& model, const ResolvedEngineConfig& config)
 
 Status EngineCore::check_request(const std::vector<int32_t>& prompt, const SamplingParams& params) const {
   VLLM_RETURN_IF_ERROR(params.validate());
-  if (prompt.empty()) return invalid_argument("the prompt is empty");
+  if (prompt.empty()) return invalid_argument("the prompt is empty").with_param("prompt");
   const int64_t vocab = model_.config().vocab_size;
   VLLM_RETURN_IF_ERROR(check_ids_in_vocab("prompt", prompt, vocab));
   VLLM_RETURN_IF_ERROR(check_ids_in_vocab("stop_token_ids", params.stop_token_ids, vocab));
@@ -53,12 +54,14 @@ Status EngineCore::check_request(const std::vector<int32_t>& prompt, const Sampl
   const int64_t max_len = config_.config.scheduler.max_model_len;
   if (prompt_len >= max_len) {
     return invalid_argument("the maximum context length is " + std::to_string(max_len) + " tokens, the prompt has " +
-                            std::to_string(prompt_len) + " tokens");
+                            std::to_string(prompt_len) + " tokens")
+        .with_param("input_tokens");
   }
   if (params.max_tokens > max_len - prompt_len) {  // not prompt_len + max_tokens: that may overflow
     return invalid_argument("the prompt (" + std::to_string(prompt_len) + " tokens) plus max_tokens (" +
                             std::to_string(params.max_tokens) + ") exceeds the maximum context length of " +
-                            std::to_string(max_len) + " tokens");
+                            std::to_string(max_len) + " tokens")
+        .with_param("max_tokens");
   }
   // The last generated token is never fed back, so it needs no slot.
   const int64_t block_size = config_.kv_shape.block_size;
@@ -67,7 +70,8 @@ Status EngineCore::check_request(const std::vector<int32_t>& prompt, const Sampl
     return invalid_argument("the prompt (" + std::to_string(prompt_len) + " tokens) plus max_tokens (" +
                             std::to_string(params.max_tokens) + ") needs " + std::to_string(blocks_needed) +
                             " KV blocks, more than the whole KV cache holds (" + std::to_string(config_.num_blocks) +
-                            " blocks of " + std::to_string(block_size) + " tokens)");
+                            " blocks of " + std::to_string(block_size) + " tokens)")
+        .with_param("max_tokens");
   }
   return Status::ok();
 }

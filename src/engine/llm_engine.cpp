@@ -8,7 +8,8 @@ namespace {
 Status check_logprobs_limit(const char* field, const std::optional<int32_t>& value, int32_t max_logprobs) {
   if (value && *value > max_logprobs) {
     return invalid_argument(std::string(field) + " must be at most " + std::to_string(max_logprobs) +
-                            " (--max-logprobs), got " + std::to_string(*value) + ".");
+                            " (--max-logprobs), got " + std::to_string(*value) + ".")
+        .with_param(field);
   }
   return Status::ok();
 }

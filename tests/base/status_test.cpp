@@ -31,3 +31,17 @@ TEST(StatusTest, WithContextPrefixesTheMessage) {
 
 }  // namespace
 }  // namespace vllm
+
+namespace vllm {
+namespace {
+
+TEST(StatusTest, ParamNamesTheFieldAndSurvivesContext) {
+  const Status s = invalid_argument("top_p must be in (0, 1], got 0.").with_param("top_p");
+  EXPECT_EQ(s.param(), "top_p");
+  EXPECT_EQ(s.with_context("line 3").param(), "top_p");
+  EXPECT_EQ(s.with_context("line 3").message(), "line 3: top_p must be in (0, 1], got 0.");
+  EXPECT_TRUE(invalid_argument("x").param().empty());
+}
+
+}  // namespace
+}  // namespace vllm

@@ -291,6 +291,13 @@ TEST(SamplingParamsTest, ValidationNamesTheFieldAndTheRange) {
   EXPECT_EQ(error([](SamplingParams& p) { p.use_beam_search = true, p.stop = {"x"}; }),
             "stop is not supported with beam search.");
   EXPECT_TRUE(error([](SamplingParams& p) { p.use_beam_search = true, p.n = 4, p.temperature = 0; }).empty());
+  // The field travels with the error, for the server's "param".
+  SamplingParams p;
+  p.min_p = 2;
+  EXPECT_EQ(p.validate().param(), "min_p");
+  p.min_p = 0;
+  p.n = 3, p.temperature = 0;
+  EXPECT_EQ(p.validate().param(), "n");
 }
 
 }  // namespace

@@ -10,7 +10,7 @@ template <typename T>
 Status out_of_range(const char* field, const char* range, T got) {
   std::ostringstream msg;
   msg << field << " must be " << range << ", got " << got << ".";
-  return invalid_argument(msg.str());
+  return invalid_argument(msg.str()).with_param(field);
 }
 
 constexpr int32_t kMaxN = 16384;  // API.md
@@ -33,7 +33,9 @@ Status validate_beam_search(const SamplingParams& p) {
   if (!p.stop_token_ids.empty()) field = "stop_token_ids";
   if (p.logprobs) field = "logprobs";
   if (p.prompt_logprobs) field = "prompt_logprobs";
-  if (field != nullptr) return invalid_argument(std::string(field) + " is not supported with beam search.");
+  if (field != nullptr) {
+    return invalid_argument(std::string(field) + " is not supported with beam search.").with_param(field);
+  }
   return Status::ok();
 }
 
@@ -53,23 +55,28 @@ Status SamplingParams::validate() const {
     return out_of_range("repetition_penalty", "greater than 0 and finite", repetition_penalty);
   }
   for (const auto& [id, bias] : logit_bias) {
-    if (!std::isfinite(bias)) return invalid_argument("logit_bias values must be finite numbers.");
+    if (!std::isfinite(bias))
+      return invalid_argument("logit_bias values must be finite numbers.").with_param("logit_bias");
   }
   if (max_tokens < 1) return out_of_range("max_tokens", "at least 1", max_tokens);
   if (min_tokens < 0) return out_of_range("min_tokens", "at least 0", min_tokens);
   if (min_tokens > max_tokens) {
     return invalid_argument("min_tokens (" + std::to_string(min_tokens) + ") must be at most max_tokens (" +
-                            std::to_string(max_tokens) + ").");
+                            std::to_string(max_tokens) + ").")
+        .with_param("min_tokens");
   }
   for (const std::string& s : stop) {
-    if (s.empty()) return invalid_argument("stop strings must not be empty.");
+    if (s.empty()) return invalid_argument("stop strings must not be empty.").with_param("stop");
   }
   if (logprobs && *logprobs < 0) return out_of_range("logprobs", "at least 0", *logprobs);
   if (prompt_logprobs && *prompt_logprobs < 0) return out_of_range("prompt_logprobs", "at least 0", *prompt_logprobs);
-  if (!std::isfinite(length_penalty)) return invalid_argument("length_penalty must be a finite number.");
+  if (!std::isfinite(length_penalty)) {
+    return invalid_argument("length_penalty must be a finite number.").with_param("length_penalty");
+  }
   if (use_beam_search) return validate_beam_search(*this);
   if (n > 1 && is_greedy()) {
-    return invalid_argument("n must be 1 when using greedy sampling (temperature 0), got " + std::to_string(n) + ".");
+    return invalid_argument("n must be 1 when using greedy sampling (temperature 0), got " + std::to_string(n) + ".")
+        .with_param("n");
   }
   return Status::ok();
 }
