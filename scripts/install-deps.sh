@@ -7,6 +7,7 @@ packages=(
   nlohmann-json3-dev libcli11-dev       # JSON, command-line flags
   libpcre2-dev libutf8proc-dev          # tokenizer regexes, Unicode normalization
   libssl-dev                            # SHA-256 block hashes of the prefix cache
+  libboost1.81-dev                      # Boost.Beast/Asio: the HTTP server
   libgtest-dev libgmock-dev             # tests
   python3 python3-numpy                 # the numpy reference forward pass (tests only)
   clang libclang-rt-14-dev              # libFuzzer targets (scripts/fuzz.sh)

@@ -29,6 +29,9 @@ void add_engine_flags(CLI::App& app, EngineFlags& f) {
                "Split long prompts across steps to fill the token budget (default: on)");
   app.add_option("--threads", f.threads, "Compute threads (default: the CPUs this process may use)")
       ->check(CLI::Range(1, 1024));
+  app.add_option("--max-logprobs", f.max_logprobs, "Most logprobs / prompt_logprobs a request may ask for")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 1 << 20));
 }
 
 Result<EngineConfig> make_engine_config(const EngineFlags& f) {
@@ -58,7 +61,17 @@ Result<EngineConfig> make_engine_config(const EngineFlags& f) {
     config.cache.kv_cache_memory_bytes = static_cast<int64_t>(value * 1073741824.0);
   }
   config.num_threads = f.threads > 0 ? f.threads : ThreadPool::default_num_threads();
+  config.max_logprobs = f.max_logprobs;
   return config;
+}
+
+Result<LoadedEngine> load_engine(const std::string& model_dir, const EngineFlags& flags) {
+  VLLM_ASSIGN_OR_RETURN(EngineConfig config, make_engine_config(flags));
+  LoadedEngine loaded;
+  VLLM_ASSIGN_OR_RETURN(loaded.model, DecoderModel::load(model_dir));
+  VLLM_ASSIGN_OR_RETURN(loaded.tokenizer, Tokenizer::load(model_dir));
+  VLLM_ASSIGN_OR_RETURN(loaded.engine, LLMEngine::create(*loaded.model, *loaded.tokenizer, config));
+  return loaded;
 }
 
 }  // namespace vllm::cli

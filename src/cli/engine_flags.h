@@ -1,5 +1,5 @@
-// The engine's flags (shared by `generate` and, later, `serve`), with vLLM's
-// names, and their translation into an EngineConfig.
+// The engine's flags (shared by `generate` and `serve`), with vLLM's names,
+// their translation into an EngineConfig, and loading a model to run.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -7,6 +7,9 @@
 
 #include "base/status.h"
 #include "engine/engine_config.h"
+#include "engine/llm_engine.h"
+#include "model/decoder_model.h"
+#include "tokenizer/tokenizer.h"
 
 namespace vllm::cli {
 
@@ -19,11 +22,20 @@ struct EngineFlags {
   bool enable_prefix_caching = true;
   bool enable_chunked_prefill = true;
   int threads = 0;  // 0: one per CPU the process may use
+  int32_t max_logprobs = 20;
 };
 
 void add_engine_flags(CLI::App& app, EngineFlags& flags);
 
 // Reads VLLM_CPU_KVCACHE_SPACE (GiB; 0 = automatic) when no explicit size is given.
 Result<EngineConfig> make_engine_config(const EngineFlags& flags);
+
+// A model directory loaded and its engine made: what generate and serve run.
+struct LoadedEngine {
+  std::unique_ptr<DecoderModel> model;
+  std::unique_ptr<Tokenizer> tokenizer;
+  std::unique_ptr<LLMEngine> engine;
+};
+Result<LoadedEngine> load_engine(const std::string& model_dir, const EngineFlags& flags);
 
 }  // namespace vllm::cli

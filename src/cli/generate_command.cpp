@@ -128,15 +128,9 @@ int run_batch(const GenerateOptions& o, LLMEngine& engine) {
 }
 
 int run_generate(const GenerateOptions& o) {
-  Result<EngineConfig> config = make_engine_config(o.engine);
-  if (!config.is_ok()) return report_error(config.status().message());
-  Result<std::unique_ptr<DecoderModel>> model = DecoderModel::load(o.model);
-  if (!model.is_ok()) return report_error(model.status().message());
-  Result<std::unique_ptr<Tokenizer>> tokenizer = Tokenizer::load(o.model);
-  if (!tokenizer.is_ok()) return report_error(tokenizer.status().message());
-  Result<std::unique_ptr<LLMEngine>> engine = LLMEngine::create(**model, **tokenizer, *config);
-  if (!engine.is_ok()) return report_error(engine.status().message());
-  return o.input.empty() ? run_one_prompt(o, **engine) : run_batch(o, **engine);
+  Result<LoadedEngine> loaded = load_engine(o.model, o.engine);
+  if (!loaded.is_ok()) return report_error(loaded.status().message());
+  return o.input.empty() ? run_one_prompt(o, *loaded->engine) : run_batch(o, *loaded->engine);
 }
 
 }  // namespace

@@ -15,7 +15,8 @@ int main(int argc, char** argv) {
     CLI::App* sub = app.add_subcommand(name, help);
     runners[sub] = make(*sub);
   };
-  add("generate", "Generate a completion for one prompt", vllm::cli::add_generate_command);
+  add("serve", "Serve the OpenAI-compatible HTTP API", vllm::cli::add_serve_command);
+  add("generate", "Generate completions for one prompt or a file of requests", vllm::cli::add_generate_command);
   add("make-test-model", "Write a random-weight model with real shapes", vllm::cli::add_make_test_model_command);
   add("tokenize", "JSON lines {\"text\"} -> {\"ids\", \"tokens\"}", vllm::cli::add_tokenize_command);
   add("detokenize", "JSON lines {\"ids\"} -> {\"text\"}", vllm::cli::add_detokenize_command);

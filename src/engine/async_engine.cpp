@@ -14,24 +14,48 @@ bool RequestStream::next(RequestOutput& out) {
   return true;
 }
 
+bool RequestStream::try_next(RequestOutput& out) {
+  std::lock_guard lock(mutex_);
+  if (queue_.empty()) return false;
+  out = std::move(queue_.front());
+  queue_.pop_front();
+  final_read_ = out.finished;
+  return true;
+}
+
+void RequestStream::set_listener(std::function<void()> listener) {
+  bool waiting = false;
+  {
+    std::lock_guard lock(mutex_);
+    listener_ = listener;
+    waiting = !queue_.empty();
+  }
+  if (waiting && listener) listener();
+}
+
 void RequestStream::push(RequestOutput out) {
+  std::function<void()> listener;
   {
     std::lock_guard lock(mutex_);
     queue_.push_back(std::move(out));
+    listener = listener_;
   }
   ready_.notify_one();
+  if (listener) listener();
 }
 
 AsyncEngine::AsyncEngine(std::unique_ptr<LLMEngine> engine)
     : engine_(std::move(engine)), stats_(engine_->stats()), thread_([this] { run_engine_loop(); }) {}
 
-AsyncEngine::~AsyncEngine() {
+AsyncEngine::~AsyncEngine() { shutdown(); }
+
+void AsyncEngine::shutdown() {
   {
     std::lock_guard lock(mutex_);
     stopping_ = true;
   }
   wake_.notify_one();
-  thread_.join();
+  if (thread_.joinable()) thread_.join();
 }
 
 Result<std::shared_ptr<RequestStream>> AsyncEngine::add_request(const std::string& request_id,

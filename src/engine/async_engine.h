@@ -7,6 +7,7 @@
 
 #include <condition_variable>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -24,6 +25,14 @@ class RequestStream {
   // Blocks until the next output; false once the final one has been read.
   bool next(RequestOutput& out);
 
+  // Non-blocking: the next output if one is waiting.
+  bool try_next(RequestOutput& out);
+
+  // For consumers that must not block (the server's I/O threads): called
+  // after every output is queued, on the engine thread, and at once if some
+  // are already waiting.  It should only schedule the reading elsewhere.
+  void set_listener(std::function<void()> listener);
+
  private:
   friend class AsyncEngine;
   void push(RequestOutput out);
@@ -31,13 +40,14 @@ class RequestStream {
   std::mutex mutex_;
   std::condition_variable ready_;
   std::deque<RequestOutput> queue_;
+  std::function<void()> listener_;
   bool final_read_ = false;
 };
 
 class AsyncEngine {
  public:
   explicit AsyncEngine(std::unique_ptr<LLMEngine> engine);
-  // Aborts whatever is unfinished (streams end with "abort") and joins the engine thread.
+  // Calls shutdown().
   ~AsyncEngine();
   AsyncEngine(const AsyncEngine&) = delete;
   AsyncEngine& operator=(const AsyncEngine&) = delete;
@@ -54,6 +64,10 @@ class AsyncEngine {
 
   // The core's counters as of the last step.
   EngineCoreStats stats() const;
+
+  // Aborts whatever is unfinished (streams end with "abort") and joins the
+  // engine thread; later requests are refused as unavailable.  Idempotent.
+  void shutdown();
 
  private:
   struct AddCommand {

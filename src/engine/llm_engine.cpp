@@ -27,8 +27,7 @@ LLMEngine::LLMEngine(const Tokenizer& tokenizer, std::unique_ptr<EngineCore> cor
 
 Result<ProcessedRequest> LLMEngine::process_inputs(const PromptInput& prompt, const SamplingParams& params) const {
   ProcessedRequest r;
-  r.prompt_token_ids =
-      prompt.token_ids ? *prompt.token_ids : tokenizer_.encode(prompt.text, /*add_special_tokens=*/true);
+  r.prompt_token_ids = prompt.token_ids ? *prompt.token_ids : tokenizer_.encode(prompt.text, prompt.add_special_tokens);
   r.params = params;
   r.cache_salt = prompt.cache_salt;
   VLLM_RETURN_IF_ERROR(check_logprobs_limit("logprobs", params.logprobs, max_logprobs_));

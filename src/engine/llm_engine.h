@@ -23,9 +23,10 @@ struct PromptInput {
   std::string text;
   std::optional<std::vector<int32_t>> token_ids;  // wins over text when set
   std::string cache_salt;                         // prefix-cache isolation: only equal salts share blocks
+  bool add_special_tokens = true;                 // text only: e.g. BOS, as the tokenizer's post-processor says
 
-  static PromptInput from_text(std::string text) { return {std::move(text), std::nullopt, {}}; }
-  static PromptInput from_token_ids(std::vector<int32_t> ids) { return {{}, std::move(ids), {}}; }
+  static PromptInput from_text(std::string text) { return {std::move(text), std::nullopt, {}, true}; }
+  static PromptInput from_token_ids(std::vector<int32_t> ids) { return {{}, std::move(ids), {}, true}; }
 };
 
 // A request ready for the core: tokenised and checked.

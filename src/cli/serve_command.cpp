@@ -1,0 +1,92 @@
+// `vllm-cpp serve [MODEL]`: the OpenAI-compatible HTTP server.  Loads the
+// model, then opens the port; SIGINT or SIGTERM stop it: no new connections,
+// in-flight requests end with finish_reason "abort", exit status 0.
+#include <csignal>
+#include <cstdio>
+
+#include "cli/commands.h"
+#include "cli/engine_flags.h"
+#include "engine/async_engine.h"
+#include "server/http_server.h"
+#include "server/openai_server.h"
+
+namespace vllm::cli {
+namespace {
+
+struct ServeOptions {
+  std::string model;
+  std::string model_flag;
+  std::string host = "0.0.0.0";
+  uint16_t port = 8000;
+  std::vector<std::string> api_keys;
+  std::vector<std::string> served_model_names;
+  uint64_t max_request_body_bytes = 16 << 20;
+  EngineFlags engine;
+};
+
+// SIGINT and SIGTERM are blocked in every thread and taken by sigwait here.
+sigset_t stop_signals() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  return set;
+}
+
+int run_serve(ServeOptions o) {
+  const std::string model_dir = !o.model_flag.empty() ? o.model_flag : !o.model.empty() ? o.model : default_model_dir();
+  if (o.api_keys.empty()) {
+    if (const char* key = std::getenv("VLLM_API_KEY"); key != nullptr && *key != '\0') o.api_keys.push_back(key);
+  }
+  const sigset_t signals = stop_signals();
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);  // before any thread starts, so all inherit it
+
+  Result<LoadedEngine> loaded = load_engine(model_dir, o.engine);
+  if (!loaded.is_ok()) return report_error(loaded.status().message());
+  const int32_t max_model_len = loaded->engine->core().config().config.scheduler.max_model_len;
+  AsyncEngine engine(std::move(loaded->engine));
+  server::ServerConfig config;
+  config.served_model_names = o.served_model_names.empty() ? std::vector<std::string>{model_dir} : o.served_model_names;
+  config.model_path = model_dir;
+  config.api_keys = o.api_keys;
+  config.max_model_len = max_model_len;
+  server::OpenAIServer api(engine, *loaded->tokenizer, config);
+
+  server::HttpServerOptions http;
+  http.host = o.host;
+  http.port = o.port;
+  http.max_body_bytes = o.max_request_body_bytes;
+  Result<std::unique_ptr<server::HttpServer>> http_server =
+      server::HttpServer::start(http, [&api](server::HttpRequest request, std::shared_ptr<server::ResponseChannel> c) {
+        api.handle(std::move(request), std::move(c));
+      });
+  if (!http_server.is_ok()) return report_error(http_server.status().message());
+  std::fprintf(stderr, "serving %s as '%s' on http://%s:%u (max_model_len %d)\n", model_dir.c_str(),
+               config.served_model_names.front().c_str(), o.host.c_str(), (*http_server)->port(), max_model_len);
+
+  int signal = 0;
+  sigwait(&signals, &signal);
+  std::fprintf(stderr, "%s: shutting down\n", signal == SIGINT ? "SIGINT" : "SIGTERM");
+  (*http_server)->stop_accepting();
+  engine.shutdown();     // in-flight requests end with "abort", delivered through the I/O threads
+  http_server->reset();  // then the connections close and the I/O threads stop
+  return 0;
+}
+
+}  // namespace
+
+CommandRunner add_serve_command(CLI::App& app) {
+  auto o = std::make_shared<ServeOptions>();
+  app.add_option("model", o->model, "Hugging Face model directory (default: the embedded stories260k)");
+  app.add_option("--model", o->model_flag, "The model directory, as a flag");
+  app.add_option("--host", o->host, "Address to listen on")->capture_default_str();
+  app.add_option("--port", o->port, "Port to listen on (0: any free port)")->capture_default_str();
+  app.add_option("--api-key", o->api_keys, "Require 'Authorization: Bearer KEY' on /v1 (repeatable; env VLLM_API_KEY)");
+  app.add_option("--served-model-name", o->served_model_names, "Model names the API answers to (default: MODEL)");
+  app.add_option("--max-request-body-bytes", o->max_request_body_bytes, "Larger request bodies get 413")
+      ->capture_default_str();
+  add_engine_flags(app, o->engine);
+  return [o] { return run_serve(*o); };
+}
+
+}  // namespace vllm::cli

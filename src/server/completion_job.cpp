@@ -1,0 +1,161 @@
+#include "server/completion_job.h"
+
+#include "base/json.h"
+
+namespace vllm::server {
+namespace {
+
+OrderedJson finish_json(const std::optional<FinishReason>& reason) {
+  return reason ? OrderedJson(finish_reason_name(*reason)) : OrderedJson(nullptr);
+}
+
+OrderedJson stop_reason_json(const StopReason& reason) {
+  if (const auto* text = std::get_if<std::string>(&reason)) return *text;
+  if (const auto* id = std::get_if<int32_t>(&reason)) return *id;
+  return nullptr;
+}
+
+}  // namespace
+
+CompletionJob::CompletionJob(AsyncEngine& engine, const Tokenizer& tokenizer, std::shared_ptr<ResponseChannel> channel,
+                             CompletionRequest request, ResponseIdentity identity)
+    : engine_(engine),
+      tokenizer_(tokenizer),
+      channel_(std::move(channel)),
+      request_(std::move(request)),
+      identity_(std::move(identity)) {}
+
+Status CompletionJob::start() {
+  const auto n = static_cast<size_t>(request_.params.n);
+  for (size_t p = 0; p < request_.prompts.size(); ++p) {
+    const PromptInput& input = request_.prompts[p];
+    Prompt prompt;
+    prompt.request_id = identity_.id + "-" + std::to_string(p);
+    prompt.choices.resize(n);
+    if (request_.echo) {
+      prompt.echo_text = input.token_ids ? tokenizer_.decode(*input.token_ids, true) : input.text;
+    }
+    Result<std::shared_ptr<RequestStream>> stream = engine_.add_request(prompt.request_id, input, request_.params);
+    if (!stream.is_ok()) {
+      for (const Prompt& added : prompts_) engine_.abort(added.request_id);
+      prompts_.clear();
+      return request_.prompts.size() > 1 ? stream.status().with_context("prompt " + std::to_string(p))
+                                         : stream.status();
+    }
+    prompt.stream = std::move(stream).value();
+    prompts_.push_back(std::move(prompt));
+  }
+  if (request_.stream) channel_->start_events();
+  std::weak_ptr<CompletionJob> weak = weak_from_this();
+  channel_->on_close([weak] {
+    if (auto self = weak.lock()) {
+      for (const Prompt& p : self->prompts_) self->engine_.abort(p.request_id);
+    }
+  });
+  for (size_t p = 0; p < prompts_.size(); ++p) {
+    // The stream holds the job alive until its last output is drained.
+    prompts_[p].stream->set_listener(
+        [self = shared_from_this(), p] { self->channel_->defer([self, p] { self->drain(p); }); });
+  }
+  return Status::ok();
+}
+
+void CompletionJob::drain(size_t p) {
+  Prompt& prompt = prompts_[p];
+  RequestOutput out;
+  while (!prompt.finished && prompt.stream->try_next(out)) {
+    if (!out.prompt_token_ids.empty()) prompt.num_prompt_tokens = static_cast<int64_t>(out.prompt_token_ids.size());
+    for (const CompletionOutput& c : out.outputs) {
+      Choice& choice = prompt.choices[static_cast<size_t>(c.index)];
+      std::string text = c.text;
+      if (request_.echo && !choice.echoed) {
+        text = prompt.echo_text + text;
+        choice.echoed = true;
+      }
+      choice.num_tokens += static_cast<int64_t>(c.token_ids.size());
+      choice.finish_reason = c.finish_reason;
+      choice.stop_reason = c.stop_reason;
+      if (request_.stream) {
+        if (!text.empty() || c.finish_reason) send_chunk(p, c, std::move(text));
+      } else {
+        choice.text += text;
+      }
+    }
+    if (out.finished) {
+      prompt.finished = true;
+      prompt.stream->set_listener(nullptr);  // the listener holds this job: let it go
+      if (++num_finished_ == prompts_.size()) finish();
+    }
+  }
+}
+
+void CompletionJob::send_chunk(size_t p, const CompletionOutput& output, std::string text) {
+  OrderedJson choice;
+  choice["index"] = p * prompts_[p].choices.size() + static_cast<size_t>(output.index);
+  choice["text"] = std::move(text);
+  choice["logprobs"] = nullptr;
+  choice["finish_reason"] = finish_json(output.finish_reason);
+  choice["stop_reason"] = stop_reason_json(output.stop_reason);
+  OrderedJson chunk;
+  chunk["id"] = identity_.id;
+  chunk["object"] = "text_completion";
+  chunk["created"] = identity_.created;
+  chunk["model"] = identity_.model;
+  chunk["choices"] = OrderedJson::array({std::move(choice)});
+  chunk["usage"] = nullptr;
+  channel_->send_event(chunk.dump());
+}
+
+OrderedJson CompletionJob::usage() const {
+  int64_t prompt_tokens = 0, completion_tokens = 0;
+  for (const Prompt& p : prompts_) {
+    prompt_tokens += p.num_prompt_tokens;
+    for (const Choice& c : p.choices) completion_tokens += c.num_tokens;
+  }
+  OrderedJson u;
+  u["prompt_tokens"] = prompt_tokens;
+  u["completion_tokens"] = completion_tokens;
+  u["total_tokens"] = prompt_tokens + completion_tokens;
+  u["prompt_tokens_details"] = nullptr;
+  return u;
+}
+
+void CompletionJob::finish() {
+  OrderedJson body;
+  body["id"] = identity_.id;
+  body["object"] = "text_completion";
+  body["created"] = identity_.created;
+  body["model"] = identity_.model;
+  if (request_.stream) {
+    if (request_.include_usage) {
+      body["choices"] = OrderedJson::array();
+      body["usage"] = usage();
+      channel_->send_event(body.dump());
+    }
+    channel_->send_event("[DONE]");
+    channel_->end_events();
+    return;
+  }
+  OrderedJson choices = OrderedJson::array();
+  for (size_t p = 0; p < prompts_.size(); ++p) {
+    for (size_t i = 0; i < prompts_[p].choices.size(); ++i) {
+      const Choice& c = prompts_[p].choices[i];
+      OrderedJson choice;
+      choice["index"] = p * prompts_[p].choices.size() + i;
+      choice["text"] = c.text;
+      choice["logprobs"] = nullptr;
+      choice["finish_reason"] = finish_json(c.finish_reason);
+      choice["stop_reason"] = stop_reason_json(c.stop_reason);
+      choice["prompt_logprobs"] = nullptr;
+      choices.push_back(std::move(choice));
+    }
+  }
+  body["choices"] = std::move(choices);
+  body["usage"] = usage();
+  body["system_fingerprint"] = nullptr;
+  body["service_tier"] = nullptr;
+  body["kv_transfer_params"] = nullptr;
+  channel_->respond({200, "application/json", body.dump()});
+}
+
+}  // namespace vllm::server

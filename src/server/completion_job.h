@@ -1,0 +1,62 @@
+// One POST /v1/completions in flight: its prompts run as engine requests,
+// their outputs are turned into the OpenAI response on the connection's I/O
+// strand (never on the engine thread), whole or as server-sent events, and
+// the requests are aborted if the client goes away.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/async_engine.h"
+#include "server/completion_request.h"
+#include "server/http_server.h"
+
+namespace vllm::server {
+
+struct ResponseIdentity {
+  std::string id;  // "cmpl-..."
+  std::string model;
+  int64_t created = 0;  // Unix seconds
+};
+
+class CompletionJob : public std::enable_shared_from_this<CompletionJob> {
+ public:
+  CompletionJob(AsyncEngine& engine, const Tokenizer& tokenizer, std::shared_ptr<ResponseChannel> channel,
+                CompletionRequest request, ResponseIdentity identity);
+
+  // Queues every prompt; on an error nothing was sent and nothing stays queued.
+  Status start();
+
+ private:
+  struct Choice {
+    std::string text;
+    int64_t num_tokens = 0;
+    std::optional<FinishReason> finish_reason;
+    StopReason stop_reason;
+    bool echoed = false;
+  };
+  struct Prompt {
+    std::string request_id;
+    std::shared_ptr<RequestStream> stream;
+    int64_t num_prompt_tokens = 0;
+    std::string echo_text;
+    std::vector<Choice> choices;  // n
+    bool finished = false;
+  };
+
+  void drain(size_t prompt);
+  void send_chunk(size_t prompt, const CompletionOutput& output, std::string text);
+  void finish();
+  OrderedJson usage() const;
+
+  AsyncEngine& engine_;
+  const Tokenizer& tokenizer_;
+  std::shared_ptr<ResponseChannel> channel_;
+  CompletionRequest request_;
+  ResponseIdentity identity_;
+  std::vector<Prompt> prompts_;
+  size_t num_finished_ = 0;
+};
+
+}  // namespace vllm::server

@@ -1,0 +1,75 @@
+// An asynchronous HTTP/1.1 server (Boost.Beast over Asio): a few I/O
+// threads serve every connection, with keep-alive, a body-size limit (413),
+// and responses that are either whole or a stream of server-sent events.
+// No thread per connection: a handler answers through a ResponseChannel from
+// any thread, whenever its answer is ready, and learns through on_close()
+// when the client goes away first.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "base/status.h"
+
+namespace vllm::server {
+
+struct HttpRequest {
+  std::string method;  // "GET", "POST", ...
+  std::string target;  // path and query
+  std::string authorization;
+  std::string body;
+};
+
+struct HttpResponse {
+  int status = 200;
+  std::string content_type = "application/json";
+  std::string body;
+};
+
+// How a handler answers one request.  Thread-safe; calls after the answer
+// has ended, or after the client has gone, do nothing.
+class ResponseChannel {
+ public:
+  virtual ~ResponseChannel() = default;
+  virtual void respond(HttpResponse response) = 0;
+  // A 200 text/event-stream response, then each event as "data: <data>\n\n".
+  virtual void start_events() = 0;
+  virtual void send_event(std::string data) = 0;
+  virtual void end_events() = 0;
+  // `callback` runs once (on an I/O thread) if the client disconnects before
+  // the answer has ended; at once if it already has.
+  virtual void on_close(std::function<void()> callback) = 0;
+  // Runs `work` on this connection's I/O strand: work for one request never
+  // runs concurrently with itself, so it needs no lock.
+  virtual void defer(std::function<void()> work) = 0;
+};
+
+using HttpHandler = std::function<void(HttpRequest, std::shared_ptr<ResponseChannel>)>;
+
+struct HttpServerOptions {
+  std::string host = "0.0.0.0";
+  uint16_t port = 8000;  // 0: any free port (see HttpServer::port)
+  int io_threads = 2;
+  uint64_t max_body_bytes = 16 << 20;  // larger bodies get 413
+};
+
+class HttpServer {
+ public:
+  // Binds and listens; the error names the address when that fails.
+  static Result<std::unique_ptr<HttpServer>> start(const HttpServerOptions& options, HttpHandler handler);
+  // Stops accepting, closes every connection and joins the I/O threads.
+  ~HttpServer();
+
+  uint16_t port() const;
+  // Stops accepting new connections; open ones are served on.
+  void stop_accepting();
+
+ private:
+  struct Impl;
+  explicit HttpServer(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace vllm::server

@@ -1,0 +1,135 @@
+#include "server/openai_server.h"
+
+#include <openssl/crypto.h>
+
+#include <random>
+
+#include "base/clock.h"
+#include "base/json.h"
+#include "server/api_error.h"
+#include "server/completion_job.h"
+
+namespace vllm::server {
+namespace {
+
+// 32 random hex digits, as vLLM's request ids.
+std::string random_hex() {
+  static thread_local std::mt19937_64 rng{std::random_device{}()};
+  char out[33];
+  std::snprintf(out, sizeof out, "%016llx%016llx", static_cast<unsigned long long>(rng()),
+                static_cast<unsigned long long>(rng()));
+  return out;
+}
+
+std::string path_of(const std::string& target) { return target.substr(0, target.find('?')); }
+
+bool starts_with_ci(const std::string& s, const std::string& prefix) {
+  if (s.size() < prefix.size()) return false;
+  for (size_t i = 0; i < prefix.size(); ++i) {
+    if (std::tolower(static_cast<unsigned char>(s[i])) != std::tolower(static_cast<unsigned char>(prefix[i]))) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// Constant time in the key's contents, so that a wrong key's timing tells
+// nothing about how much of it was right.
+bool same_key(const std::string& given, const std::string& key) {
+  return given.size() == key.size() && CRYPTO_memcmp(given.data(), key.data(), key.size()) == 0;
+}
+
+}  // namespace
+
+OpenAIServer::OpenAIServer(AsyncEngine& engine, const Tokenizer& tokenizer, ServerConfig config)
+    : engine_(engine), tokenizer_(tokenizer), config_(std::move(config)), created_(now_unix_seconds()) {}
+
+bool OpenAIServer::authorized(const HttpRequest& request) const {
+  if (config_.api_keys.empty()) return true;
+  if (!starts_with_ci(request.authorization, "bearer ")) return false;
+  const std::string given = request.authorization.substr(7);
+  bool ok = false;
+  for (const std::string& key : config_.api_keys) ok |= same_key(given, key);
+  return ok;
+}
+
+std::string OpenAIServer::resolve_model(const std::string& requested) const {
+  if (requested.empty()) return config_.served_model_names.front();
+  for (const std::string& name : config_.served_model_names) {
+    if (name == requested) return name;
+  }
+  return "";
+}
+
+HttpResponse OpenAIServer::models() const {
+  OrderedJson data = OrderedJson::array();
+  for (const std::string& name : config_.served_model_names) {
+    OrderedJson permission;
+    permission["id"] = "modelperm-" + random_hex();
+    permission["object"] = "model_permission";
+    permission["created"] = created_;
+    permission["allow_create_engine"] = false;
+    permission["allow_sampling"] = true;
+    permission["allow_logprobs"] = true;
+    permission["allow_search_indices"] = false;
+    permission["allow_view"] = true;
+    permission["allow_fine_tuning"] = false;
+    permission["organization"] = "*";
+    permission["group"] = nullptr;
+    permission["is_blocking"] = false;
+    OrderedJson card;
+    card["id"] = name;
+    card["object"] = "model";
+    card["created"] = created_;
+    card["owned_by"] = "vllm";
+    card["root"] = config_.model_path;
+    card["parent"] = nullptr;
+    card["max_model_len"] = config_.max_model_len;
+    card["permission"] = OrderedJson::array({std::move(permission)});
+    data.push_back(std::move(card));
+  }
+  OrderedJson body;
+  body["object"] = "list";
+  body["data"] = std::move(data);
+  return {200, "application/json", body.dump()};
+}
+
+void OpenAIServer::completions(const HttpRequest& request, const std::shared_ptr<ResponseChannel>& channel) {
+  Result<CompletionRequest> parsed = parse_completion_request(request.body);
+  if (!parsed.is_ok()) return channel->respond(error_response(parsed.status()));
+  const std::string model = resolve_model(parsed->model);
+  if (model.empty()) {
+    return channel->respond(error_response(404, "The model `" + parsed->model + "` does not exist.", "model"));
+  }
+  ResponseIdentity identity{"cmpl-" + random_hex(), model, now_unix_seconds()};
+  auto job = std::make_shared<CompletionJob>(engine_, tokenizer_, channel, std::move(parsed).value(), identity);
+  if (Status s = job->start(); !s.is_ok()) channel->respond(error_response(s));
+}
+
+void OpenAIServer::handle(HttpRequest request, std::shared_ptr<ResponseChannel> channel) {
+  const std::string path = path_of(request.target);
+  if (path.starts_with("/v1") && request.method != "OPTIONS" && !authorized(request)) {
+    return channel->respond({401, "application/json", R"({"error": "Unauthorized"})"});
+  }
+  struct Route {
+    const char* path;
+    const char* method;
+  };
+  static const Route kRoutes[] = {
+      {"/health", "GET"}, {"/version", "GET"}, {"/v1/models", "GET"}, {"/v1/completions", "POST"}};
+  const Route* route = nullptr;
+  for (const Route& r : kRoutes) {
+    if (path == r.path) route = &r;
+  }
+  if (route == nullptr) return channel->respond(error_response(404, "Not Found: " + path));
+  if (request.method != route->method) {
+    return channel->respond(error_response(405, "Method " + request.method + " is not allowed for " + path));
+  }
+  if (path == "/health") return channel->respond({200, "application/json", ""});
+  if (path == "/version")
+    return channel->respond({200, "application/json", std::string(R"({"version": ")") + kServerVersion + "\"}"});
+  if (path == "/v1/models") return channel->respond(models());
+  completions(request, channel);
+}
+
+}  // namespace vllm::server

@@ -1,0 +1,43 @@
+// The OpenAI-compatible HTTP API of docs/API.md over an AsyncEngine: routes,
+// API-key checks, and the endpoints.  Its handle() is the HttpServer's
+// handler; it never blocks an I/O thread on the engine.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/async_engine.h"
+#include "server/http_server.h"
+
+namespace vllm::server {
+
+struct ServerConfig {
+  std::vector<std::string> served_model_names;  // the first is the default and the one reported
+  std::string model_path;                       // "root" in /v1/models
+  std::vector<std::string> api_keys;            // empty: no authentication
+  int32_t max_model_len = 0;
+};
+
+inline constexpr const char* kServerVersion = "0.1.0";
+
+class OpenAIServer {
+ public:
+  OpenAIServer(AsyncEngine& engine, const Tokenizer& tokenizer, ServerConfig config);
+
+  void handle(HttpRequest request, std::shared_ptr<ResponseChannel> channel);
+
+ private:
+  bool authorized(const HttpRequest& request) const;
+  HttpResponse models() const;
+  void completions(const HttpRequest& request, const std::shared_ptr<ResponseChannel>& channel);
+  // The served name a request's "model" selects; empty if it names none.
+  std::string resolve_model(const std::string& requested) const;
+
+  AsyncEngine& engine_;
+  const Tokenizer& tokenizer_;
+  ServerConfig config_;
+  int64_t created_;
+};
+
+}  // namespace vllm::server

@@ -1,0 +1,191 @@
+"""`vllm-cpp serve` end to end over HTTP on a loopback port, with the
+embedded stories260k: every endpoint, streaming against non-streaming,
+concurrency, error envelopes, API keys, body limits and a clean SIGTERM.
+Usage: server_e2e_test.py VLLM_CPP REPO_ROOT"""
+import http.client
+import json
+import re
+import signal
+import subprocess
+import sys
+import threading
+
+binary, root = sys.argv[1:3]
+golden = {c["name"]: c for c in json.load(open(f"{root}/tests/golden/stories260k/greedy.json"))["cases"]}
+failures = []
+
+
+def check(ok, what):
+    if not ok:
+        failures.append(what)
+
+
+class Server:
+    def __init__(self, *flags):
+        self.proc = subprocess.Popen([binary, "serve", "--host", "127.0.0.1", "--port", "0", *flags],
+                                     stderr=subprocess.PIPE, text=True)
+        line = self.proc.stderr.readline()
+        match = re.search(r"http://127\.0\.0\.1:(\d+)", line)
+        if not match:
+            sys.exit(f"FAIL: no listening line from serve: {line!r}")
+        self.port = int(match.group(1))
+
+    def request(self, method, path, body=None, headers=None):
+        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=60)
+        data = body if isinstance(body, (bytes, str)) or body is None else json.dumps(body)
+        conn.request(method, path, body=data, headers=headers or {})
+        resp = conn.getresponse()
+        payload = resp.read()
+        conn.close()
+        return resp.status, resp.getheader("Content-Type"), payload
+
+    def json(self, method, path, body=None, headers=None):
+        status, _, payload = self.request(method, path, body, headers)
+        return status, json.loads(payload) if payload else None
+
+    def stream(self, body):
+        """The data: payloads of an SSE response, in order."""
+        status, ctype, payload = self.request("POST", "/v1/completions", body)
+        check(status == 200 and ctype == "text/event-stream", f"stream status {status} {ctype}")
+        events = payload.decode().split("\n\n")
+        check(events[-1] == "", "the stream ends with a blank line")
+        check(all(e.startswith("data: ") for e in events[:-1]), "every event is one data: line")
+        return [e[len("data: "):] for e in events[:-1]]
+
+    def stop(self):
+        self.proc.send_signal(signal.SIGTERM)
+        code = self.proc.wait(timeout=20)
+        check(code == 0, f"serve exits 0 on SIGTERM, got {code}")
+
+
+def expect_error(server, body, status, param, path="/v1/completions", headers=None, what=""):
+    got, payload = server.json("POST", path, body, headers)
+    ok = got == status and isinstance(payload, dict) and set(payload["error"]) == {"message", "type", "param", "code"}
+    check(ok and payload["error"]["code"] == status and payload["error"]["param"] == param,
+          f"{what or body}: expected {status}/{param}, got {got} {payload}")
+
+
+server = Server("--served-model-name", "stories260K", "alias")
+try:
+    # Liveness, version, models.
+    status, ctype, payload = server.request("GET", "/health")
+    check(status == 200 and payload == b"", f"/health {status} {payload!r}")
+    check(server.json("GET", "/version") == (200, {"version": "0.1.0"}), "/version")
+    status, models = server.json("GET", "/v1/models")
+    check(status == 200 and [m["id"] for m in models["data"]] == ["stories260K", "alias"], f"/v1/models {models}")
+    check(models["data"][0]["max_model_len"] == 512 and models["data"][0]["object"] == "model", "model card")
+
+    # Greedy completions equal the golden text; the alias works; usage counts.
+    case = golden["once_upon_64"]
+    body = {"prompt": case["prompt"], "max_tokens": 64, "temperature": 0, "ignore_eos": True}
+    status, out = server.json("POST", "/v1/completions", body)
+    check(status == 200 and out["object"] == "text_completion" and out["model"] == "stories260K", f"completion {out}")
+    check(out["id"].startswith("cmpl-") and isinstance(out["created"], int), "id and created")
+    (choice,) = out["choices"]
+    check(choice["text"] == case["output_text"] and choice["finish_reason"] == "length", "golden text")
+    check(out["usage"] == {"prompt_tokens": len(case["prompt_token_ids"]), "completion_tokens": 64,
+                           "total_tokens": len(case["prompt_token_ids"]) + 64, "prompt_tokens_details": None},
+          f"usage {out['usage']}")
+    status, aliased = server.json("POST", "/v1/completions", dict(body, model="alias"))
+    check(status == 200 and aliased["model"] == "alias" and aliased["choices"][0]["text"] == choice["text"], "alias")
+
+    # Streaming: the deltas concatenate to the non-streamed text; one finish per index; usage; [DONE].
+    events = server.stream(dict(body, stream=True, stream_options={"include_usage": True}))
+    check(events[-1] == "[DONE]", "stream ends with [DONE]")
+    chunks = [json.loads(e) for e in events[:-1]]
+    usage_chunk = chunks.pop()
+    check(usage_chunk["choices"] == [] and usage_chunk["usage"]["completion_tokens"] == 64, "usage chunk")
+    check(all(len(c["choices"]) == 1 and c["usage"] is None for c in chunks), "one choice per chunk, no usage")
+    check(len({(c["id"], c["created"], c["model"]) for c in chunks}) == 1, "same id, created, model in every chunk")
+    check("".join(c["choices"][0]["text"] for c in chunks) == case["output_text"], "streamed text")
+    finishes = [c["choices"][0]["finish_reason"] for c in chunks]
+    check(finishes[-1] == "length" and all(f is None for f in finishes[:-1]), f"finish reasons {finishes}")
+
+    # Stop strings stream exactly as they complete without streaming.
+    stop_body = {"prompt": "Once upon a time", "max_tokens": 40, "temperature": 0, "stop": ["le gi"]}
+    status, stopped = server.json("POST", "/v1/completions", stop_body)
+    check(stopped["choices"][0]["text"] == ", there was a litt" and stopped["choices"][0]["stop_reason"] == "le gi",
+          f"stop string {stopped['choices']}")
+    streamed = [json.loads(e) for e in server.stream(dict(stop_body, stream=True))[:-1]]
+    check("".join(c["choices"][0]["text"] for c in streamed) == ", there was a litt", "streamed stop string")
+
+    # Batched prompts with n = 2: choice index = prompt * n + i.
+    status, batch = server.json("POST", "/v1/completions",
+                                {"prompt": ["Once upon a time", [1, 403]], "n": 2, "max_tokens": 8, "seed": 3,
+                                 "temperature": 0.8})
+    check(status == 200 and [c["index"] for c in batch["choices"]] == [0, 1, 2, 3], f"batch indices {batch}")
+    check(batch["usage"]["prompt_tokens"] == 5 + 2, f"prompt tokens counted once per prompt {batch['usage']}")
+    events = server.stream({"prompt": ["Once upon a time", [1, 403]], "n": 2, "max_tokens": 8, "seed": 3,
+                            "temperature": 0.8, "stream": True})
+    texts = {}
+    for e in events[:-1]:
+        c = json.loads(e)["choices"][0]
+        texts[c["index"]] = texts.get(c["index"], "") + c["text"]
+    check(texts == {c["index"]: c["text"] for c in batch["choices"]}, "seeded streamed batch equals non-streamed")
+
+    # Echo.
+    status, echoed = server.json("POST", "/v1/completions", dict(body, echo=True, max_tokens=4))
+    check(echoed["choices"][0]["text"].startswith(case["prompt"] + ", there"), f"echo {echoed['choices']}")
+
+    # 64 concurrent streams: each greedy one equals its solo output.
+    prompts = [f"Once upon a time {i}" for i in range(64)]
+    solo = {}
+    for i in range(0, 64, 8):
+        s, o = server.json("POST", "/v1/completions", {"prompt": prompts[i], "max_tokens": 24, "temperature": 0})
+        solo[i] = o["choices"][0]["text"]
+    results = {}
+
+    def run(i):
+        ev = server.stream({"prompt": prompts[i], "max_tokens": 24, "temperature": 0, "stream": True})
+        results[i] = "".join(json.loads(e)["choices"][0]["text"] for e in ev[:-1])
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(64)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    check(len(results) == 64, f"{len(results)} of 64 concurrent streams completed")
+    check(all(results[i] == solo[i] for i in solo), "concurrent greedy streams equal their solo outputs")
+
+    # Errors: envelope, status, param; validation before any stream starts.
+    expect_error(server, "{not json", 400, None, what="malformed JSON")
+    expect_error(server, "[1, 2]", 400, None, what="not an object")
+    expect_error(server, {"max_tokens": 3}, 400, "prompt", what="missing prompt")
+    expect_error(server, {"prompt": "x", "max_tokens": "3"}, 400, "max_tokens", what="wrong type")
+    expect_error(server, {"prompt": "x", "temperature": 3}, 400, "temperature", what="out of range")
+    expect_error(server, {"prompt": "x", "temperature": 3, "stream": True}, 400, "temperature", what="stream error")
+    expect_error(server, {"prompt": "x", "n": 2, "temperature": 0}, 400, "n", what="greedy n")
+    expect_error(server, {"prompt": "x", "model": "gpt-4"}, 404, "model", what="unknown model")
+    expect_error(server, {"prompt": "x", "max_tokens": 600}, 400, "max_tokens", what="beyond the context")
+    expect_error(server, {"prompt": [1] * 600}, 400, "input_tokens", what="prompt too long")
+    expect_error(server, {"prompt": [1, 99999]}, 400, "prompt", what="id outside the vocabulary")
+    expect_error(server, {"prompt": []}, 400, "prompt", what="empty prompt list")
+    expect_error(server, {"prompt": "x", "suffix": "y"}, 400, "suffix", what="suffix")
+    expect_error(server, {"prompt": "x", "stream_options": {"include_usage": True}}, 400, "stream_options")
+    status, missing = server.json("GET", "/v1/nothing")
+    check(status == 404 and missing["error"]["code"] == 404, f"unknown route {status} {missing}")
+    status, wrong = server.json("GET", "/v1/completions")
+    check(status == 405 and wrong["error"]["code"] == 405, f"wrong method {status} {wrong}")
+    check(server.request("GET", "/health")[0] == 200, "still healthy after the errors")
+finally:
+    server.stop()
+
+# API keys and the body limit.
+server = Server("--api-key", "sekret", "--max-request-body-bytes", "2000")
+try:
+    body = {"prompt": "Once", "max_tokens": 2}
+    for headers in ({}, {"Authorization": "Bearer wrong"}, {"Authorization": "Basic sekret"}):
+        status, payload = server.json("POST", "/v1/completions", body, headers)
+        check(status == 401 and payload == {"error": "Unauthorized"}, f"auth {headers}: {status} {payload}")
+    status, _ = server.json("POST", "/v1/completions", body, {"Authorization": "bearer sekret"})
+    check(status == 200, f"right key (scheme in any case): {status}")
+    check(server.request("GET", "/health")[0] == 200, "/health needs no key")
+    expect_error(server, {"prompt": "x" * 5000}, 413, None, headers={"Authorization": "Bearer sekret"},
+                 what="body too large")
+finally:
+    server.stop()
+
+for f in failures:
+    print("FAIL:", f)
+print(f"{'FAILED' if failures else 'all server checks passed'}")
+sys.exit(1 if failures else 0)
