@@ -1,5 +1,6 @@
 #include "server/completion_job.h"
 
+#include "base/clock.h"
 #include "base/json.h"
 
 namespace vllm::server {
@@ -17,13 +18,16 @@ OrderedJson stop_reason_json(const StopReason& reason) {
 
 }  // namespace
 
-CompletionJob::CompletionJob(AsyncEngine& engine, const Tokenizer& tokenizer, std::shared_ptr<ResponseChannel> channel,
-                             CompletionRequest request, ResponseIdentity identity)
+CompletionJob::CompletionJob(AsyncEngine& engine, const Tokenizer& tokenizer, ServerMetrics& metrics,
+                             std::shared_ptr<ResponseChannel> channel, CompletionRequest request,
+                             ResponseIdentity identity)
     : engine_(engine),
       tokenizer_(tokenizer),
+      metrics_(metrics),
       channel_(std::move(channel)),
       request_(std::move(request)),
-      identity_(std::move(identity)) {}
+      identity_(std::move(identity)),
+      arrival_time_(now_seconds()) {}
 
 Status CompletionJob::start() {
   const auto n = static_cast<size_t>(request_.params.n);
@@ -64,15 +68,18 @@ void CompletionJob::drain(size_t p) {
   Prompt& prompt = prompts_[p];
   RequestOutput out;
   while (!prompt.finished && prompt.stream->try_next(out)) {
-    if (!out.prompt_token_ids.empty()) prompt.num_prompt_tokens = static_cast<int64_t>(out.prompt_token_ids.size());
+    if (!out.prompt_token_ids.empty() && prompt.num_prompt_tokens == 0) {
+      prompt.num_prompt_tokens = static_cast<int64_t>(out.prompt_token_ids.size());
+      metrics_.observe_tokens(prompt.num_prompt_tokens, 0);
+    }
     for (const CompletionOutput& c : out.outputs) {
       Choice& choice = prompt.choices[static_cast<size_t>(c.index)];
+      observe(prompt, choice, c);
       std::string text = c.text;
       if (request_.echo && !choice.echoed) {
         text = prompt.echo_text + text;
         choice.echoed = true;
       }
-      choice.num_tokens += static_cast<int64_t>(c.token_ids.size());
       choice.finish_reason = c.finish_reason;
       choice.stop_reason = c.stop_reason;
       if (request_.stream) {
@@ -86,6 +93,23 @@ void CompletionJob::drain(size_t p) {
       prompt.stream->set_listener(nullptr);  // the listener holds this job: let it go
       if (++num_finished_ == prompts_.size()) finish();
     }
+  }
+}
+
+void CompletionJob::observe(Prompt& prompt, Choice& choice, const CompletionOutput& output) {
+  const double now = now_seconds();
+  if (!output.token_ids.empty()) {
+    if (choice.num_tokens == 0) {
+      metrics_.observe_first_token(now - arrival_time_);
+    } else {
+      metrics_.observe_inter_token(now - choice.last_token_time);
+    }
+    choice.last_token_time = now;
+    choice.num_tokens += static_cast<int64_t>(output.token_ids.size());
+    metrics_.observe_tokens(0, static_cast<int64_t>(output.token_ids.size()));
+  }
+  if (output.finish_reason) {
+    metrics_.observe_finished(*output.finish_reason, now - arrival_time_, prompt.num_prompt_tokens, choice.num_tokens);
   }
 }
 

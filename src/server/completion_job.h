@@ -11,6 +11,7 @@
 #include "engine/async_engine.h"
 #include "server/completion_request.h"
 #include "server/http_server.h"
+#include "server/metrics.h"
 
 namespace vllm::server {
 
@@ -22,8 +23,8 @@ struct ResponseIdentity {
 
 class CompletionJob : public std::enable_shared_from_this<CompletionJob> {
  public:
-  CompletionJob(AsyncEngine& engine, const Tokenizer& tokenizer, std::shared_ptr<ResponseChannel> channel,
-                CompletionRequest request, ResponseIdentity identity);
+  CompletionJob(AsyncEngine& engine, const Tokenizer& tokenizer, ServerMetrics& metrics,
+                std::shared_ptr<ResponseChannel> channel, CompletionRequest request, ResponseIdentity identity);
 
   // Queues every prompt; on an error nothing was sent and nothing stays queued.
   Status start();
@@ -35,6 +36,7 @@ class CompletionJob : public std::enable_shared_from_this<CompletionJob> {
     std::optional<FinishReason> finish_reason;
     StopReason stop_reason;
     bool echoed = false;
+    double last_token_time = 0.0;
   };
   struct Prompt {
     std::string request_id;
@@ -46,17 +48,20 @@ class CompletionJob : public std::enable_shared_from_this<CompletionJob> {
   };
 
   void drain(size_t prompt);
+  void observe(Prompt& prompt, Choice& choice, const CompletionOutput& output);
   void send_chunk(size_t prompt, const CompletionOutput& output, std::string text);
   void finish();
   OrderedJson usage() const;
 
   AsyncEngine& engine_;
   const Tokenizer& tokenizer_;
+  ServerMetrics& metrics_;
   std::shared_ptr<ResponseChannel> channel_;
   CompletionRequest request_;
   ResponseIdentity identity_;
   std::vector<Prompt> prompts_;
   size_t num_finished_ = 0;
+  double arrival_time_;
 };
 
 }  // namespace vllm::server

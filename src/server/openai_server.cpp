@@ -42,7 +42,11 @@ bool same_key(const std::string& given, const std::string& key) {
 }  // namespace
 
 OpenAIServer::OpenAIServer(AsyncEngine& engine, const Tokenizer& tokenizer, ServerConfig config)
-    : engine_(engine), tokenizer_(tokenizer), config_(std::move(config)), created_(now_unix_seconds()) {}
+    : engine_(engine),
+      tokenizer_(tokenizer),
+      config_(std::move(config)),
+      created_(now_unix_seconds()),
+      metrics_(config_.served_model_names.front(), config_.max_model_len) {}
 
 bool OpenAIServer::authorized(const HttpRequest& request) const {
   if (config_.api_keys.empty()) return true;
@@ -102,7 +106,8 @@ void OpenAIServer::completions(const HttpRequest& request, const std::shared_ptr
     return channel->respond(error_response(404, "The model `" + parsed->model + "` does not exist.", "model"));
   }
   ResponseIdentity identity{"cmpl-" + random_hex(), model, now_unix_seconds()};
-  auto job = std::make_shared<CompletionJob>(engine_, tokenizer_, channel, std::move(parsed).value(), identity);
+  auto job =
+      std::make_shared<CompletionJob>(engine_, tokenizer_, metrics_, channel, std::move(parsed).value(), identity);
   if (Status s = job->start(); !s.is_ok()) channel->respond(error_response(s));
 }
 
@@ -116,7 +121,7 @@ void OpenAIServer::handle(HttpRequest request, std::shared_ptr<ResponseChannel> 
     const char* method;
   };
   static const Route kRoutes[] = {
-      {"/health", "GET"}, {"/version", "GET"}, {"/v1/models", "GET"}, {"/v1/completions", "POST"}};
+      {"/health", "GET"}, {"/version", "GET"}, {"/metrics", "GET"}, {"/v1/models", "GET"}, {"/v1/completions", "POST"}};
   const Route* route = nullptr;
   for (const Route& r : kRoutes) {
     if (path == r.path) route = &r;
@@ -129,6 +134,9 @@ void OpenAIServer::handle(HttpRequest request, std::shared_ptr<ResponseChannel> 
   if (path == "/version")
     return channel->respond({200, "application/json", std::string(R"({"version": ")") + kServerVersion + "\"}"});
   if (path == "/v1/models") return channel->respond(models());
+  if (path == "/metrics") {
+    return channel->respond({200, "text/plain; version=0.0.4", metrics_.render(engine_.stats())});
+  }
   completions(request, channel);
 }
 

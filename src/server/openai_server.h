@@ -9,6 +9,7 @@
 
 #include "engine/async_engine.h"
 #include "server/http_server.h"
+#include "server/metrics.h"
 
 namespace vllm::server {
 
@@ -38,6 +39,7 @@ class OpenAIServer {
   const Tokenizer& tokenizer_;
   ServerConfig config_;
   int64_t created_;
+  ServerMetrics metrics_;
 };
 
 }  // namespace vllm::server

@@ -6,9 +6,11 @@ import http.client
 import json
 import re
 import signal
+import socket
 import subprocess
 import sys
 import threading
+import time
 
 binary, root = sys.argv[1:3]
 golden = {c["name"]: c for c in json.load(open(f"{root}/tests/golden/stories260k/greedy.json"))["cases"]}
@@ -51,6 +53,17 @@ class Server:
         check(events[-1] == "", "the stream ends with a blank line")
         check(all(e.startswith("data: ") for e in events[:-1]), "every event is one data: line")
         return [e[len("data: "):] for e in events[:-1]]
+
+    def metrics(self):
+        """{name{labels}: value} from /metrics."""
+        status, ctype, payload = self.request("GET", "/metrics")
+        check(status == 200 and ctype.startswith("text/plain"), f"/metrics {status} {ctype}")
+        values = {}
+        for line in payload.decode().splitlines():
+            if line and not line.startswith("#"):
+                key, value = line.rsplit(" ", 1)
+                values[key] = float(value)
+        return values
 
     def stop(self):
         self.proc.send_signal(signal.SIGTERM)
@@ -167,6 +180,59 @@ try:
     status, wrong = server.json("GET", "/v1/completions")
     check(status == 405 and wrong["error"]["code"] == 405, f"wrong method {status} {wrong}")
     check(server.request("GET", "/health")[0] == 200, "still healthy after the errors")
+
+    # Metrics: vLLM's names and labels, counts that add up.
+    long_prompt = golden["long_300_tokens_64"]["prompt"]
+    for _ in range(2):  # the second finds the first's blocks cached
+        check(server.json("POST", "/v1/completions", {"prompt": long_prompt, "max_tokens": 2})[0] == 200, "long")
+    m = server.metrics()
+    labels = 'engine="0",model_name="stories260K"'
+    for name in ["vllm:num_requests_running", "vllm:num_requests_waiting", "vllm:kv_cache_usage_perc",
+                 "vllm:prefix_cache_queries_total", "vllm:prefix_cache_hits_total", "vllm:num_preemptions_total",
+                 "vllm:prompt_tokens_total", "vllm:generation_tokens_total",
+                 "vllm:time_to_first_token_seconds_count", "vllm:inter_token_latency_seconds_count",
+                 "vllm:e2e_request_latency_seconds_count", "vllm:request_prompt_tokens_count"]:
+        check(f"{name}{{{labels}}}" in m, f"metric {name}")
+    finished = sum(m.get(f'vllm:request_success_total{{{labels},finished_reason="{r}"}}', 0)
+                   for r in ("stop", "length", "abort"))
+    check(finished == m.get(f"vllm:e2e_request_latency_seconds_count{{{labels}}}"), "one e2e latency per finish")
+    check(m.get(f"vllm:time_to_first_token_seconds_count{{{labels}}}") == finished, "one TTFT per sequence")
+    check(m.get(f'vllm:time_to_first_token_seconds_bucket{{{labels},le="+Inf"}}') == finished, "+Inf bucket")
+    check(m.get(f"vllm:prefix_cache_hits_total{{{labels}}}", 0) > 0, "prefix cache hits counted")
+
+    # 200 clients leave mid-stream: their requests are aborted and every KV block comes back.
+    aborted_before = m.get(f'vllm:request_success_total{{{labels},finished_reason="abort"}}', 0)
+    request = json.dumps({"prompt": "Once upon a time", "max_tokens": 400, "ignore_eos": True,
+                          "temperature": 0.8, "stream": True})
+
+    def leave_mid_stream():
+        with socket.create_connection(("127.0.0.1", server.port), timeout=60) as s:
+            s.sendall((f"POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Length: {len(request)}\r\n"
+                       f"Content-Type: application/json\r\n\r\n{request}").encode())
+            received = b""
+            while b"data: " not in received:
+                chunk = s.recv(4096)
+                if not chunk:
+                    break
+                received += chunk
+
+    for start in range(0, 200, 50):
+        threads = [threading.Thread(target=leave_mid_stream) for _ in range(50)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        m = server.metrics()
+        if m[f"vllm:num_requests_running{{{labels}}}"] == 0 and m[f"vllm:num_requests_waiting{{{labels}}}"] == 0:
+            break
+        time.sleep(0.2)
+    check(m[f"vllm:num_requests_running{{{labels}}}"] == 0, "no request left running after the disconnects")
+    check(m[f"vllm:kv_cache_usage_perc{{{labels}}}"] == 0, f"KV usage {m[f'vllm:kv_cache_usage_perc{{{labels}}}']}")
+    aborted = m[f'vllm:request_success_total{{{labels},finished_reason="abort"}}'] - aborted_before
+    check(aborted == 200, f"{aborted} of 200 disconnected requests counted as aborted")
+    check(server.request("GET", "/health")[0] == 200, "still healthy after 200 disconnects")
 finally:
     server.stop()
 
