@@ -21,6 +21,7 @@ struct ServeOptions {
   std::vector<std::string> api_keys;
   std::vector<std::string> served_model_names;
   uint64_t max_request_body_bytes = 16 << 20;
+  std::optional<std::string> chat_template;
   EngineFlags engine;
 };
 
@@ -50,7 +51,9 @@ int run_serve(ServeOptions o) {
   config.model_path = model_dir;
   config.api_keys = o.api_keys;
   config.max_model_len = max_model_len;
-  server::OpenAIServer api(engine, *loaded->tokenizer, config);
+  Result<server::ChatRenderer> chat = server::ChatRenderer::create(*loaded->tokenizer, o.chat_template);
+  if (!chat.is_ok()) return report_error(chat.status().message());
+  server::OpenAIServer api(engine, *loaded->tokenizer, std::move(chat).value(), config);
 
   server::HttpServerOptions http;
   http.host = o.host;
@@ -85,6 +88,7 @@ CommandRunner add_serve_command(CLI::App& app) {
   app.add_option("--served-model-name", o->served_model_names, "Model names the API answers to (default: MODEL)");
   app.add_option("--max-request-body-bytes", o->max_request_body_bytes, "Larger request bodies get 413")
       ->capture_default_str();
+  app.add_option("--chat-template", o->chat_template, "Chat template: a file, or the Jinja text itself");
   add_engine_flags(app, o->engine);
   return [o] { return run_serve(*o); };
 }

@@ -10,6 +10,19 @@ OrderedJson finish_json(const std::optional<FinishReason>& reason) {
   return reason ? OrderedJson(finish_reason_name(*reason)) : OrderedJson(nullptr);
 }
 
+OrderedJson chat_message(const std::string& content) {
+  OrderedJson m;
+  m["role"] = "assistant";
+  m["content"] = content;
+  m["refusal"] = nullptr;
+  m["annotations"] = nullptr;
+  m["audio"] = nullptr;
+  m["function_call"] = nullptr;
+  m["tool_calls"] = OrderedJson::array();
+  m["reasoning_content"] = nullptr;
+  return m;
+}
+
 OrderedJson stop_reason_json(const StopReason& reason) {
   if (const auto* text = std::get_if<std::string>(&reason)) return *text;
   if (const auto* id = std::get_if<int32_t>(&reason)) return *id;
@@ -36,7 +49,9 @@ Status CompletionJob::start() {
     Prompt prompt;
     prompt.request_id = identity_.id + "-" + std::to_string(p);
     prompt.choices.resize(n);
-    if (request_.echo) {
+    if (request_.chat) {
+      prompt.echo_text = request_.chat_echo_text;
+    } else if (request_.echo) {
       prompt.echo_text = input.token_ids ? tokenizer_.decode(*input.token_ids, true) : input.text;
     }
     Result<std::shared_ptr<RequestStream>> stream = engine_.add_request(prompt.request_id, input, request_.params);
@@ -49,7 +64,10 @@ Status CompletionJob::start() {
     prompt.stream = std::move(stream).value();
     prompts_.push_back(std::move(prompt));
   }
-  if (request_.stream) channel_->start_events();
+  if (request_.stream) {
+    channel_->start_events();
+    if (request_.chat) send_role_chunks();
+  }
   std::weak_ptr<CompletionJob> weak = weak_from_this();
   channel_->on_close([weak] {
     if (auto self = weak.lock()) {
@@ -113,21 +131,43 @@ void CompletionJob::observe(Prompt& prompt, Choice& choice, const CompletionOutp
   }
 }
 
-void CompletionJob::send_chunk(size_t p, const CompletionOutput& output, std::string text) {
-  OrderedJson choice;
-  choice["index"] = p * prompts_[p].choices.size() + static_cast<size_t>(output.index);
-  choice["text"] = std::move(text);
-  choice["logprobs"] = nullptr;
-  choice["finish_reason"] = finish_json(output.finish_reason);
-  choice["stop_reason"] = stop_reason_json(output.stop_reason);
+OrderedJson CompletionJob::chunk(OrderedJson choice) const {
   OrderedJson chunk;
   chunk["id"] = identity_.id;
-  chunk["object"] = "text_completion";
+  chunk["object"] = request_.chat ? "chat.completion.chunk" : "text_completion";
   chunk["created"] = identity_.created;
   chunk["model"] = identity_.model;
   chunk["choices"] = OrderedJson::array({std::move(choice)});
-  chunk["usage"] = nullptr;
-  channel_->send_event(chunk.dump());
+  if (!request_.chat) chunk["usage"] = nullptr;
+  return chunk;
+}
+
+// Chat streams open every choice with the assistant's role.
+void CompletionJob::send_role_chunks() {
+  for (size_t p = 0; p < prompts_.size(); ++p) {
+    for (size_t i = 0; i < prompts_[p].choices.size(); ++i) {
+      OrderedJson choice;
+      choice["index"] = p * prompts_[p].choices.size() + i;
+      choice["delta"] = OrderedJson{{"role", "assistant"}, {"content", ""}};
+      choice["logprobs"] = nullptr;
+      choice["finish_reason"] = nullptr;
+      channel_->send_event(chunk(std::move(choice)).dump());
+    }
+  }
+}
+
+void CompletionJob::send_chunk(size_t p, const CompletionOutput& output, std::string text) {
+  OrderedJson choice;
+  choice["index"] = p * prompts_[p].choices.size() + static_cast<size_t>(output.index);
+  if (request_.chat) {
+    choice["delta"] = OrderedJson{{"content", std::move(text)}};
+  } else {
+    choice["text"] = std::move(text);
+  }
+  choice["logprobs"] = nullptr;
+  choice["finish_reason"] = finish_json(output.finish_reason);
+  choice["stop_reason"] = stop_reason_json(output.stop_reason);
+  channel_->send_event(chunk(std::move(choice)).dump());
 }
 
 OrderedJson CompletionJob::usage() const {
@@ -147,7 +187,7 @@ OrderedJson CompletionJob::usage() const {
 void CompletionJob::finish() {
   OrderedJson body;
   body["id"] = identity_.id;
-  body["object"] = "text_completion";
+  body["object"] = request_.chat ? (request_.stream ? "chat.completion.chunk" : "chat.completion") : "text_completion";
   body["created"] = identity_.created;
   body["model"] = identity_.model;
   if (request_.stream) {
@@ -166,11 +206,15 @@ void CompletionJob::finish() {
       const Choice& c = prompts_[p].choices[i];
       OrderedJson choice;
       choice["index"] = p * prompts_[p].choices.size() + i;
-      choice["text"] = c.text;
+      if (request_.chat) {
+        choice["message"] = chat_message(c.text);
+      } else {
+        choice["text"] = c.text;
+      }
       choice["logprobs"] = nullptr;
       choice["finish_reason"] = finish_json(c.finish_reason);
       choice["stop_reason"] = stop_reason_json(c.stop_reason);
-      choice["prompt_logprobs"] = nullptr;
+      if (!request_.chat) choice["prompt_logprobs"] = nullptr;
       choices.push_back(std::move(choice));
     }
   }
@@ -178,6 +222,7 @@ void CompletionJob::finish() {
   body["usage"] = usage();
   body["system_fingerprint"] = nullptr;
   body["service_tier"] = nullptr;
+  if (request_.chat) body["prompt_logprobs"] = nullptr;
   body["kv_transfer_params"] = nullptr;
   channel_->respond({200, "application/json", body.dump()});
 }

@@ -1,4 +1,4 @@
-// One POST /v1/completions in flight: its prompts run as engine requests,
+// One POST /v1/completions or /v1/chat/completions in flight: its prompts run as engine requests,
 // their outputs are turned into the OpenAI response on the connection's I/O
 // strand (never on the engine thread), whole or as server-sent events, and
 // the requests are aborted if the client goes away.
@@ -49,6 +49,8 @@ class CompletionJob : public std::enable_shared_from_this<CompletionJob> {
 
   void drain(size_t prompt);
   void observe(Prompt& prompt, Choice& choice, const CompletionOutput& output);
+  OrderedJson chunk(OrderedJson choice) const;
+  void send_role_chunks();
   void send_chunk(size_t prompt, const CompletionOutput& output, std::string text);
   void finish();
   OrderedJson usage() const;

@@ -42,7 +42,7 @@ Result<bool> read_request_field(CompletionRequest& r, const std::string& key, co
     if (!v.is_null()) {
       VLLM_ASSIGN_OR_RETURN(r.model, api::read_string(v, key));
     }
-  } else if (key == "prompt") {
+  } else if (key == "prompt" && !r.chat) {
     VLLM_ASSIGN_OR_RETURN(r.prompts, read_prompts(v));
   } else if (key == "stream") {
     if (!v.is_null()) {
@@ -62,23 +62,33 @@ Result<bool> read_request_field(CompletionRequest& r, const std::string& key, co
     if (!v.is_null()) {
       VLLM_ASSIGN_OR_RETURN(cache_salt, api::read_string(v, key));
     }
-  } else if (key == "suffix") {
+  } else if (key == "suffix" && !r.chat) {
     if (!v.is_null()) return bad("suffix is not currently supported", key);
+  } else if (r.chat && (key == "messages" || key == "add_generation_prompt" || key == "continue_final_message" ||
+                        key == "chat_template_kwargs")) {
+    // read_chat_prompt reads these
+  } else if (r.chat && key == "max_completion_tokens") {
+    if (!v.is_null()) {
+      VLLM_ASSIGN_OR_RETURN(r.params.max_tokens, api::read_integer(v, key));
+    }
+  } else if (r.chat && (key == "logprobs" || key == "top_logprobs")) {
+    // Chat's logprobs is a flag, with top_logprobs for the count.
+    if (key == "logprobs" && !v.is_null()) {
+      VLLM_ASSIGN_OR_RETURN(bool wanted, api::read_bool(v, key));
+      if (wanted) return bad("logprobs are not supported by the server yet", key);
+    }
+  } else if (r.chat && key == "tools") {
+    if (!v.is_null() && !(v.is_array() && v.empty())) return bad("tools are not supported yet", key);
   } else {
     return false;
   }
   return true;
 }
 
-}  // namespace
-
-Result<CompletionRequest> parse_completion_request(const std::string& body) {
-  const Json j = Json::parse(body, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) return bad("the request body is not valid JSON", "");
-  if (!j.is_object()) return bad("the request body must be a JSON object", "");
-  CompletionRequest r;
+// The fields both endpoints share, over `r` as the endpoint set it up.
+Status parse_common(const Json& j, CompletionRequest& r, bool add_special_tokens_default) {
   api::SamplingFieldExtras extras;
-  bool add_special_tokens = true;
+  bool add_special_tokens = add_special_tokens_default;
   std::string cache_salt;
   for (const auto& [key, value] : j.items()) {
     VLLM_ASSIGN_OR_RETURN(bool known, read_request_field(r, key, value, add_special_tokens, cache_salt));
@@ -86,17 +96,64 @@ Result<CompletionRequest> parse_completion_request(const std::string& body) {
     // Anything else that is not a sampling field is accepted and ignored (API.md §1).
     VLLM_ASSIGN_OR_RETURN(known, api::read_sampling_field(r.params, extras, key, value));
   }
-  if (!j.contains("prompt")) return bad("prompt is required", "prompt");
   VLLM_RETURN_IF_ERROR(api::apply_sampling_extras(r.params, extras));
   if (j.contains("stream_options") && !j["stream_options"].is_null() && !r.stream) {
     return bad("stream_options is only allowed with stream: true", "stream_options");
   }
-  if (r.stream && r.params.prompt_logprobs) return bad("prompt_logprobs is not allowed with stream", "prompt_logprobs");
+  if (r.params.logprobs) return bad("logprobs are not supported by the server yet", "logprobs");
+  if (r.params.prompt_logprobs) {
+    return bad(r.stream ? "prompt_logprobs is not allowed with stream" : "prompt_logprobs are not supported yet",
+               "prompt_logprobs");
+  }
   for (PromptInput& p : r.prompts) {
     p.add_special_tokens = add_special_tokens;
     p.cache_salt = cache_salt;
   }
   r.params.output_kind = r.stream ? OutputKind::kDelta : OutputKind::kFinalOnly;
+  return Status::ok();
+}
+
+Result<Json> parse_body(const std::string& body) {
+  Json j = Json::parse(body, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) return bad("the request body is not valid JSON", "");
+  if (!j.is_object()) return bad("the request body must be a JSON object", "");
+  return j;
+}
+
+}  // namespace
+
+Result<CompletionRequest> parse_completion_request(const std::string& body) {
+  VLLM_ASSIGN_OR_RETURN(const Json j, parse_body(body));
+  if (!j.contains("prompt")) return bad("prompt is required", "prompt");
+  CompletionRequest r;
+  VLLM_RETURN_IF_ERROR(parse_common(j, r, /*add_special_tokens_default=*/true));
+  return r;
+}
+
+Result<CompletionRequest> parse_chat_request(const std::string& body, const ChatRenderer& renderer,
+                                             const Tokenizer& tokenizer, int32_t max_model_len) {
+  VLLM_ASSIGN_OR_RETURN(const Json j, parse_body(body));
+  VLLM_ASSIGN_OR_RETURN(const ChatPrompt chat, read_chat_prompt(j));
+  CompletionRequest r;
+  r.chat = true;
+  // The template supplies BOS, so by default the rendered text gets no more special tokens.
+  VLLM_RETURN_IF_ERROR(parse_common(j, r, /*add_special_tokens_default=*/false));
+  Result<std::string> text = renderer.render(chat);
+  if (!text.is_ok()) return text.status().with_param("messages");
+  const bool add_special =
+      j.contains("add_special_tokens") && j["add_special_tokens"].is_boolean() && j["add_special_tokens"].get<bool>();
+  PromptInput prompt = PromptInput::from_token_ids(tokenizer.encode(*text, add_special));
+  if (j.contains("cache_salt") && j["cache_salt"].is_string()) prompt.cache_salt = j["cache_salt"].get<std::string>();
+  // Chat's default max_tokens is the rest of the context (vLLM, unlike OpenAI).
+  const bool explicit_max = (j.contains("max_tokens") && !j["max_tokens"].is_null()) ||
+                            (j.contains("max_completion_tokens") && !j["max_completion_tokens"].is_null());
+  const auto prompt_len = static_cast<int64_t>(prompt.token_ids->size());
+  if (!explicit_max) r.params.max_tokens = std::max<int64_t>(1, max_model_len - prompt_len);
+  r.prompts.push_back(std::move(prompt));
+  const OrderedJson& last = chat.messages.back();
+  if (r.echo && last["role"] == "assistant" && last["content"].is_string()) {
+    r.chat_echo_text = last["content"].get<std::string>();
+  }
   return r;
 }
 

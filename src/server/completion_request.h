@@ -1,6 +1,7 @@
-// The body of POST /v1/completions (docs/API.md §6, §7.1) as engine inputs.
-// Unknown fields are ignored; a known field of the wrong type, a value out
-// of range or a conflict is an error naming the field.
+// The bodies of POST /v1/completions and /v1/chat/completions (docs/API.md
+// §6, §7) as engine inputs.  Unknown fields are ignored; a known field of
+// the wrong type, a value out of range or a conflict is an error naming the
+// field.
 #pragma once
 
 #include <string>
@@ -8,6 +9,7 @@
 
 #include "base/status.h"
 #include "engine/llm_engine.h"
+#include "server/chat_prompt.h"
 
 namespace vllm::server {
 
@@ -18,8 +20,15 @@ struct CompletionRequest {
   bool stream = false;
   bool include_usage = false;
   bool echo = false;
+  bool chat = false;           // answer in the chat.completion shapes
+  std::string chat_echo_text;  // chat echo: the last message's content when it is the assistant's
 };
 
 Result<CompletionRequest> parse_completion_request(const std::string& body);
+
+// The messages are rendered with `renderer` and tokenised here, so that the
+// default max_tokens (max_model_len - prompt length) is known.
+Result<CompletionRequest> parse_chat_request(const std::string& body, const ChatRenderer& renderer,
+                                             const Tokenizer& tokenizer, int32_t max_model_len);
 
 }  // namespace vllm::server

@@ -4,6 +4,7 @@
 
 #include <random>
 
+#include "api/json_fields.h"
 #include "base/clock.h"
 #include "base/json.h"
 #include "server/api_error.h"
@@ -41,9 +42,11 @@ bool same_key(const std::string& given, const std::string& key) {
 
 }  // namespace
 
-OpenAIServer::OpenAIServer(AsyncEngine& engine, const Tokenizer& tokenizer, ServerConfig config)
+OpenAIServer::OpenAIServer(AsyncEngine& engine, const Tokenizer& tokenizer, ChatRenderer chat_renderer,
+                           ServerConfig config)
     : engine_(engine),
       tokenizer_(tokenizer),
+      chat_renderer_(std::move(chat_renderer)),
       config_(std::move(config)),
       created_(now_unix_seconds()),
       metrics_(config_.served_model_names.front(), config_.max_model_len) {}
@@ -98,17 +101,68 @@ HttpResponse OpenAIServer::models() const {
   return {200, "application/json", body.dump()};
 }
 
-void OpenAIServer::completions(const HttpRequest& request, const std::shared_ptr<ResponseChannel>& channel) {
-  Result<CompletionRequest> parsed = parse_completion_request(request.body);
+void OpenAIServer::generate(Result<CompletionRequest> parsed, const std::shared_ptr<ResponseChannel>& channel) {
   if (!parsed.is_ok()) return channel->respond(error_response(parsed.status()));
   const std::string model = resolve_model(parsed->model);
   if (model.empty()) {
     return channel->respond(error_response(404, "The model `" + parsed->model + "` does not exist.", "model"));
   }
-  ResponseIdentity identity{"cmpl-" + random_hex(), model, now_unix_seconds()};
+  ResponseIdentity identity{(parsed->chat ? "chatcmpl-" : "cmpl-") + random_hex(), model, now_unix_seconds()};
   auto job =
       std::make_shared<CompletionJob>(engine_, tokenizer_, metrics_, channel, std::move(parsed).value(), identity);
   if (Status s = job->start(); !s.is_ok()) channel->respond(error_response(s));
+}
+
+HttpResponse OpenAIServer::tokenize(const std::string& body) const {
+  const Json j = Json::parse(body, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object()) return error_response(400, "the request body must be a JSON object");
+  std::string text;
+  bool add_special_tokens = true;
+  if (j.contains("messages")) {
+    Result<ChatPrompt> chat = read_chat_prompt(j);
+    if (!chat.is_ok()) return error_response(chat.status());
+    Result<std::string> rendered = chat_renderer_.render(*chat);
+    if (!rendered.is_ok()) return error_response(rendered.status().with_param("messages"));
+    text = *rendered;
+    add_special_tokens = false;  // the template supplies BOS
+  } else if (j.contains("prompt") && j["prompt"].is_string()) {
+    text = j["prompt"].get<std::string>();
+  } else {
+    return error_response(400, "tokenize needs a string 'prompt' or 'messages'", "prompt");
+  }
+  if (j.contains("add_special_tokens")) {
+    if (!j["add_special_tokens"].is_boolean()) {
+      return error_response(400, "field 'add_special_tokens' must be true or false", "add_special_tokens");
+    }
+    add_special_tokens = j["add_special_tokens"].get<bool>();
+  }
+  const std::vector<int32_t> ids = tokenizer_.encode(text, add_special_tokens);
+  OrderedJson out;
+  out["count"] = ids.size();
+  out["max_model_len"] = config_.max_model_len;
+  out["tokens"] = ids;
+  out["token_strs"] = nullptr;
+  if (j.value("return_token_strs", false)) {
+    OrderedJson strs = OrderedJson::array();
+    for (int32_t id : ids) strs.push_back(tokenizer_.id_to_token(id));
+    out["token_strs"] = std::move(strs);
+  }
+  return {200, "application/json", out.dump(-1, ' ', false, OrderedJson::error_handler_t::replace)};
+}
+
+HttpResponse OpenAIServer::detokenize(const std::string& body) const {
+  const Json j = Json::parse(body, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object()) return error_response(400, "the request body must be a JSON object");
+  Result<std::vector<int32_t>> ids = api::read_token_ids(j.contains("tokens") ? j["tokens"] : Json(), "tokens");
+  if (!ids.is_ok()) return error_response(ids.status());
+  for (int32_t id : *ids) {
+    if (id < 0 || id >= tokenizer_.vocab_size()) {
+      return error_response(400, "token id " + std::to_string(id) + " is outside the vocabulary", "tokens");
+    }
+  }
+  OrderedJson out;
+  out["prompt"] = tokenizer_.decode(*ids, /*skip_special_tokens=*/true);
+  return {200, "application/json", out.dump(-1, ' ', false, OrderedJson::error_handler_t::replace)};
 }
 
 void OpenAIServer::handle(HttpRequest request, std::shared_ptr<ResponseChannel> channel) {
@@ -120,8 +174,9 @@ void OpenAIServer::handle(HttpRequest request, std::shared_ptr<ResponseChannel> 
     const char* path;
     const char* method;
   };
-  static const Route kRoutes[] = {
-      {"/health", "GET"}, {"/version", "GET"}, {"/metrics", "GET"}, {"/v1/models", "GET"}, {"/v1/completions", "POST"}};
+  static const Route kRoutes[] = {{"/health", "GET"},    {"/version", "GET"},         {"/metrics", "GET"},
+                                  {"/v1/models", "GET"}, {"/v1/completions", "POST"}, {"/v1/chat/completions", "POST"},
+                                  {"/tokenize", "POST"}, {"/detokenize", "POST"}};
   const Route* route = nullptr;
   for (const Route& r : kRoutes) {
     if (path == r.path) route = &r;
@@ -137,7 +192,12 @@ void OpenAIServer::handle(HttpRequest request, std::shared_ptr<ResponseChannel> 
   if (path == "/metrics") {
     return channel->respond({200, "text/plain; version=0.0.4", metrics_.render(engine_.stats())});
   }
-  completions(request, channel);
+  if (path == "/tokenize") return channel->respond(tokenize(request.body));
+  if (path == "/detokenize") return channel->respond(detokenize(request.body));
+  if (path == "/v1/chat/completions") {
+    return generate(parse_chat_request(request.body, chat_renderer_, tokenizer_, config_.max_model_len), channel);
+  }
+  generate(parse_completion_request(request.body), channel);
 }
 
 }  // namespace vllm::server

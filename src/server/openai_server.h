@@ -8,6 +8,8 @@
 #include <vector>
 
 #include "engine/async_engine.h"
+#include "server/chat_prompt.h"
+#include "server/completion_request.h"
 #include "server/http_server.h"
 #include "server/metrics.h"
 
@@ -24,19 +26,23 @@ inline constexpr const char* kServerVersion = "0.1.0";
 
 class OpenAIServer {
  public:
-  OpenAIServer(AsyncEngine& engine, const Tokenizer& tokenizer, ServerConfig config);
+  OpenAIServer(AsyncEngine& engine, const Tokenizer& tokenizer, ChatRenderer chat_renderer, ServerConfig config);
 
   void handle(HttpRequest request, std::shared_ptr<ResponseChannel> channel);
 
  private:
   bool authorized(const HttpRequest& request) const;
   HttpResponse models() const;
-  void completions(const HttpRequest& request, const std::shared_ptr<ResponseChannel>& channel);
+  // Both generation endpoints: the parsed request runs as a CompletionJob.
+  void generate(Result<CompletionRequest> parsed, const std::shared_ptr<ResponseChannel>& channel);
+  HttpResponse tokenize(const std::string& body) const;
+  HttpResponse detokenize(const std::string& body) const;
   // The served name a request's "model" selects; empty if it names none.
   std::string resolve_model(const std::string& requested) const;
 
   AsyncEngine& engine_;
   const Tokenizer& tokenizer_;
+  ChatRenderer chat_renderer_;
   ServerConfig config_;
   int64_t created_;
   ServerMetrics metrics_;

@@ -45,9 +45,9 @@ class Server:
         status, _, payload = self.request(method, path, body, headers)
         return status, json.loads(payload) if payload else None
 
-    def stream(self, body):
+    def stream(self, body, path="/v1/completions"):
         """The data: payloads of an SSE response, in order."""
-        status, ctype, payload = self.request("POST", "/v1/completions", body)
+        status, ctype, payload = self.request("POST", path, body)
         check(status == 200 and ctype == "text/event-stream", f"stream status {status} {ctype}")
         events = payload.decode().split("\n\n")
         check(events[-1] == "", "the stream ends with a blank line")
@@ -135,6 +135,43 @@ try:
         c = json.loads(e)["choices"][0]
         texts[c["index"]] = texts.get(c["index"], "") + c["text"]
     check(texts == {c["index"]: c["text"] for c in batch["choices"]}, "seeded streamed batch equals non-streamed")
+
+    # Chat: the template's prompt (as /tokenize renders it) completed as a plain completion would be.
+    messages = [{"role": "system", "content": "Be kind."}, {"role": "user", "content": "Tell me a story"}]
+    status, tok = server.json("POST", "/tokenize", {"messages": messages})
+    check(status == 200 and tok["count"] == len(tok["tokens"]) and tok["tokens"][0] == 1, f"chat tokenize {tok}")
+    chat_body = {"messages": messages, "max_tokens": 24, "temperature": 0}
+    status, chat = server.json("POST", "/v1/chat/completions", chat_body)
+    check(status == 200 and chat["object"] == "chat.completion" and chat["id"].startswith("chatcmpl-"), f"chat {chat}")
+    message = chat["choices"][0]["message"]
+    check(message["role"] == "assistant" and chat["usage"]["prompt_tokens"] == tok["count"], f"chat message {chat}")
+    status, plain = server.json("POST", "/v1/completions", {"prompt": tok["tokens"], "max_tokens": 24, "temperature": 0})
+    check(message["content"] == plain["choices"][0]["text"], "chat content equals the completion of its prompt")
+    events = server.stream(dict(chat_body, stream=True), "/v1/chat/completions")
+    chunks = [json.loads(e) for e in events[:-1]]
+    check(chunks[0]["choices"][0]["delta"] == {"role": "assistant", "content": ""}, f"role chunk {chunks[0]}")
+    check(all(c["object"] == "chat.completion.chunk" for c in chunks), "chat chunk objects")
+    check("".join(c["choices"][0]["delta"].get("content", "") for c in chunks) == message["content"], "chat stream")
+    check([c["choices"][0]["finish_reason"] for c in chunks].count("length") == 1, "one chat finish")
+    # Without max_tokens, chat may use the rest of the context.
+    status, rest = server.json("POST", "/v1/chat/completions", {"messages": messages, "ignore_eos": True})
+    check(rest["usage"]["completion_tokens"] == 512 - tok["count"], f"chat default max_tokens {rest['usage']}")
+    check(rest["choices"][0]["finish_reason"] == "length", "chat runs to the context limit")
+    expect_error(server, {"messages": []}, 400, "messages", path="/v1/chat/completions")
+    expect_error(server, {"messages": [{"role": "user", "content": [{"type": "image_url"}]}]}, 400, "messages",
+                 path="/v1/chat/completions", what="image part")
+    expect_error(server, {"messages": messages, "add_generation_prompt": True, "continue_final_message": True}, 400,
+                 "continue_final_message", path="/v1/chat/completions")
+
+    # Tokenize / detokenize: the same count as a completion's prompt_tokens; round trip.
+    status, tok = server.json("POST", "/tokenize", {"prompt": case["prompt"], "return_token_strs": True})
+    check(tok["tokens"] == case["prompt_token_ids"] and tok["max_model_len"] == 512, f"tokenize {tok}")
+    check(tok["token_strs"][1] == "\u2581Once", f"token strings {tok['token_strs']}")
+    status, tok_plain = server.json("POST", "/tokenize", {"prompt": "Lily went home.", "add_special_tokens": False})
+    status, detok = server.json("POST", "/detokenize", {"tokens": tok_plain["tokens"]})
+    check(detok == {"prompt": "Lily went home."}, f"detokenize round trip {detok}")
+    check(server.json("POST", "/detokenize", {"tokens": []}) == (200, {"prompt": ""}), "empty detokenize")
+    expect_error(server, {"tokens": [1, 100000]}, 400, "tokens", path="/detokenize")
 
     # Echo.
     status, echoed = server.json("POST", "/v1/completions", dict(body, echo=True, max_tokens=4))
