@@ -22,6 +22,7 @@ struct ServeOptions {
   std::vector<std::string> served_model_names;
   uint64_t max_request_body_bytes = 16 << 20;
   std::optional<std::string> chat_template;
+  bool log_requests = true;
   EngineFlags engine;
 };
 
@@ -59,6 +60,7 @@ int run_serve(ServeOptions o) {
   http.host = o.host;
   http.port = o.port;
   http.max_body_bytes = o.max_request_body_bytes;
+  http.log_requests = o.log_requests;
   Result<std::unique_ptr<server::HttpServer>> http_server =
       server::HttpServer::start(http, [&api](server::HttpRequest request, std::shared_ptr<server::ResponseChannel> c) {
         api.handle(std::move(request), std::move(c));
@@ -89,6 +91,8 @@ CommandRunner add_serve_command(CLI::App& app) {
   app.add_option("--max-request-body-bytes", o->max_request_body_bytes, "Larger request bodies get 413")
       ->capture_default_str();
   app.add_option("--chat-template", o->chat_template, "Chat template: a file, or the Jinja text itself");
+  app.add_flag("--enable-log-requests,!--disable-log-requests", o->log_requests,
+               "A log line per request: method, path, status, tokens, latency (default: on)");
   add_engine_flags(app, o->engine);
   return [o] { return run_serve(*o); };
 }

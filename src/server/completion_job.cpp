@@ -185,6 +185,9 @@ OrderedJson CompletionJob::usage() const {
 }
 
 void CompletionJob::finish() {
+  const OrderedJson counts = usage();
+  channel_->set_log_detail("prompt_tokens=" + counts["prompt_tokens"].dump() +
+                           " completion_tokens=" + counts["completion_tokens"].dump());
   OrderedJson body;
   body["id"] = identity_.id;
   body["object"] = request_.chat ? (request_.stream ? "chat.completion.chunk" : "chat.completion") : "text_completion";

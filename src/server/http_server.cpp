@@ -8,6 +8,8 @@
 #include <thread>
 #include <vector>
 
+#include "base/clock.h"
+#include "base/logging.h"
 #include "server/api_error.h"
 
 namespace vllm::server {
@@ -48,8 +50,8 @@ constexpr const char* kLastChunk = "0\r\n\r\n";
 
 class Session : public std::enable_shared_from_this<Session> {
  public:
-  Session(tcp::socket socket, const HttpHandler& handler, uint64_t max_body_bytes)
-      : stream_(std::move(socket)), handler_(handler), max_body_bytes_(max_body_bytes) {}
+  Session(tcp::socket socket, const HttpHandler& handler, const HttpServerOptions& options)
+      : stream_(std::move(socket)), handler_(handler), options_(options) {}
 
   void start() {
     net::dispatch(stream_.get_executor(), [self = shared_from_this()] { self->read_request(); });
@@ -60,7 +62,7 @@ class Session : public std::enable_shared_from_this<Session> {
 
   void read_request() {
     parser_.emplace();
-    parser_->body_limit(max_body_bytes_);
+    parser_->body_limit(options_.max_body_bytes);
     stream_.expires_after(std::chrono::seconds(300));  // an idle keep-alive connection is closed in time
     http::async_read(stream_, buffer_, *parser_,
                      [self = shared_from_this()](beast::error_code ec, size_t) { self->on_request(ec); });
@@ -69,6 +71,10 @@ class Session : public std::enable_shared_from_this<Session> {
   void on_request(beast::error_code ec);
 
   void reject(int status, const std::string& message) {
+    method_ = "?";
+    target_ = "?";
+    status_ = status;
+    start_time_ = now_seconds();
     keep_alive_ = false;
     responding_ = true;
     ++response_id_;
@@ -91,6 +97,7 @@ class Session : public std::enable_shared_from_this<Session> {
   void client_gone() {
     closed_ = true;
     if (responding_) {
+      log_request(" (client disconnected)");
       responding_ = false;
       if (on_close_) std::exchange(on_close_, nullptr)();
     }
@@ -121,7 +128,14 @@ class Session : public std::enable_shared_from_this<Session> {
     if (last_queued_) response_done();
   }
 
+  void log_request(const char* outcome) const {
+    if (!options_.log_requests) return;
+    VLLM_LOG(Info) << method_ << " " << target_ << " " << status_ << (log_detail_.empty() ? "" : " ") << log_detail_
+                   << " " << static_cast<int64_t>((now_seconds() - start_time_) * 1000.0) << " ms" << outcome;
+  }
+
   void response_done() {
+    log_request("");
     last_queued_ = false;
     responding_ = false;
     on_close_ = nullptr;
@@ -140,7 +154,7 @@ class Session : public std::enable_shared_from_this<Session> {
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
   const HttpHandler& handler_;
-  uint64_t max_body_bytes_;
+  const HttpServerOptions& options_;
 
   // The answer in progress (all on this session's strand).
   uint64_t response_id_ = 0;  // a channel of an older request may no longer write
@@ -153,6 +167,10 @@ class Session : public std::enable_shared_from_this<Session> {
   bool watching_ = false;
   bool closed_ = false;
   std::function<void()> on_close_;
+  // For the log line.
+  std::string method_, target_, log_detail_;
+  int status_ = 0;
+  double start_time_ = 0.0;
 };
 
 class Session::Channel : public ResponseChannel {
@@ -162,6 +180,7 @@ class Session::Channel : public ResponseChannel {
   void respond(HttpResponse response) override {
     run([response = std::move(response)](Session& s) {
       if (s.streaming_) return;
+      s.status_ = response.status;
       s.write(whole_response(response, s.keep_alive_), true);
     });
   }
@@ -169,6 +188,7 @@ class Session::Channel : public ResponseChannel {
     run([](Session& s) {
       if (s.streaming_) return;
       s.streaming_ = true;
+      s.status_ = 200;
       s.write(event_stream_header(), false);
     });
   }
@@ -192,6 +212,9 @@ class Session::Channel : public ResponseChannel {
     });
   }
   void defer(std::function<void()> work) override { net::post(session_->stream_.get_executor(), std::move(work)); }
+  void set_log_detail(std::string detail) override {
+    run([detail = std::move(detail)](Session& s) { s.log_detail_ = detail; });
+  }
 
  private:
   // Runs `f` on the session's strand if this request is still being answered.
@@ -215,6 +238,10 @@ void Session::on_request(beast::error_code ec) {
   HttpRequest request;
   request.method = std::string(message.method_string());
   request.target = std::string(message.target());
+  method_ = request.method;
+  target_ = request.target;
+  log_detail_.clear();
+  start_time_ = now_seconds();
   request.authorization = std::string(message[http::field::authorization]);
   request.body = std::move(message.body());
   keep_alive_ = message.keep_alive();
@@ -234,7 +261,7 @@ struct HttpServer::Impl {
   void accept() {
     acceptor.async_accept(net::make_strand(ioc), [this](beast::error_code ec, tcp::socket socket) {
       if (ec == net::error::operation_aborted || !acceptor.is_open()) return;
-      if (!ec) std::make_shared<Session>(std::move(socket), handler, options.max_body_bytes)->start();
+      if (!ec) std::make_shared<Session>(std::move(socket), handler, options)->start();
       accept();
     });
   }

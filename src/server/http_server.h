@@ -44,6 +44,8 @@ class ResponseChannel {
   // Runs `work` on this connection's I/O strand: work for one request never
   // runs concurrently with itself, so it needs no lock.
   virtual void defer(std::function<void()> work) = 0;
+  // Extra words for the request's log line (e.g. token counts); call before the answer ends.
+  virtual void set_log_detail(std::string detail) = 0;
 };
 
 using HttpHandler = std::function<void(HttpRequest, std::shared_ptr<ResponseChannel>)>;
@@ -53,6 +55,7 @@ struct HttpServerOptions {
   uint16_t port = 8000;  // 0: any free port (see HttpServer::port)
   int io_threads = 2;
   uint64_t max_body_bytes = 16 << 20;  // larger bodies get 413
+  bool log_requests = true;            // one line per request: method, path, status, detail, latency
 };
 
 class HttpServer {
