@@ -16,6 +16,12 @@ int main(int argc, char** argv) {
     runners[sub] = make(*sub);
   };
   add("serve", "Serve the OpenAI-compatible HTTP API", vllm::cli::add_serve_command);
+  {
+    CLI::App* bench = app.add_subcommand("bench", "Benchmarks");
+    bench->require_subcommand(1);
+    CLI::App* serve = bench->add_subcommand("serve", "Load-test an OpenAI-compatible server");
+    runners[serve] = vllm::cli::add_bench_serve_command(*serve);
+  }
   add("generate", "Generate completions for one prompt or a file of requests", vllm::cli::add_generate_command);
   add("make-test-model", "Write a random-weight model with real shapes", vllm::cli::add_make_test_model_command);
   add("tokenize", "JSON lines {\"text\"} -> {\"ids\", \"tokens\"}", vllm::cli::add_tokenize_command);
@@ -32,6 +38,9 @@ int main(int argc, char** argv) {
     return 2;
   }
   if (verbose) vllm::set_log_level(vllm::LogLevel::kDebug);
-  for (CLI::App* sub : app.get_subcommands()) return runners.at(sub)();
+  for (CLI::App* sub : app.get_subcommands()) {
+    while (runners.count(sub) == 0 && !sub->get_subcommands().empty()) sub = sub->get_subcommands().front();
+    return runners.at(sub)();
+  }
   return 2;
 }

@@ -270,6 +270,18 @@ try:
     aborted = m[f'vllm:request_success_total{{{labels},finished_reason="abort"}}'] - aborted_before
     check(aborted == 200, f"{aborted} of 200 disconnected requests counted as aborted")
     check(server.request("GET", "/health")[0] == 200, "still healthy after 200 disconnects")
+
+    # The load generator against this server.
+    run = subprocess.run([binary, "bench", "serve", "--base-url", f"http://127.0.0.1:{server.port}",
+                          "--num-prompts", "12", "--max-concurrency", "4", "--input-len", "20", "--output-len", "10",
+                          "--output-json", f"/tmp/vllm-bench-serve-{server.port}.json"],
+                         capture_output=True, text=True, timeout=120)
+    check(run.returncode == 0 and "Successful requests:" in run.stdout, f"bench serve: {run.returncode} {run.stderr}")
+    report = json.load(open(f"/tmp/vllm-bench-serve-{server.port}.json"))
+    check(report["completed"] == 12 and report["failed"] == 0 and report["total_output_tokens"] == 120
+          and report["total_input_tokens"] == 240, f"bench serve report {report}")
+    check(all(f"{s}_{m}_ms" in report for s in ("mean", "median", "p90", "p99")
+              for m in ("ttft", "tpot", "itl", "e2el")), "bench serve keys")
 finally:
     server.stop()
 
