@@ -40,6 +40,7 @@ CompletionJob::CompletionJob(AsyncEngine& engine, const Tokenizer& tokenizer, Se
       channel_(std::move(channel)),
       request_(std::move(request)),
       identity_(std::move(identity)),
+      logprobs_(tokenizer, request_.chat, request_.params.logprobs.value_or(0)),
       arrival_time_(now_seconds()) {}
 
 Status CompletionJob::start() {
@@ -49,6 +50,8 @@ Status CompletionJob::start() {
     Prompt prompt;
     prompt.request_id = identity_.id + "-" + std::to_string(p);
     prompt.choices.resize(n);
+    // The prompt's last token (known with the first output) is the context of the first generated one's string.
+    for (Choice& c : prompt.choices) c.logprobs = logprobs_.empty();
     if (request_.chat) {
       prompt.echo_text = request_.chat_echo_text;
     } else if (request_.echo) {
@@ -89,6 +92,7 @@ void CompletionJob::drain(size_t p) {
     if (!out.prompt_token_ids.empty() && prompt.num_prompt_tokens == 0) {
       prompt.num_prompt_tokens = static_cast<int64_t>(out.prompt_token_ids.size());
       metrics_.observe_tokens(prompt.num_prompt_tokens, 0);
+      for (Choice& c : prompt.choices) c.logprobs_cursor.previous_token = out.prompt_token_ids.back();
     }
     for (const CompletionOutput& c : out.outputs) {
       Choice& choice = prompt.choices[static_cast<size_t>(c.index)];
@@ -100,8 +104,9 @@ void CompletionJob::drain(size_t p) {
       }
       choice.finish_reason = c.finish_reason;
       choice.stop_reason = c.stop_reason;
+      OrderedJson logprobs = output_logprobs(choice, c);
       if (request_.stream) {
-        if (!text.empty() || c.finish_reason) send_chunk(p, c, std::move(text));
+        if (!text.empty() || c.finish_reason || !logprobs.is_null()) send_chunk(p, c, std::move(text), logprobs);
       } else {
         choice.text += text;
       }
@@ -156,7 +161,18 @@ void CompletionJob::send_role_chunks() {
   }
 }
 
-void CompletionJob::send_chunk(size_t p, const CompletionOutput& output, std::string text) {
+OrderedJson CompletionJob::output_logprobs(Choice& choice, const CompletionOutput& output) const {
+  if (!request_.params.logprobs || !output.logprobs) return nullptr;
+  if (!request_.stream) {
+    logprobs_.append(choice.logprobs, output.token_ids, *output.logprobs, choice.logprobs_cursor);
+    return nullptr;
+  }
+  OrderedJson delta = logprobs_.empty();
+  logprobs_.append(delta, output.token_ids, *output.logprobs, choice.logprobs_cursor);
+  return delta;
+}
+
+void CompletionJob::send_chunk(size_t p, const CompletionOutput& output, std::string text, OrderedJson logprobs) {
   OrderedJson choice;
   choice["index"] = p * prompts_[p].choices.size() + static_cast<size_t>(output.index);
   if (request_.chat) {
@@ -164,7 +180,7 @@ void CompletionJob::send_chunk(size_t p, const CompletionOutput& output, std::st
   } else {
     choice["text"] = std::move(text);
   }
-  choice["logprobs"] = nullptr;
+  choice["logprobs"] = std::move(logprobs);
   choice["finish_reason"] = finish_json(output.finish_reason);
   choice["stop_reason"] = stop_reason_json(output.stop_reason);
   channel_->send_event(chunk(std::move(choice)).dump());
@@ -214,7 +230,7 @@ void CompletionJob::finish() {
       } else {
         choice["text"] = c.text;
       }
-      choice["logprobs"] = nullptr;
+      choice["logprobs"] = request_.params.logprobs ? c.logprobs : OrderedJson(nullptr);
       choice["finish_reason"] = finish_json(c.finish_reason);
       choice["stop_reason"] = stop_reason_json(c.stop_reason);
       if (!request_.chat) choice["prompt_logprobs"] = nullptr;

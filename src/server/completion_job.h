@@ -11,6 +11,7 @@
 #include "engine/async_engine.h"
 #include "server/completion_request.h"
 #include "server/http_server.h"
+#include "server/logprobs_json.h"
 #include "server/metrics.h"
 
 namespace vllm::server {
@@ -37,6 +38,8 @@ class CompletionJob : public std::enable_shared_from_this<CompletionJob> {
     StopReason stop_reason;
     bool echoed = false;
     double last_token_time = 0.0;
+    OrderedJson logprobs;  // accumulated for a whole (non-streamed) answer
+    LogprobsCursor logprobs_cursor;
   };
   struct Prompt {
     std::string request_id;
@@ -51,7 +54,9 @@ class CompletionJob : public std::enable_shared_from_this<CompletionJob> {
   void observe(Prompt& prompt, Choice& choice, const CompletionOutput& output);
   OrderedJson chunk(OrderedJson choice) const;
   void send_role_chunks();
-  void send_chunk(size_t prompt, const CompletionOutput& output, std::string text);
+  void send_chunk(size_t prompt, const CompletionOutput& output, std::string text, OrderedJson logprobs);
+  // This output's logprobs in the endpoint's shape (null when not asked for).
+  OrderedJson output_logprobs(Choice& choice, const CompletionOutput& output) const;
   void finish();
   OrderedJson usage() const;
 
@@ -62,6 +67,7 @@ class CompletionJob : public std::enable_shared_from_this<CompletionJob> {
   CompletionRequest request_;
   ResponseIdentity identity_;
   std::vector<Prompt> prompts_;
+  LogprobsFormatter logprobs_;
   size_t num_finished_ = 0;
   double arrival_time_;
 };

@@ -72,11 +72,7 @@ Result<bool> read_request_field(CompletionRequest& r, const std::string& key, co
       VLLM_ASSIGN_OR_RETURN(r.params.max_tokens, api::read_integer(v, key));
     }
   } else if (r.chat && (key == "logprobs" || key == "top_logprobs")) {
-    // Chat's logprobs is a flag, with top_logprobs for the count.
-    if (key == "logprobs" && !v.is_null()) {
-      VLLM_ASSIGN_OR_RETURN(bool wanted, api::read_bool(v, key));
-      if (wanted) return bad("logprobs are not supported by the server yet", key);
-    }
+    // Chat's logprobs is a flag with top_logprobs for the count: parse_chat_request reads them.
   } else if (r.chat && key == "tools") {
     if (!v.is_null() && !(v.is_array() && v.empty())) return bad("tools are not supported yet", key);
   } else {
@@ -100,7 +96,7 @@ Status parse_common(const Json& j, CompletionRequest& r, bool add_special_tokens
   if (j.contains("stream_options") && !j["stream_options"].is_null() && !r.stream) {
     return bad("stream_options is only allowed with stream: true", "stream_options");
   }
-  if (r.params.logprobs) return bad("logprobs are not supported by the server yet", "logprobs");
+  if (r.params.logprobs && r.echo) return bad("echo with logprobs is not supported yet", "echo");
   if (r.params.prompt_logprobs) {
     return bad(r.stream ? "prompt_logprobs is not allowed with stream" : "prompt_logprobs are not supported yet",
                "prompt_logprobs");
@@ -138,6 +134,17 @@ Result<CompletionRequest> parse_chat_request(const std::string& body, const Chat
   r.chat = true;
   // The template supplies BOS, so by default the rendered text gets no more special tokens.
   VLLM_RETURN_IF_ERROR(parse_common(j, r, /*add_special_tokens_default=*/false));
+  bool logprobs = false;
+  if (j.contains("logprobs") && !j["logprobs"].is_null()) {
+    VLLM_ASSIGN_OR_RETURN(logprobs, api::read_bool(j["logprobs"], "logprobs"));
+  }
+  int32_t top_logprobs = 0;
+  if (j.contains("top_logprobs") && !j["top_logprobs"].is_null()) {
+    VLLM_ASSIGN_OR_RETURN(top_logprobs, api::read_int32(j["top_logprobs"], "top_logprobs"));
+    if (top_logprobs < 0) return bad("top_logprobs must be at least 0", "top_logprobs");
+  }
+  if (top_logprobs > 0 && !logprobs) return bad("top_logprobs requires logprobs: true", "top_logprobs");
+  if (logprobs) r.params.logprobs = top_logprobs;
   Result<std::string> text = renderer.render(chat);
   if (!text.is_ok()) return text.status().with_param("messages");
   const bool add_special =

@@ -173,6 +173,28 @@ try:
     check(server.json("POST", "/detokenize", {"tokens": []}) == (200, {"prompt": ""}), "empty detokenize")
     expect_error(server, {"tokens": [1, 100000]}, 400, "tokens", path="/detokenize")
 
+    # Logprobs in the OpenAI shapes, against the golden log-softmax values.
+    top5 = next(c for c in json.load(open(f"{root}/tests/golden/stories260k/logprobs_top5.json"))["cases"]
+                if c["name"] == "once_upon")
+    lp_body = {"prompt": top5["prompt_token_ids"], "max_tokens": 8, "temperature": 0, "logprobs": 3}
+    status, out = server.json("POST", "/v1/completions", lp_body)
+    lp = out["choices"][0]["logprobs"]
+    check("".join(lp["tokens"]) == out["choices"][0]["text"], f"logprob tokens concatenate to the text {lp['tokens']}")
+    check(all(abs(a - p["logprob"]) < 1e-4 for a, p in zip(lp["token_logprobs"], top5["positions"])),
+          "token_logprobs match the golden ones")
+    check(all(len(t) == 3 for t in lp["top_logprobs"]), "greedy: exactly k top entries")
+    check(lp["text_offset"] == [sum(len(t) for t in lp["tokens"][:i]) for i in range(8)], "text offsets")
+    streamed = [json.loads(e)["choices"][0]["logprobs"] for e in server.stream(dict(lp_body, stream=True))[:-1]]
+    check(sum((x["token_logprobs"] for x in streamed if x), []) == lp["token_logprobs"], "streamed logprobs")
+    status, chat_lp = server.json("POST", "/v1/chat/completions",
+                                  {"messages": messages, "max_tokens": 6, "temperature": 0, "logprobs": True,
+                                   "top_logprobs": 2})
+    content = chat_lp["choices"][0]["logprobs"]["content"]
+    check("".join(c["token"] for c in content) == chat_lp["choices"][0]["message"]["content"], "chat logprob tokens")
+    check(all(len(c["top_logprobs"]) == 2 and bytes(c["bytes"]).decode() == c["token"] for c in content), "chat top")
+    expect_error(server, {"messages": messages, "top_logprobs": 2}, 400, "top_logprobs", path="/v1/chat/completions")
+    expect_error(server, {"prompt": "x", "logprobs": 21}, 400, "logprobs", what="logprobs beyond --max-logprobs")
+
     # Echo.
     status, echoed = server.json("POST", "/v1/completions", dict(body, echo=True, max_tokens=4))
     check(echoed["choices"][0]["text"].startswith(case["prompt"] + ", there"), f"echo {echoed['choices']}")

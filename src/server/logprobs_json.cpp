@@ -1,0 +1,73 @@
+#include "server/logprobs_json.h"
+
+#include <cmath>
+
+namespace vllm::server {
+namespace {
+
+double reported(float logprob) { return std::isinf(logprob) ? -9999.0 : static_cast<double>(logprob); }
+
+int64_t utf8_chars(const std::string& s) {
+  int64_t n = 0;
+  for (unsigned char c : s) n += (c & 0xC0) != 0x80 ? 1 : 0;
+  return n;
+}
+
+OrderedJson bytes_of(const std::string& s) {
+  OrderedJson b = OrderedJson::array();
+  for (unsigned char c : s) b.push_back(static_cast<int>(c));
+  return b;
+}
+
+}  // namespace
+
+std::string LogprobsFormatter::piece(int32_t previous, int32_t id) const {
+  if (previous < 0) return tokenizer_.decode({id}, false);
+  const std::string before = tokenizer_.decode({previous}, false);
+  const std::string both = tokenizer_.decode({previous, id}, false);
+  return both.compare(0, before.size(), before) == 0 ? both.substr(before.size()) : tokenizer_.decode({id}, false);
+}
+
+OrderedJson LogprobsFormatter::empty() const {
+  OrderedJson j;
+  if (chat_) {
+    j["content"] = OrderedJson::array();
+  } else {
+    j["tokens"] = OrderedJson::array();
+    j["token_logprobs"] = OrderedJson::array();
+    j["top_logprobs"] = OrderedJson::array();
+    j["text_offset"] = OrderedJson::array();
+  }
+  return j;
+}
+
+void LogprobsFormatter::append(OrderedJson& out, const std::vector<int32_t>& token_ids,
+                               const std::vector<PositionLogprobs>& logprobs, LogprobsCursor& cursor) const {
+  for (size_t i = 0; i < token_ids.size() && i < logprobs.size(); ++i) {
+    const PositionLogprobs& p = logprobs[i];
+    const std::string text = piece(cursor.previous_token, p.chosen.token_id);
+    if (chat_) {
+      OrderedJson top = OrderedJson::array();
+      for (size_t k = 0; k < p.top.size() && static_cast<int32_t>(k) < top_n_; ++k) {
+        const std::string t = piece(cursor.previous_token, p.top[k].token_id);
+        top.push_back(OrderedJson{{"token", t}, {"logprob", reported(p.top[k].logprob)}, {"bytes", bytes_of(t)}});
+      }
+      out["content"].push_back(OrderedJson{{"token", text},
+                                           {"logprob", reported(p.chosen.logprob)},
+                                           {"bytes", bytes_of(text)},
+                                           {"top_logprobs", std::move(top)}});
+    } else {
+      OrderedJson top = OrderedJson::object();
+      top[text] = reported(p.chosen.logprob);
+      for (const TokenLogprob& t : p.top) top[piece(cursor.previous_token, t.token_id)] = reported(t.logprob);
+      out["tokens"].push_back(text);
+      out["token_logprobs"].push_back(reported(p.chosen.logprob));
+      out["top_logprobs"].push_back(std::move(top));
+      out["text_offset"].push_back(cursor.text_offset);
+    }
+    cursor.text_offset += utf8_chars(text);
+    cursor.previous_token = p.chosen.token_id;
+  }
+}
+
+}  // namespace vllm::server
