@@ -65,11 +65,12 @@ Result<EngineConfig> make_engine_config(const EngineFlags& f) {
   return config;
 }
 
-Result<LoadedEngine> load_engine(const std::string& model_dir, const EngineFlags& flags) {
+Result<LoadedEngine> load_engine(const std::string& model_dir, const EngineFlags& flags,
+                                 const std::string& tokenizer_dir) {
   VLLM_ASSIGN_OR_RETURN(EngineConfig config, make_engine_config(flags));
   LoadedEngine loaded;
   VLLM_ASSIGN_OR_RETURN(loaded.model, DecoderModel::load(model_dir));
-  VLLM_ASSIGN_OR_RETURN(loaded.tokenizer, Tokenizer::load(model_dir));
+  VLLM_ASSIGN_OR_RETURN(loaded.tokenizer, Tokenizer::load(tokenizer_dir.empty() ? model_dir : tokenizer_dir));
   VLLM_ASSIGN_OR_RETURN(loaded.engine, LLMEngine::create(*loaded.model, *loaded.tokenizer, config));
   return loaded;
 }

@@ -36,6 +36,8 @@ struct LoadedEngine {
   std::unique_ptr<Tokenizer> tokenizer;
   std::unique_ptr<LLMEngine> engine;
 };
-Result<LoadedEngine> load_engine(const std::string& model_dir, const EngineFlags& flags);
+// `tokenizer_dir` empty: the model's own.
+Result<LoadedEngine> load_engine(const std::string& model_dir, const EngineFlags& flags,
+                                 const std::string& tokenizer_dir = "");
 
 }  // namespace vllm::cli

@@ -1,9 +1,11 @@
 // vllm-cpp: LLM inference and serving engine.
+#include <algorithm>
 #include <cstdio>
 #include <map>
 
 #include "base/logging.h"
 #include "cli/commands.h"
+#include "cli/serve_compat_flags.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"vllm-cpp: a high-throughput LLM inference and serving engine"};
@@ -29,7 +31,10 @@ int main(int argc, char** argv) {
   add("chat-template", "JSON lines {\"messages\", \"add_generation_prompt\"} -> {\"rendered\", \"ids\"}",
       vllm::cli::add_chat_template_command);
   try {
-    app.parse(argc, argv);
+    std::vector<std::string> args(argv + 1, argv + argc);
+    vllm::cli::expand_vllm_short_flags(args);
+    std::reverse(args.begin(), args.end());  // CLI11 takes the arguments last first
+    app.parse(args);
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {

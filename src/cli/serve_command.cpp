@@ -6,6 +6,7 @@
 
 #include "cli/commands.h"
 #include "cli/engine_flags.h"
+#include "cli/serve_compat_flags.h"
 #include "engine/async_engine.h"
 #include "server/http_server.h"
 #include "server/openai_server.h"
@@ -23,6 +24,10 @@ struct ServeOptions {
   uint64_t max_request_body_bytes = 16 << 20;
   std::optional<std::string> chat_template;
   bool log_requests = true;
+  std::string tokenizer;
+  std::string response_role = "assistant";
+  std::optional<uint64_t> seed;
+  CompatFlags compat;
   EngineFlags engine;
 };
 
@@ -40,10 +45,11 @@ int run_serve(ServeOptions o) {
   if (o.api_keys.empty()) {
     if (const char* key = std::getenv("VLLM_API_KEY"); key != nullptr && *key != '\0') o.api_keys.push_back(key);
   }
+  if (Status s = check_compat_flags(o.compat); !s.is_ok()) return report_error(s.message());
   const sigset_t signals = stop_signals();
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);  // before any thread starts, so all inherit it
 
-  Result<LoadedEngine> loaded = load_engine(model_dir, o.engine);
+  Result<LoadedEngine> loaded = load_engine(model_dir, o.engine, o.tokenizer);
   if (!loaded.is_ok()) return report_error(loaded.status().message());
   const int32_t max_model_len = loaded->engine->core().config().config.scheduler.max_model_len;
   AsyncEngine engine(std::move(loaded->engine));
@@ -52,6 +58,8 @@ int run_serve(ServeOptions o) {
   config.model_path = model_dir;
   config.api_keys = o.api_keys;
   config.max_model_len = max_model_len;
+  config.response_role = o.response_role;
+  config.seed = o.seed.value_or(0);
   Result<server::ChatRenderer> chat = server::ChatRenderer::create(*loaded->tokenizer, o.chat_template);
   if (!chat.is_ok()) return report_error(chat.status().message());
   server::OpenAIServer api(engine, *loaded->tokenizer, std::move(chat).value(), config);
@@ -60,7 +68,7 @@ int run_serve(ServeOptions o) {
   http.host = o.host;
   http.port = o.port;
   http.max_body_bytes = o.max_request_body_bytes;
-  http.log_requests = o.log_requests;
+  http.log_requests = o.log_requests && !o.compat.disable_uvicorn_access_log;
   Result<std::unique_ptr<server::HttpServer>> http_server =
       server::HttpServer::start(http, [&api](server::HttpRequest request, std::shared_ptr<server::ResponseChannel> c) {
         api.handle(std::move(request), std::move(c));
@@ -93,7 +101,11 @@ CommandRunner add_serve_command(CLI::App& app) {
   app.add_option("--chat-template", o->chat_template, "Chat template: a file, or the Jinja text itself");
   app.add_flag("--enable-log-requests,!--disable-log-requests", o->log_requests,
                "A log line per request: method, path, status, tokens, latency (default: on)");
+  app.add_option("--tokenizer", o->tokenizer, "Tokenizer directory (default: MODEL)");
+  app.add_option("--response-role", o->response_role, "The role of chat answers")->capture_default_str();
+  app.add_option("--seed", o->seed, "Seeds the sampling of requests that bring no seed (default 0)");
   add_engine_flags(app, o->engine);
+  add_compat_flags(app, o->compat);
   return [o] { return run_serve(*o); };
 }
 

@@ -10,9 +10,9 @@ OrderedJson finish_json(const std::optional<FinishReason>& reason) {
   return reason ? OrderedJson(finish_reason_name(*reason)) : OrderedJson(nullptr);
 }
 
-OrderedJson chat_message(const std::string& content) {
+OrderedJson chat_message(const std::string& role, const std::string& content) {
   OrderedJson m;
-  m["role"] = "assistant";
+  m["role"] = role;
   m["content"] = content;
   m["refusal"] = nullptr;
   m["annotations"] = nullptr;
@@ -153,7 +153,7 @@ void CompletionJob::send_role_chunks() {
     for (size_t i = 0; i < prompts_[p].choices.size(); ++i) {
       OrderedJson choice;
       choice["index"] = p * prompts_[p].choices.size() + i;
-      choice["delta"] = OrderedJson{{"role", "assistant"}, {"content", ""}};
+      choice["delta"] = OrderedJson{{"role", request_.response_role}, {"content", ""}};
       choice["logprobs"] = nullptr;
       choice["finish_reason"] = nullptr;
       channel_->send_event(chunk(std::move(choice)).dump());
@@ -226,7 +226,7 @@ void CompletionJob::finish() {
       OrderedJson choice;
       choice["index"] = p * prompts_[p].choices.size() + i;
       if (request_.chat) {
-        choice["message"] = chat_message(c.text);
+        choice["message"] = chat_message(request_.response_role, c.text);
       } else {
         choice["text"] = c.text;
       }

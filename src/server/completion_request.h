@@ -22,6 +22,7 @@ struct CompletionRequest {
   bool echo = false;
   bool chat = false;           // answer in the chat.completion shapes
   std::string chat_echo_text;  // chat echo: the last message's content when it is the assistant's
+  std::string response_role = "assistant";
 };
 
 Result<CompletionRequest> parse_completion_request(const std::string& body);

@@ -49,7 +49,8 @@ OpenAIServer::OpenAIServer(AsyncEngine& engine, const Tokenizer& tokenizer, Chat
       chat_renderer_(std::move(chat_renderer)),
       config_(std::move(config)),
       created_(now_unix_seconds()),
-      metrics_(config_.served_model_names.front(), config_.max_model_len) {}
+      metrics_(config_.served_model_names.front(), config_.max_model_len),
+      seeds_(config_.seed) {}
 
 bool OpenAIServer::authorized(const HttpRequest& request) const {
   if (config_.api_keys.empty()) return true;
@@ -107,6 +108,11 @@ void OpenAIServer::generate(Result<CompletionRequest> parsed, const std::shared_
   if (model.empty()) {
     return channel->respond(error_response(404, "The model `" + parsed->model + "` does not exist.", "model"));
   }
+  if (!parsed->params.seed) {  // vLLM: one server-wide generator, seeded by --seed, for requests without a seed
+    std::lock_guard lock(seed_mutex_);
+    parsed->params.seed = static_cast<int64_t>(seeds_() >> 1);
+  }
+  parsed->response_role = config_.response_role;
   ResponseIdentity identity{(parsed->chat ? "chatcmpl-" : "cmpl-") + random_hex(), model, now_unix_seconds()};
   auto job =
       std::make_shared<CompletionJob>(engine_, tokenizer_, metrics_, channel, std::move(parsed).value(), identity);

@@ -4,6 +4,8 @@
 #pragma once
 
 #include <memory>
+#include <mutex>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -20,6 +22,8 @@ struct ServerConfig {
   std::string model_path;                       // "root" in /v1/models
   std::vector<std::string> api_keys;            // empty: no authentication
   int32_t max_model_len = 0;
+  std::string response_role = "assistant";
+  uint64_t seed = 0;  // seeds the requests that bring none (--seed)
 };
 
 inline constexpr const char* kServerVersion = "0.1.0";
@@ -46,6 +50,8 @@ class OpenAIServer {
   ServerConfig config_;
   int64_t created_;
   ServerMetrics metrics_;
+  std::mutex seed_mutex_;
+  std::mt19937_64 seeds_;
 };
 
 }  // namespace vllm::server

@@ -26,10 +26,16 @@ class Server:
     def __init__(self, *flags):
         self.proc = subprocess.Popen([binary, "serve", "--host", "127.0.0.1", "--port", "0", *flags],
                                      stderr=subprocess.PIPE, text=True)
-        line = self.proc.stderr.readline()
-        match = re.search(r"http://127\.0\.0\.1:(\d+)", line)
+        lines = []
+        match = None
+        while match is None and len(lines) < 20:  # warnings may come first
+            line = self.proc.stderr.readline()
+            if not line:
+                break
+            lines.append(line)
+            match = re.search(r"http://127\.0\.0\.1:(\d+)", line)
         if not match:
-            sys.exit(f"FAIL: no listening line from serve: {line!r}")
+            sys.exit(f"FAIL: no listening line from serve: {lines!r}")
         self.port = int(match.group(1))
 
     def request(self, method, path, body=None, headers=None):
@@ -321,6 +327,33 @@ try:
                  what="body too large")
 finally:
     server.stop()
+
+# vLLM's command line carries over: no-effect flags are accepted, features to come only at their defaults,
+# unknown flags exit 2; a bad model directory is one error line.
+server = Server("--dtype", "bfloat16", "--trust-remote-code", "--enforce-eager", "-tp", "1", "--seed", "3",
+                "--gpu-memory-utilization", "0.5", "--max-loras", "1", "--scheduling-policy", "fcfs",
+                "--response-role", "narrator", "--disable-uvicorn-access-log", "--max-logprobs", "5")
+try:
+    # --seed: requests without a seed draw from one server-wide generator, so a fresh server repeats them.
+    first = server.json("POST", "/v1/completions", {"prompt": "Once", "max_tokens": 12})[1]["choices"][0]["text"]
+    status, chat = server.json("POST", "/v1/chat/completions",
+                               {"messages": [{"role": "user", "content": "Hi"}], "max_tokens": 3})
+    check(status == 200 and chat["choices"][0]["message"]["role"] == "narrator", f"--response-role {chat}")
+    expect_error(server, {"prompt": "x", "logprobs": 6}, 400, "logprobs", what="--max-logprobs 5")
+finally:
+    server.stop()
+server = Server("--seed", "3")
+try:
+    again = server.json("POST", "/v1/completions", {"prompt": "Once", "max_tokens": 12})[1]["choices"][0]["text"]
+    check(again == first, f"--seed makes unseeded requests repeatable: {first!r} vs {again!r}")
+finally:
+    server.stop()
+for flags, code, message in [(["--tensor-parallel-size", "2"], 1, "--tensor-parallel-size is not supported yet"),
+                             (["--no-such-flag"], 2, "--no-such-flag"),
+                             (["/nonexistent"], 1, "/nonexistent")]:
+    run = subprocess.run([binary, "serve", "--port", "0", *flags], capture_output=True, text=True, timeout=60)
+    check(run.returncode == code and message in run.stderr and len(run.stderr.strip().splitlines()) == 1,
+          f"serve {flags}: exit {run.returncode}, stderr {run.stderr!r}")
 
 for f in failures:
     print("FAIL:", f)

@@ -1,0 +1,74 @@
+#include "cli/serve_compat_flags.h"
+
+#include "base/logging.h"
+
+namespace vllm::cli {
+
+void add_compat_flags(CLI::App& app, CompatFlags& f) {
+  app.add_option("--dtype", f.dtype,
+                 "auto|float32|bfloat16|float16: weights keep their stored type, compute is float32")
+      ->check(CLI::IsMember({"auto", "float32", "bfloat16", "float16", "half", "float", "bf16"}));
+  app.add_option("--gpu-memory-utilization", f.gpu_memory_utilization, "Ignored on CPU (see --kv-cache-memory-bytes)")
+      ->each([&f](const std::string&) { f.gpu_memory_utilization_given = true; });
+  app.add_option("--generation-config", f.generation_config, "auto|vllm|PATH (accepted)");
+  app.add_option("--uvicorn-log-level", f.uvicorn_log_level, "HTTP access-log level")
+      ->check(CLI::IsMember({"critical", "error", "warning", "info", "debug", "trace"}));
+  app.add_flag("--disable-uvicorn-access-log", f.disable_uvicorn_access_log, "No per-request log lines");
+  app.add_flag("--disable-log-stats", f.disable_log_stats, "Accepted (there is no periodic stats line)");
+  app.add_flag("--trust-remote-code,--enforce-eager,--disable-fastapi-docs", f.no_effect, "Accepted, no effect");
+  app.add_option("--quantization,-q", f.quantization, "Not yet: only unset");
+  app.add_option("--tensor-parallel-size", f.tensor_parallel_size, "Not yet: only 1");
+  app.add_option("--pipeline-parallel-size", f.pipeline_parallel_size, "Not yet: only 1");
+  app.add_option("--data-parallel-size", f.data_parallel_size, "Not yet: only 1");
+  app.add_flag("--enable-lora", f.enable_lora, "Not yet");
+  app.add_option("--max-loras", f.max_loras, "Not yet: only 1");
+  app.add_option("--max-lora-rank", f.max_lora_rank, "Not yet: only 16");
+  app.add_option("--speculative-config", f.speculative_config, "Not yet");
+  app.add_flag("--enable-auto-tool-choice", f.enable_auto_tool_choice, "Not yet");
+  app.add_option("--tool-call-parser", f.tool_call_parser, "Not yet");
+  app.add_option("--reasoning-parser", f.reasoning_parser, "Not yet");
+  app.add_option("--scheduling-policy", f.scheduling_policy, "Not yet: only fcfs");
+  app.add_flag("--enable-prompt-tokens-details", f.enable_prompt_tokens_details, "Not yet");
+  app.add_flag("--enable-force-include-usage", f.enable_force_include_usage, "Not yet");
+  app.add_flag("--return-tokens-as-token-ids", f.return_tokens_as_token_ids, "Not yet");
+  app.add_flag("--enable-request-id-headers", f.enable_request_id_headers, "Not yet");
+  app.add_option("--kv-cache-dtype", f.kv_cache_dtype, "Not yet: only auto");
+}
+
+void expand_vllm_short_flags(std::vector<std::string>& args) {
+  for (std::string& a : args) {
+    if (a == "-tp") a = "--tensor-parallel-size";
+    if (a == "-pp") a = "--pipeline-parallel-size";
+    if (a == "-dp") a = "--data-parallel-size";
+  }
+}
+
+Status check_compat_flags(const CompatFlags& f) {
+  auto not_yet = [](const std::string& flag) {
+    return invalid_argument(flag + " is not supported yet: only its default value is accepted");
+  };
+  if (!f.quantization.empty() && f.quantization != "none") return not_yet("--quantization");
+  if (f.tensor_parallel_size != 1) return not_yet("--tensor-parallel-size");
+  if (f.pipeline_parallel_size != 1) return not_yet("--pipeline-parallel-size");
+  if (f.data_parallel_size != 1) return not_yet("--data-parallel-size");
+  if (f.enable_lora) return not_yet("--enable-lora");
+  if (f.max_loras != 1) return not_yet("--max-loras");
+  if (f.max_lora_rank != 16) return not_yet("--max-lora-rank");
+  if (!f.speculative_config.empty()) return not_yet("--speculative-config");
+  if (f.enable_auto_tool_choice) return not_yet("--enable-auto-tool-choice");
+  if (!f.tool_call_parser.empty()) return not_yet("--tool-call-parser");
+  if (!f.reasoning_parser.empty()) return not_yet("--reasoning-parser");
+  if (f.scheduling_policy != "fcfs") return not_yet("--scheduling-policy");
+  if (f.enable_prompt_tokens_details) return not_yet("--enable-prompt-tokens-details");
+  if (f.enable_force_include_usage) return not_yet("--enable-force-include-usage");
+  if (f.return_tokens_as_token_ids) return not_yet("--return-tokens-as-token-ids");
+  if (f.enable_request_id_headers) return not_yet("--enable-request-id-headers");
+  if (f.kv_cache_dtype != "auto") return not_yet("--kv-cache-dtype");
+  if (f.gpu_memory_utilization_given) {
+    VLLM_LOG(Info) << "--gpu-memory-utilization has no effect on CPU; size the KV cache with "
+                      "--kv-cache-memory-bytes or VLLM_CPU_KVCACHE_SPACE";
+  }
+  return Status::ok();
+}
+
+}  // namespace vllm::cli
