@@ -29,6 +29,7 @@ bool OutputProcessor::update_sequence(Sequence& seq, const EngineCoreOutput& o) 
   seq.text += new_text;
   seq.finish_reason = o.finish_reason;
   if (o.stop_token_id) seq.stop_reason = *o.stop_token_id;
+  if (o.queue_time) seq.queue_time = o.queue_time;
 
   // vLLM looks for stop strings once the sequence is past min_tokens.
   if (seq.stops.empty() || static_cast<int64_t>(seq.token_ids.size()) <= seq.min_tokens) return false;
@@ -41,7 +42,8 @@ bool OutputProcessor::update_sequence(Sequence& seq, const EngineCoreOutput& o) 
   return core_still_runs;
 }
 
-CompletionOutput OutputProcessor::completion(Sequence& seq, OutputKind kind) {
+CompletionOutput OutputProcessor::completion(Sequence& seq, OutputKind kind, RequestOutput& out) {
+  if (seq.queue_time) out.queue_times.push_back(*std::exchange(seq.queue_time, std::nullopt));
   CompletionOutput c;
   c.index = seq.index;
   c.cumulative_logprob = seq.cumulative_logprob;
@@ -98,12 +100,12 @@ OutputProcessor::StepOutputs OutputProcessor::process_outputs(const std::vector<
       if (!finished) continue;
       RequestOutput out = request_output(request_id, request, true);
       for (RequestId id : request.sequences) {
-        out.outputs.push_back(completion(sequences_.at(id), OutputKind::kFinalOnly));
+        out.outputs.push_back(completion(sequences_.at(id), OutputKind::kFinalOnly, out));
       }
       result.outputs.push_back(std::move(out));
     } else {
       RequestOutput out = request_output(request_id, request, finished);
-      out.outputs.push_back(completion(seq, request.output_kind));
+      out.outputs.push_back(completion(seq, request.output_kind, out));
       result.outputs.push_back(std::move(out));
     }
     if (finished) erase(request_id);
@@ -126,7 +128,7 @@ std::optional<RequestOutput> OutputProcessor::abort_request(const std::string& r
       seq.finish_reason = FinishReason::kAbort;
     }
     if (running || request.output_kind == OutputKind::kFinalOnly) {
-      out.outputs.push_back(completion(seq, request.output_kind));
+      out.outputs.push_back(completion(seq, request.output_kind, out));
     }
   }
   erase(request_id);

@@ -42,6 +42,8 @@ struct RequestOutput {
   std::optional<std::vector<PositionLogprobs>> prompt_logprobs;
   std::vector<CompletionOutput> outputs;  // final outputs: all n, by index; others: the sequence that moved
   bool finished = false;
+  // Seconds from arrival to first being scheduled, of the sequences whose first token this output carries.
+  std::vector<double> queue_times;
 };
 
 class OutputProcessor {
@@ -89,6 +91,7 @@ class OutputProcessor {
     size_t sent_tokens = 0;
     std::optional<FinishReason> finish_reason;
     StopReason stop_reason;
+    std::optional<double> queue_time;  // until reported
   };
   struct Request {
     Request(std::vector<int32_t> prompt_token_ids, OutputKind output_kind, std::vector<RequestId> sequences)
@@ -107,7 +110,8 @@ class OutputProcessor {
 
   // Adds a core output to its sequence; true if a stop string ended it.
   bool update_sequence(Sequence& seq, const EngineCoreOutput& o);
-  CompletionOutput completion(Sequence& seq, OutputKind kind);
+  // Also moves the sequence's queue time, if not yet reported, into `out`.
+  CompletionOutput completion(Sequence& seq, OutputKind kind, RequestOutput& out);
   RequestOutput request_output(const std::string& request_id, Request& request, bool finished);
   void erase(const std::string& request_id);
 

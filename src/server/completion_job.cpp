@@ -94,6 +94,7 @@ void CompletionJob::drain(size_t p) {
       metrics_.observe_tokens(prompt.num_prompt_tokens, 0);
       for (Choice& c : prompt.choices) c.logprobs_cursor.previous_token = out.prompt_token_ids.back();
     }
+    for (double q : out.queue_times) metrics_.observe_queue_time(q);
     for (const CompletionOutput& c : out.outputs) {
       Choice& choice = prompt.choices[static_cast<size_t>(c.index)];
       observe(prompt, choice, c);

@@ -68,12 +68,18 @@ ServerMetrics::ServerMetrics(std::string model_name, int32_t max_model_len)
       ttft_(kTtftBuckets),
       inter_token_(kInterTokenBuckets),
       e2e_(kRequestBuckets),
+      queue_time_(kRequestBuckets),
       request_prompt_tokens_(token_buckets(max_model_len)),
       request_generation_tokens_(token_buckets(max_model_len)) {}
 
 void ServerMetrics::observe_first_token(double seconds) {
   std::lock_guard lock(mutex_);
   ttft_.observe(seconds);
+}
+
+void ServerMetrics::observe_queue_time(double seconds) {
+  std::lock_guard lock(mutex_);
+  queue_time_.observe(seconds);
 }
 
 void ServerMetrics::observe_inter_token(double seconds) {
@@ -134,6 +140,7 @@ std::string ServerMetrics::render(const EngineCoreStats& engine) const {
   histogram("vllm:inter_token_latency_seconds", "Time between consecutive output tokens.", inter_token_);
   histogram("vllm:time_per_output_token_seconds", "Deprecated name of vllm:inter_token_latency_seconds.", inter_token_);
   histogram("vllm:e2e_request_latency_seconds", "Arrival to finish.", e2e_);
+  histogram("vllm:request_queue_time_seconds", "Time waiting before first being scheduled.", queue_time_);
   histogram("vllm:request_prompt_tokens", "Prompt tokens per request.", request_prompt_tokens_);
   histogram("vllm:request_generation_tokens", "Generated tokens per request.", request_generation_tokens_);
   return out;

@@ -33,6 +33,7 @@ class ServerMetrics {
 
   // Thread-safe observations, in seconds.
   void observe_first_token(double seconds_since_arrival);
+  void observe_queue_time(double seconds);
   void observe_inter_token(double seconds);
   void observe_tokens(int64_t prompt_tokens, int64_t generated_tokens);
   void observe_finished(FinishReason reason, double seconds_since_arrival, int64_t prompt_tokens,
@@ -47,6 +48,7 @@ class ServerMetrics {
   Histogram ttft_;
   Histogram inter_token_;
   Histogram e2e_;
+  Histogram queue_time_;
   Histogram request_prompt_tokens_;
   Histogram request_generation_tokens_;
   int64_t prompt_tokens_ = 0;

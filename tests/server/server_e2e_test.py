@@ -262,6 +262,7 @@ try:
                    for r in ("stop", "length", "abort"))
     check(finished == m.get(f"vllm:e2e_request_latency_seconds_count{{{labels}}}"), "one e2e latency per finish")
     check(m.get(f"vllm:time_to_first_token_seconds_count{{{labels}}}") == finished, "one TTFT per sequence")
+    check(m.get(f"vllm:request_queue_time_seconds_count{{{labels}}}") == finished, "one queue time per sequence")
     check(m.get(f'vllm:time_to_first_token_seconds_bucket{{{labels},le="+Inf"}}') == finished, "+Inf bucket")
     check(m.get(f"vllm:prefix_cache_hits_total{{{labels}}}", 0) > 0, "prefix cache hits counted")
 

@@ -1,5 +1,7 @@
 #include "engine/sched/request.h"
 
+#include "base/clock.h"
+
 namespace vllm {
 
 const char* finish_reason_name(FinishReason reason) {
@@ -20,6 +22,7 @@ Request::Request(RequestId id, std::vector<int32_t> prompt_token_ids, SamplingPa
       cache_salt(std::move(cache_salt)),
       all_token_ids(std::move(prompt_token_ids)),
       rng(this->params.seed),
+      arrival_time(now_seconds()),
       num_prompt_tokens_(static_cast<int32_t>(all_token_ids.size())) {}
 
 }  // namespace vllm

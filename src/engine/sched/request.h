@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -49,6 +50,10 @@ struct Request {
   // across a preemption, so that recomputing adds none twice).
   std::vector<PositionLogprobs> prompt_logprobs;
   bool prompt_logprobs_sent = false;
+  // Queueing, for metrics: when it arrived, and how long it waited before it first ran.
+  double arrival_time = 0.0;
+  std::optional<double> queue_time;
+  bool queue_time_sent = false;
 
  private:
   int32_t num_prompt_tokens_;

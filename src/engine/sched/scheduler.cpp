@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "base/clock.h"
 #include "base/logging.h"
 
 namespace vllm {
@@ -101,6 +102,7 @@ void Scheduler::admit_waiting(int32_t& budget, std::vector<Scheduled>& scheduled
     waiting_.pop_front();
     r->num_computed_tokens = computed.num_computed_tokens;
     r->status = RequestStatus::kRunning;
+    if (!r->queue_time) r->queue_time = now_seconds() - r->arrival_time;
     running_.push_back(r);
     kv_cache_.cache_full_blocks(r->id, r->all_token_ids, num_tokens, r->cache_salt);
     scheduled.push_back({r, num_new});
@@ -170,6 +172,10 @@ std::vector<EngineCoreOutput> Scheduler::update_from_output(const SchedulerOutpu
     out.new_token_ids.push_back(token.token_id);
     out.new_token_logprobs.push_back(token.logprob);
     if (token.logprobs) out.new_logprobs.push_back(*token.logprobs);
+    if (!r->queue_time_sent) {
+      out.queue_time = r->queue_time;
+      r->queue_time_sent = true;
+    }
     if (r->params.prompt_logprobs && !r->prompt_logprobs_sent) {
       out.prompt_logprobs = std::move(r->prompt_logprobs);
       r->prompt_logprobs_sent = true;

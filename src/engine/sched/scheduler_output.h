@@ -43,6 +43,7 @@ struct EngineCoreOutput {
   std::optional<std::vector<PositionLogprobs>> prompt_logprobs;
   std::optional<FinishReason> finish_reason;  // set on the request's last output
   std::optional<int32_t> stop_token_id;       // the stop_token_ids entry that finished it
+  std::optional<double> queue_time;           // with the first output: seconds from arrival to first scheduled
 };
 
 }  // namespace vllm
