@@ -7,7 +7,7 @@ seconds=${1:-60}
 build=$root/build-fuzz
 CC=clang CXX=clang++ cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DVLLM_BUILD_TESTS=OFF -DVLLM_BUILD_FUZZERS=ON -DVLLM_SANITIZE=address,undefined >/dev/null
-cmake --build "$build" --target tokenizer_encode_fuzzer chat_template_fuzzer
+cmake --build "$build" --target tokenizer_encode_fuzzer chat_template_fuzzer server_request_fuzzer
 corpus=$(mktemp -d)
 trap 'rm -rf "$corpus"' EXIT
 run() {  # run NAME [ENV=VALUE...]: the fuzzer for $seconds, seeded with a few real inputs
@@ -23,8 +23,13 @@ mkdir -p "$corpus/chat_template_fuzzer" "$corpus/tokenizer_encode_fuzzer"
 python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["chat_template"], end="")' \
   "$root/models/stories260k/tokenizer_config.json" >"$corpus/chat_template_fuzzer/seed"
 printf 'Once upon a time, <s> there was \xe2\x96\x81 a \xff\xfe cat. \xf0\x9f\x98\x80\n' >"$corpus/tokenizer_encode_fuzzer/seed"
+mkdir -p "$corpus/server_request_fuzzer"
+printf '%s' '{"prompt": ["Once", [1, 403]], "n": 2, "temperature": 0.5, "stop": ["a"], "logit_bias": {"5": 1},
+  "stream": true, "stream_options": {"include_usage": true}, "messages": [{"role": "user", "content":
+  [{"type": "text", "text": "Hi"}]}], "chat_template_kwargs": {"x": 1}, "logprobs": true, "top_logprobs": 2}'   >"$corpus/server_request_fuzzer/seed"
 run chat_template_fuzzer
 run tokenizer_encode_fuzzer
+run server_request_fuzzer
 if [ -d "$root/../shared/tokenizers/qwen3" ]; then
   cp -r "$corpus/tokenizer_encode_fuzzer" "$corpus/tokenizer_encode_fuzzer@qwen3"
   run "tokenizer_encode_fuzzer@qwen3" VLLM_FUZZ_TOKENIZER="$root/../shared/tokenizers/qwen3"

@@ -81,7 +81,8 @@ int run_serve(ServeOptions o) {
   sigwait(&signals, &signal);
   std::fprintf(stderr, "%s: shutting down\n", signal == SIGINT ? "SIGINT" : "SIGTERM");
   (*http_server)->stop_accepting();
-  engine.shutdown();     // in-flight requests end with "abort", delivered through the I/O threads
+  engine.shutdown();  // in-flight requests end with "abort", delivered through the I/O threads
+  if (!(*http_server)->wait_until_idle(5.0)) std::fprintf(stderr, "closing connections still being answered\n");
   http_server->reset();  // then the connections close and the I/O threads stop
   return 0;
 }

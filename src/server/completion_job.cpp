@@ -184,7 +184,15 @@ void CompletionJob::send_chunk(size_t p, const CompletionOutput& output, std::st
   choice["logprobs"] = std::move(logprobs);
   choice["finish_reason"] = finish_json(output.finish_reason);
   choice["stop_reason"] = stop_reason_json(output.stop_reason);
-  channel_->send_event(chunk(std::move(choice)).dump());
+  OrderedJson c = chunk(std::move(choice));
+  if (request_.include_usage && request_.continuous_usage_stats) {
+    const Prompt& prompt = prompts_[p];
+    const int64_t generated = prompt.choices[static_cast<size_t>(output.index)].num_tokens;
+    c["usage"] = OrderedJson{{"prompt_tokens", prompt.num_prompt_tokens},
+                             {"completion_tokens", generated},
+                             {"total_tokens", prompt.num_prompt_tokens + generated}};
+  }
+  channel_->send_event(c.dump());
 }
 
 OrderedJson CompletionJob::usage() const {

@@ -51,8 +51,11 @@ Result<bool> read_request_field(CompletionRequest& r, const std::string& key, co
   } else if (key == "stream_options") {
     if (v.is_null()) return true;
     if (!v.is_object()) return bad("field 'stream_options' must be an object", key);
-    if (v.contains("include_usage")) {
+    if (v.contains("include_usage") && !v["include_usage"].is_null()) {
       VLLM_ASSIGN_OR_RETURN(r.include_usage, api::read_bool(v["include_usage"], key));
+    }
+    if (v.contains("continuous_usage_stats") && !v["continuous_usage_stats"].is_null()) {
+      VLLM_ASSIGN_OR_RETURN(r.continuous_usage_stats, api::read_bool(v["continuous_usage_stats"], key));
     }
   } else if (key == "echo") {
     VLLM_ASSIGN_OR_RETURN(r.echo, api::read_bool(v, key));

@@ -19,6 +19,7 @@ struct CompletionRequest {
   std::string model;  // empty: the default
   bool stream = false;
   bool include_usage = false;
+  bool continuous_usage_stats = false;  // every chunk carries the usage so far of its choice
   bool echo = false;
   bool chat = false;           // answer in the chat.completion shapes
   std::string chat_echo_text;  // chat echo: the last message's content when it is the assistant's

@@ -1,5 +1,6 @@
 #include "server/http_server.h"
 
+#include <atomic>
 #include <boost/asio.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
@@ -50,8 +51,9 @@ constexpr const char* kLastChunk = "0\r\n\r\n";
 
 class Session : public std::enable_shared_from_this<Session> {
  public:
-  Session(tcp::socket socket, const HttpHandler& handler, const HttpServerOptions& options)
-      : stream_(std::move(socket)), handler_(handler), options_(options) {}
+  Session(tcp::socket socket, const HttpHandler& handler, const HttpServerOptions& options,
+          std::atomic<int>& active_responses)
+      : stream_(std::move(socket)), handler_(handler), options_(options), active_responses_(active_responses) {}
 
   void start() {
     net::dispatch(stream_.get_executor(), [self = shared_from_this()] { self->read_request(); });
@@ -76,7 +78,7 @@ class Session : public std::enable_shared_from_this<Session> {
     status_ = status;
     start_time_ = now_seconds();
     keep_alive_ = false;
-    responding_ = true;
+    set_responding(true);
     ++response_id_;
     write(whole_response(error_response(status, message), false), /*last=*/true);
   }
@@ -98,10 +100,16 @@ class Session : public std::enable_shared_from_this<Session> {
     closed_ = true;
     if (responding_) {
       log_request(" (client disconnected)");
-      responding_ = false;
+      set_responding(false);
       if (on_close_) std::exchange(on_close_, nullptr)();
     }
     close();
+  }
+
+  // Counts the server's answers in progress, for a graceful stop.
+  void set_responding(bool responding) {
+    if (responding != responding_) active_responses_ += responding ? 1 : -1;
+    responding_ = responding;
   }
 
   void write(std::string bytes, bool last) {
@@ -137,7 +145,7 @@ class Session : public std::enable_shared_from_this<Session> {
   void response_done() {
     log_request("");
     last_queued_ = false;
-    responding_ = false;
+    set_responding(false);
     on_close_ = nullptr;
     if (!keep_alive_) return close();
     if (!watching_) read_request();  // else the watch read starts it when data comes
@@ -155,6 +163,7 @@ class Session : public std::enable_shared_from_this<Session> {
   std::optional<http::request_parser<http::string_body>> parser_;
   const HttpHandler& handler_;
   const HttpServerOptions& options_;
+  std::atomic<int>& active_responses_;
 
   // The answer in progress (all on this session's strand).
   uint64_t response_id_ = 0;  // a channel of an older request may no longer write
@@ -245,7 +254,7 @@ void Session::on_request(beast::error_code ec) {
   request.authorization = std::string(message[http::field::authorization]);
   request.body = std::move(message.body());
   keep_alive_ = message.keep_alive();
-  responding_ = true;
+  set_responding(true);
   ++response_id_;
   stream_.expires_never();  // answers may take as long as generation does
   watch_connection();
@@ -261,7 +270,7 @@ struct HttpServer::Impl {
   void accept() {
     acceptor.async_accept(net::make_strand(ioc), [this](beast::error_code ec, tcp::socket socket) {
       if (ec == net::error::operation_aborted || !acceptor.is_open()) return;
-      if (!ec) std::make_shared<Session>(std::move(socket), handler, options)->start();
+      if (!ec) std::make_shared<Session>(std::move(socket), handler, options, active_responses)->start();
       accept();
     });
   }
@@ -270,6 +279,7 @@ struct HttpServer::Impl {
   HttpHandler handler;
   net::io_context ioc;
   tcp::acceptor acceptor;
+  std::atomic<int> active_responses{0};
   std::vector<std::thread> threads;
 };
 
@@ -305,6 +315,15 @@ HttpServer::~HttpServer() {
 uint16_t HttpServer::port() const {
   beast::error_code ec;
   return impl_->acceptor.local_endpoint(ec).port();
+}
+
+bool HttpServer::wait_until_idle(double timeout_seconds) {
+  const double deadline = now_seconds() + timeout_seconds;
+  while (impl_->active_responses.load() > 0) {
+    if (now_seconds() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return true;
 }
 
 void HttpServer::stop_accepting() {

@@ -68,6 +68,9 @@ class HttpServer {
   uint16_t port() const;
   // Stops accepting new connections; open ones are served on.
   void stop_accepting();
+  // Waits until no answer is in progress (every response written, every
+  // stream ended); false if `timeout_seconds` passed first.
+  bool wait_until_idle(double timeout_seconds);
 
  private:
   struct Impl;

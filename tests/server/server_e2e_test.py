@@ -120,6 +120,12 @@ try:
     finishes = [c["choices"][0]["finish_reason"] for c in chunks]
     check(finishes[-1] == "length" and all(f is None for f in finishes[:-1]), f"finish reasons {finishes}")
 
+    # continuous_usage_stats: every chunk counts its choice's tokens so far.
+    events = server.stream(dict(body, max_tokens=5, stream=True,
+                                stream_options={"include_usage": True, "continuous_usage_stats": True}))
+    counts = [json.loads(e)["usage"]["completion_tokens"] for e in events[:-2]]
+    check(counts == [1, 2, 3, 4, 5], f"continuous usage {counts}")
+
     # Stop strings stream exactly as they complete without streaming.
     stop_body = {"prompt": "Once upon a time", "max_tokens": 40, "temperature": 0, "stop": ["le gi"]}
     status, stopped = server.json("POST", "/v1/completions", stop_body)
@@ -208,7 +214,7 @@ try:
     # 64 concurrent streams: each greedy one equals its solo output.
     prompts = [f"Once upon a time {i}" for i in range(64)]
     solo = {}
-    for i in range(0, 64, 8):
+    for i in range(64):
         s, o = server.json("POST", "/v1/completions", {"prompt": prompts[i], "max_tokens": 24, "temperature": 0})
         solo[i] = o["choices"][0]["text"]
     results = {}
@@ -313,6 +319,30 @@ try:
               for m in ("ttft", "tpot", "itl", "e2el")), "bench serve keys")
 finally:
     server.stop()
+
+# SIGTERM with requests in flight: their streams end (finish_reason "abort", then [DONE]) and serve exits 0.
+server = Server()
+in_flight = {}
+
+
+def long_stream(i):
+    in_flight[i] = server.stream({"prompt": "Once", "max_tokens": 500, "ignore_eos": True, "temperature": 0.8,
+                                  "stream": True})
+
+
+threads = [threading.Thread(target=long_stream, args=(i,)) for i in range(4)]
+for t in threads:
+    t.start()
+time.sleep(1.0)
+started = time.time()
+server.stop()
+for t in threads:
+    t.join(timeout=30)
+check(time.time() - started < 10, "SIGTERM ends in-flight requests within seconds")
+for i, events in in_flight.items():
+    finishes = [json.loads(e)["choices"][0]["finish_reason"] for e in events[:-1]]
+    check(events[-1] == "[DONE]" and finishes[-1] == "abort", f"stream {i} ends with abort: {finishes[-3:]}")
+check(len(in_flight) == 4, f"{len(in_flight)} of 4 in-flight streams ended cleanly")
 
 # API keys and the body limit.
 server = Server("--api-key", "sekret", "--max-request-body-bytes", "2000")

@@ -1,0 +1,42 @@
+// libFuzzer target: arbitrary bytes as the body of /v1/completions and
+// /v1/chat/completions.  Never a crash or hang; a request that parses has at
+// least one prompt, and chat prompts come out tokenised.
+#include <cstdlib>
+#include <memory>
+#include <string>
+
+#include "server/completion_request.h"
+
+namespace {
+
+struct Fixture {
+  std::unique_ptr<vllm::Tokenizer> tokenizer;
+  std::unique_ptr<vllm::server::ChatRenderer> renderer;
+};
+
+const Fixture& fixture() {
+  static const Fixture f = [] {
+    Fixture x;
+    auto loaded = vllm::Tokenizer::load(VLLM_FUZZ_DEFAULT_TOKENIZER);
+    if (!loaded.is_ok()) std::abort();
+    x.tokenizer = std::move(loaded).value();
+    auto renderer = vllm::server::ChatRenderer::create(*x.tokenizer, std::nullopt);
+    if (!renderer.is_ok()) std::abort();
+    x.renderer = std::make_unique<vllm::server::ChatRenderer>(std::move(renderer).value());
+    return x;
+  }();
+  return f;
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  const std::string body(reinterpret_cast<const char*>(data), size);
+  vllm::Result<vllm::server::CompletionRequest> completion = vllm::server::parse_completion_request(body);
+  if (completion.is_ok() && completion->prompts.empty()) std::abort();
+  const Fixture& f = fixture();
+  vllm::Result<vllm::server::CompletionRequest> chat =
+      vllm::server::parse_chat_request(body, *f.renderer, *f.tokenizer, 512);
+  if (chat.is_ok() && (chat->prompts.size() != 1 || !chat->prompts[0].token_ids)) std::abort();
+  return 0;
+}
