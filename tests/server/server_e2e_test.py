@@ -312,6 +312,7 @@ try:
     # The load generator against this server.
     run = subprocess.run([binary, "bench", "serve", "--base-url", f"http://127.0.0.1:{server.port}",
                           "--num-prompts", "12", "--max-concurrency", "4", "--input-len", "20", "--output-len", "10",
+                          "--request-rate", "40",
                           "--output-json", f"/tmp/vllm-bench-serve-{server.port}.json"],
                          capture_output=True, text=True, timeout=120)
     check(run.returncode == 0 and "Successful requests:" in run.stdout, f"bench serve: {run.returncode} {run.stderr}")
@@ -320,12 +321,24 @@ try:
           and report["total_input_tokens"] == 240, f"bench serve report {report}")
     check(all(f"{s}_{m}_ms" in report for s in ("mean", "median", "p90", "p99")
               for m in ("ttft", "tpot", "itl", "e2el")), "bench serve keys")
+    dataset = f"/tmp/vllm-bench-dataset-{server.port}.jsonl"
+    with open(dataset, "w") as f:
+        f.write(json.dumps({"prompt": "Once upon a time", "output_len": 7}) + "\n")
+        f.write(json.dumps({"prompt": [1, 403, 407], "output_len": 5}) + "\n")
+    run = subprocess.run([binary, "bench", "serve", "--base-url", f"http://127.0.0.1:{server.port}", "--dataset",
+                          dataset, "--output-json", dataset + ".json"], capture_output=True, text=True, timeout=120)
+    report = json.load(open(dataset + ".json"))
+    check(run.returncode == 0 and report["completed"] == 2 and report["total_output_tokens"] == 12,
+          f"bench serve --dataset {report}")
+    # One log line per request: method, path, status, tokens, latency.
+    check(any(re.search(r"POST /v1/completions 200 prompt_tokens=\d+ completion_tokens=\d+ \d+ ms", l)
+              for l in server.log), "request log lines")
 finally:
     server.stop()
 
 # SIGTERM with requests in flight: their streams end (finish_reason "abort", then [DONE]) and serve exits 0.
 # One sequence at a time, so that three of the four are still waiting when the signal comes.
-server = Server("--max-num-seqs", "1")
+server = Server("--max-num-seqs", "1", "--served-model-name", "stories260K")
 body = json.dumps({"prompt": "Once", "max_tokens": 500, "ignore_eos": True, "temperature": 0.8, "stream": True})
 sockets = []
 for _ in range(4):
@@ -335,6 +348,10 @@ for _ in range(4):
 received = [b"" for _ in sockets]
 while b"data: " not in received[0]:  # the first is generating
     received[0] += sockets[0].recv(65536)
+labels = 'engine="0",model_name="stories260K"'
+deadline = time.time() + 30
+while time.time() < deadline and server.metrics().get(f"vllm:num_requests_waiting{{{labels}}}") != 3:
+    time.sleep(0.05)  # the other three are queued behind it
 started = time.time()
 server.stop()
 for i, sock in enumerate(sockets):
@@ -368,6 +385,14 @@ finally:
 
 # vLLM's command line carries over: no-effect flags are accepted, features to come only at their defaults,
 # unknown flags exit 2; a bad model directory is one error line.
+server = Server("--chat-template", "{% for m in messages %}[{{ m.role }}] {{ m.content }}{% endfor %}")
+try:
+    status, tok = server.json("POST", "/tokenize", {"messages": [{"role": "user", "content": "Hi"}],
+                                                    "add_special_tokens": False})
+    status, plain = server.json("POST", "/tokenize", {"prompt": "[user] Hi", "add_special_tokens": False})
+    check(tok["tokens"] == plain["tokens"], f"--chat-template renders the messages {tok} {plain}")
+finally:
+    server.stop()
 server = Server("--dtype", "bfloat16", "--trust-remote-code", "--enforce-eager", "-tp", "1", "--seed", "3",
                 "--gpu-memory-utilization", "0.5", "--max-loras", "1", "--scheduling-policy", "fcfs",
                 "--response-role", "narrator", "--disable-uvicorn-access-log", "--max-logprobs", "5")
