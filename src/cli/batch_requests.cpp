@@ -1,10 +1,10 @@
 #include "cli/batch_requests.h"
 
-#include <cmath>
 #include <fstream>
 #include <iostream>
 
 #include "api/json_fields.h"
+#include "api/output_json.h"
 #include "api/sampling_fields.h"
 
 namespace vllm::cli {
@@ -68,21 +68,12 @@ Result<std::vector<BatchRequest>> read_batch_requests(const std::string& path, c
 
 namespace {
 
-// vLLM reports -inf as -9999.0, which JSON can carry.
-double finite_logprob(float logprob) { return std::isinf(logprob) ? -9999.0 : logprob; }
-
 // {"<token id>": logprob} for the chosen token and the top candidates.
 OrderedJson position_json(const PositionLogprobs& p) {
   OrderedJson j = OrderedJson::object();
-  j[std::to_string(p.chosen.token_id)] = finite_logprob(p.chosen.logprob);
-  for (const TokenLogprob& t : p.top) j[std::to_string(t.token_id)] = finite_logprob(t.logprob);
+  j[std::to_string(p.chosen.token_id)] = api::reported_logprob(p.chosen.logprob);
+  for (const TokenLogprob& t : p.top) j[std::to_string(t.token_id)] = api::reported_logprob(t.logprob);
   return j;
-}
-
-OrderedJson stop_reason_json(const StopReason& reason) {
-  if (const auto* text = std::get_if<std::string>(&reason)) return *text;
-  if (const auto* id = std::get_if<int32_t>(&reason)) return *id;
-  return nullptr;
 }
 
 }  // namespace
@@ -103,8 +94,8 @@ OrderedJson batch_output_json(size_t index, const RequestOutput& output) {
       for (const PositionLogprobs& p : *c.logprobs) positions.push_back(position_json(p));
       o["logprobs"] = std::move(positions);
     }
-    o["finish_reason"] = c.finish_reason ? OrderedJson(finish_reason_name(*c.finish_reason)) : OrderedJson(nullptr);
-    o["stop_reason"] = stop_reason_json(c.stop_reason);
+    o["finish_reason"] = api::finish_reason_json(c.finish_reason);
+    o["stop_reason"] = api::stop_reason_json(c.stop_reason);
     outputs.push_back(std::move(o));
   }
   j["outputs"] = std::move(outputs);

@@ -1,14 +1,11 @@
 #include "server/completion_job.h"
 
+#include "api/output_json.h"
 #include "base/clock.h"
 #include "base/json.h"
 
 namespace vllm::server {
 namespace {
-
-OrderedJson finish_json(const std::optional<FinishReason>& reason) {
-  return reason ? OrderedJson(finish_reason_name(*reason)) : OrderedJson(nullptr);
-}
 
 OrderedJson chat_message(const std::string& role, const std::string& content) {
   OrderedJson m;
@@ -21,12 +18,6 @@ OrderedJson chat_message(const std::string& role, const std::string& content) {
   m["tool_calls"] = OrderedJson::array();
   m["reasoning_content"] = nullptr;
   return m;
-}
-
-OrderedJson stop_reason_json(const StopReason& reason) {
-  if (const auto* text = std::get_if<std::string>(&reason)) return *text;
-  if (const auto* id = std::get_if<int32_t>(&reason)) return *id;
-  return nullptr;
 }
 
 }  // namespace
@@ -182,8 +173,8 @@ void CompletionJob::send_chunk(size_t p, const CompletionOutput& output, std::st
     choice["text"] = std::move(text);
   }
   choice["logprobs"] = std::move(logprobs);
-  choice["finish_reason"] = finish_json(output.finish_reason);
-  choice["stop_reason"] = stop_reason_json(output.stop_reason);
+  choice["finish_reason"] = api::finish_reason_json(output.finish_reason);
+  choice["stop_reason"] = api::stop_reason_json(output.stop_reason);
   OrderedJson c = chunk(std::move(choice));
   if (request_.include_usage && request_.continuous_usage_stats) {
     const Prompt& prompt = prompts_[p];
@@ -240,8 +231,8 @@ void CompletionJob::finish() {
         choice["text"] = c.text;
       }
       choice["logprobs"] = request_.params.logprobs ? c.logprobs : OrderedJson(nullptr);
-      choice["finish_reason"] = finish_json(c.finish_reason);
-      choice["stop_reason"] = stop_reason_json(c.stop_reason);
+      choice["finish_reason"] = api::finish_reason_json(c.finish_reason);
+      choice["stop_reason"] = api::stop_reason_json(c.stop_reason);
       if (!request_.chat) choice["prompt_logprobs"] = nullptr;
       choices.push_back(std::move(choice));
     }

@@ -1,11 +1,10 @@
 #include "server/logprobs_json.h"
 
-#include <cmath>
+
+#include "api/output_json.h"
 
 namespace vllm::server {
 namespace {
-
-double reported(float logprob) { return std::isinf(logprob) ? -9999.0 : static_cast<double>(logprob); }
 
 int64_t utf8_chars(const std::string& s) {
   int64_t n = 0;
@@ -50,18 +49,20 @@ void LogprobsFormatter::append(OrderedJson& out, const std::vector<int32_t>& tok
       OrderedJson top = OrderedJson::array();
       for (size_t k = 0; k < p.top.size() && static_cast<int32_t>(k) < top_n_; ++k) {
         const std::string t = piece(cursor.previous_token, p.top[k].token_id);
-        top.push_back(OrderedJson{{"token", t}, {"logprob", reported(p.top[k].logprob)}, {"bytes", bytes_of(t)}});
+        top.push_back(
+            OrderedJson{{"token", t}, {"logprob", api::reported_logprob(p.top[k].logprob)}, {"bytes", bytes_of(t)}});
       }
       out["content"].push_back(OrderedJson{{"token", text},
-                                           {"logprob", reported(p.chosen.logprob)},
+                                           {"logprob", api::reported_logprob(p.chosen.logprob)},
                                            {"bytes", bytes_of(text)},
                                            {"top_logprobs", std::move(top)}});
     } else {
       OrderedJson top = OrderedJson::object();
-      top[text] = reported(p.chosen.logprob);
-      for (const TokenLogprob& t : p.top) top[piece(cursor.previous_token, t.token_id)] = reported(t.logprob);
+      top[text] = api::reported_logprob(p.chosen.logprob);
+      for (const TokenLogprob& t : p.top)
+        top[piece(cursor.previous_token, t.token_id)] = api::reported_logprob(t.logprob);
       out["tokens"].push_back(text);
-      out["token_logprobs"].push_back(reported(p.chosen.logprob));
+      out["token_logprobs"].push_back(api::reported_logprob(p.chosen.logprob));
       out["top_logprobs"].push_back(std::move(top));
       out["text_offset"].push_back(cursor.text_offset);
     }
