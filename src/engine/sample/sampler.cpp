@@ -25,12 +25,11 @@ SampledToken Sampler::sample_row(const SamplingRow& row, Scratch& scratch) const
   // Logprobs describe the model's own distribution, so they are taken first.
   const double log_z = log_sum_exp(logits, vocab_size_);
   const float* raw = logits;
-  std::vector<float> raw_copy;
   const bool modifies = !params.logit_bias.empty() || params.min_tokens > 0 || params.repetition_penalty != 1.0 ||
                         params.frequency_penalty != 0.0 || params.presence_penalty != 0.0;
   if (modifies) {
-    raw_copy.assign(logits, logits + vocab_size_);
-    raw = raw_copy.data();
+    scratch.raw_logits.assign(logits, logits + vocab_size_);
+    raw = scratch.raw_logits.data();
   }
 
   apply_logit_bias(logits, vocab_size_, params);

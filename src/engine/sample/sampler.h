@@ -58,6 +58,7 @@ class Sampler {
   struct Scratch {
     PenaltyScratch penalties;
     std::vector<Candidate> candidates;
+    std::vector<float> raw_logits;  // the row before bias and penalties, for its logprobs
   };
   SampledToken sample_row(const SamplingRow& row, Scratch& scratch) const;
 
