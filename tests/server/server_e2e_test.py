@@ -337,23 +337,24 @@ finally:
     server.stop()
 
 # SIGTERM with requests in flight: their streams end (finish_reason "abort", then [DONE]) and serve exits 0.
-# One sequence at a time, so that three of the four are still waiting when the signal comes.
+# One sequence at a time and many queued requests (stories260k writes 500 tokens in well under a second, so a
+# few would all be done before the signal): those still waiting when it comes must end with "abort".
 server = Server("--max-num-seqs", "1", "--served-model-name", "stories260K")
 body = json.dumps({"prompt": "Once", "max_tokens": 500, "ignore_eos": True, "temperature": 0.8, "stream": True})
 sockets = []
-for _ in range(4):
+for _ in range(48):
     sock = socket.create_connection(("127.0.0.1", server.port), timeout=60)
     sock.sendall((f"POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Length: {len(body)}\r\n\r\n{body}").encode())
     sockets.append(sock)
-received = [b"" for _ in sockets]
-while b"data: " not in received[0]:  # the first is generating
-    received[0] += sockets[0].recv(65536)
 labels = 'engine="0",model_name="stories260K"'
 deadline = time.time() + 30
-while time.time() < deadline and server.metrics().get(f"vllm:num_requests_waiting{{{labels}}}") != 3:
-    time.sleep(0.05)  # the other three are queued behind it
+waiting = 0
+while time.time() < deadline and waiting < 8:
+    waiting = server.metrics().get(f"vllm:num_requests_waiting{{{labels}}}", 0)
+check(waiting >= 8, f"requests queued behind the running one before the signal: {waiting}")
 started = time.time()
 server.stop()
+received = [b"" for _ in sockets]
 for i, sock in enumerate(sockets):
     while not received[i].endswith(b"0\r\n\r\n"):
         chunk = sock.recv(65536)
@@ -362,11 +363,15 @@ for i, sock in enumerate(sockets):
         received[i] += chunk
     sock.close()
 check(time.time() - started < 10, "SIGTERM ends in-flight requests within seconds")
+aborted = 0
 for i, raw in enumerate(received):
     events = re.findall(r"data: (.*?)\n\n", raw.decode(errors="replace"))
     finishes = [json.loads(e)["choices"][0]["finish_reason"] for e in events[:-1]]
-    check(events and events[-1] == "[DONE]" and finishes and finishes[-1] == "abort",
-          f"stream {i} ends with abort, then [DONE]: {events[-2:] if events else raw[:200]}")
+    check(events and events[-1] == "[DONE]" and finishes and finishes[-1] in ("abort", "length"),
+          f"stream {i} ends with a finish reason, then [DONE]: {events[-2:] if events else raw[:200]}")
+    aborted += bool(finishes) and finishes[-1] == "abort"
+# A 500-token request takes tens of milliseconds, far more than the signal takes to arrive after the last /metrics.
+check(aborted >= waiting - 1, f"requests waiting at the signal end with abort: {aborted} of {waiting}")
 
 # API keys and the body limit.
 server = Server("--api-key", "sekret", "--max-request-body-bytes", "2000")
