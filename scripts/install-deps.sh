@@ -9,6 +9,7 @@ packages=(
   libssl-dev                            # SHA-256 block hashes of the prefix cache
   libboost1.81-dev                      # Boost.Beast/Asio: the HTTP server
   libgtest-dev libgmock-dev             # tests
+  libbenchmark-dev                      # kernel micro-benchmarks (bench/kernels)
   python3 python3-numpy                 # the numpy reference forward pass (tests only)
   clang libclang-rt-14-dev              # libFuzzer targets (scripts/fuzz.sh)
 )

@@ -12,6 +12,8 @@ using CommandRunner = std::function<int()>;
 CommandRunner add_generate_command(CLI::App& app);
 CommandRunner add_serve_command(CLI::App& app);
 CommandRunner add_bench_serve_command(CLI::App& app);
+CommandRunner add_bench_latency_command(CLI::App& app);
+CommandRunner add_bench_throughput_command(CLI::App& app);
 CommandRunner add_make_test_model_command(CLI::App& app);
 CommandRunner add_tokenize_command(CLI::App& app);
 CommandRunner add_detokenize_command(CLI::App& app);

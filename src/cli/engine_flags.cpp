@@ -5,6 +5,7 @@
 
 #include "base/thread_pool.h"
 #include "cli/human_readable.h"
+#include "kernels/kernels.h"
 
 namespace vllm::cli {
 
@@ -32,6 +33,12 @@ void add_engine_flags(CLI::App& app, EngineFlags& f) {
   app.add_option("--max-logprobs", f.max_logprobs, "Most logprobs / prompt_logprobs a request may ask for")
       ->capture_default_str()
       ->check(CLI::Range(0, 1 << 20));
+  app.add_option("--cpu-isa", f.cpu_isa, "Kernels' instruction set: auto (the best this CPU has), avx512, avx2, scalar")
+      ->capture_default_str();
+}
+
+int engine_threads(const EngineFlags& flags) {
+  return flags.threads > 0 ? flags.threads : ThreadPool::default_num_threads();
 }
 
 Result<EngineConfig> make_engine_config(const EngineFlags& f) {
@@ -60,7 +67,7 @@ Result<EngineConfig> make_engine_config(const EngineFlags& f) {
     }
     config.cache.kv_cache_memory_bytes = static_cast<int64_t>(value * 1073741824.0);
   }
-  config.num_threads = f.threads > 0 ? f.threads : ThreadPool::default_num_threads();
+  config.num_threads = engine_threads(f);
   config.max_logprobs = f.max_logprobs;
   return config;
 }
@@ -68,6 +75,7 @@ Result<EngineConfig> make_engine_config(const EngineFlags& f) {
 Result<LoadedEngine> load_engine(const std::string& model_dir, const EngineFlags& flags,
                                  const std::string& tokenizer_dir) {
   VLLM_ASSIGN_OR_RETURN(EngineConfig config, make_engine_config(flags));
+  VLLM_RETURN_IF_ERROR(kernels::force_cpu_isa(flags.cpu_isa));
   LoadedEngine loaded;
   VLLM_ASSIGN_OR_RETURN(loaded.model, DecoderModel::load(model_dir));
   VLLM_ASSIGN_OR_RETURN(loaded.tokenizer, Tokenizer::load(tokenizer_dir.empty() ? model_dir : tokenizer_dir));

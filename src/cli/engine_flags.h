@@ -23,9 +23,13 @@ struct EngineFlags {
   bool enable_chunked_prefill = true;
   int threads = 0;  // 0: one per CPU the process may use
   int32_t max_logprobs = 20;
+  std::string cpu_isa = "auto";
 };
 
 void add_engine_flags(CLI::App& app, EngineFlags& flags);
+
+// The engine's compute threads under these flags.
+int engine_threads(const EngineFlags& flags);
 
 // Reads VLLM_CPU_KVCACHE_SPACE (GiB; 0 = automatic) when no explicit size is given.
 Result<EngineConfig> make_engine_config(const EngineFlags& flags);

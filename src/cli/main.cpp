@@ -23,6 +23,11 @@ int main(int argc, char** argv) {
     bench->require_subcommand(1);
     CLI::App* serve = bench->add_subcommand("serve", "Load-test an OpenAI-compatible server");
     runners[serve] = vllm::cli::add_bench_serve_command(*serve);
+    CLI::App* latency =
+        bench->add_subcommand("latency", "Time prefill and decode of one batch, against the machine's limits");
+    runners[latency] = vllm::cli::add_bench_latency_command(*latency);
+    CLI::App* throughput = bench->add_subcommand("throughput", "Offline throughput of many requests at once");
+    runners[throughput] = vllm::cli::add_bench_throughput_command(*throughput);
   }
   add("generate", "Generate completions for one prompt or a file of requests", vllm::cli::add_generate_command);
   add("make-test-model", "Write a random-weight model with real shapes", vllm::cli::add_make_test_model_command);

@@ -1,24 +1,35 @@
 // Kernel entry points: one function per op. Activations are float32, row-major,
-// passed as raw pointers with their shapes in comments; weights are Tensor
-// views in their stored dtype (F32, BF16 or F16) and are widened to float32 in
-// registers. Kernels know nothing of requests or models.
+// passed as raw pointers with their shapes in comments; weight matrices are
+// packed once at load (packed_matrix.h) and stay in their stored dtype (F32,
+// BF16 or F16), widened to float32 in registers. Kernels know nothing of
+// requests or models.
 //
 // Every output element is computed by the same sequence of operations however
 // many rows are in the batch, so results do not depend on batch composition.
 #pragma once
 
 #include <cstdint>
+#include <string>
 
+#include "base/status.h"
 #include "base/thread_pool.h"
+#include "kernels/packed_matrix.h"
 #include "tensor/tensor.h"
 
 namespace vllm::kernels {
 
+// The instruction set in use ("avx512", "avx2" or "scalar"): the best this
+// CPU has unless force_cpu_isa chose a lower one.
+std::string cpu_isa();
+// "auto" or one of the names above; an error names what the CPU supports.
+// Call before any kernel runs.
+Status force_cpu_isa(const std::string& name);
+
 // y[m, n] = sum_k x[m, k] * w[n, k] + bias[n].  x: [m, K]; w: [N, K]; bias: [N] or null; y: [m, N].
-void linear(const float* x, int64_t m, const Tensor& w, const float* bias, float* y, ThreadPool& pool);
+void linear(const float* x, int64_t m, const PackedMatrix& w, const float* bias, float* y, ThreadPool& pool);
 
 // out[t, :] = table[ids[t], :] widened to float32.  table: [V, H]; out: [num_tokens, H].
-void embedding(const Tensor& table, const int32_t* ids, int64_t num_tokens, float* out);
+void embedding(const PackedMatrix& table, const int32_t* ids, int64_t num_tokens, float* out);
 
 // y[r, :] = x[r, :] / sqrt(mean(x[r, :]^2) + eps) * weight.  x, y: [rows, n] (may alias); weight: [n].
 void rms_norm(const float* x, int64_t rows, int64_t n, const float* weight, float eps, float* y);

@@ -28,17 +28,35 @@ Result<std::unique_ptr<DecoderModel>> DecoderModel::load(const std::string& mode
   Result<DecoderVariant> variant = decoder_variant_for(config);
   if (!variant.is_ok()) return variant.status().with_context(model_dir + "/config.json");
   VLLM_ASSIGN_OR_RETURN(Checkpoint checkpoint, Checkpoint::open(model_dir));
-  VLLM_ASSIGN_OR_RETURN(DecoderWeights weights, bind_decoder_weights(checkpoint, config, *variant));
+  ThreadPool packers(ThreadPool::default_num_threads());
+  VLLM_ASSIGN_OR_RETURN(DecoderWeights weights, load_decoder_weights(checkpoint, config, *variant, packers));
   return std::unique_ptr<DecoderModel>(
-      new DecoderModel(std::move(config), std::move(variant).value(), std::move(checkpoint), std::move(weights)));
+      new DecoderModel(std::move(config), std::move(variant).value(), std::move(weights)));
 }
 
-DecoderModel::DecoderModel(ModelConfig config, DecoderVariant variant, Checkpoint checkpoint, DecoderWeights weights)
+DecoderModel::DecoderModel(ModelConfig config, DecoderVariant variant, DecoderWeights weights)
     : config_(std::move(config)),
       variant_(std::move(variant)),
-      checkpoint_(std::move(checkpoint)),
       weights_(std::move(weights)),
       rope_(config_.head_dim, config_.rope_theta, config_.rope_scaling) {}
+
+DecoderModel::Cost DecoderModel::cost() const {
+  Cost cost;
+  auto add_layer_matrix = [&cost](const kernels::PackedMatrix& m) {
+    cost.layer_params += static_cast<double>(m.rows * m.cols);
+    cost.weight_bytes += static_cast<double>(m.rows * m.cols) * static_cast<double>(dtype_size(m.dtype));
+  };
+  for (const DecoderLayerWeights& w : weights_.layers) {
+    for (const kernels::PackedMatrix* m :
+         {&w.q_proj, &w.k_proj, &w.v_proj, &w.o_proj, &w.gate_proj, &w.up_proj, &w.down_proj}) {
+      add_layer_matrix(*m);
+    }
+  }
+  const kernels::PackedMatrix& head = weights_.output_projection();
+  cost.lm_head_params = static_cast<double>(head.rows * head.cols);
+  cost.weight_bytes += cost.lm_head_params * static_cast<double>(dtype_size(head.dtype));
+  return cost;
+}
 
 void DecoderModel::forward(const ForwardBatch& batch, const KVCacheView& kv_cache, float* logits, ThreadPool& pool) {
   const int64_t t = batch.num_tokens;
@@ -72,7 +90,7 @@ void DecoderModel::forward(const ForwardBatch& batch, const KVCacheView& kv_cach
   }
   const float eps = static_cast<float>(config_.rms_norm_eps);
   kernels::rms_norm(ws_.last.data(), batch.num_logits, h, weights_.final_norm.data(), eps, ws_.last.data());
-  kernels::linear(ws_.last.data(), batch.num_logits, weights_.lm_head, nullptr, logits, pool);
+  kernels::linear(ws_.last.data(), batch.num_logits, weights_.output_projection(), nullptr, logits, pool);
 }
 
 void DecoderModel::attention_block(const DecoderLayerWeights& w, const ForwardBatch& batch,

@@ -24,6 +24,17 @@ class DecoderModel {
   const ModelConfig& config() const { return config_; }
   const DecoderVariant& variant() const { return variant_; }
 
+  // What one forward pass costs, for benchmarks' limits: bytes of weight
+  // matrices a decode step reads (each once, the LM head included), and the
+  // multiply-adds per token of the layers and of the LM head (attention's
+  // score and value products, which grow with the context, not counted).
+  struct Cost {
+    double weight_bytes = 0;
+    double layer_params = 0;
+    double lm_head_params = 0;
+  };
+  Cost cost() const;
+
   // Runs every token of `batch` through the model, writing its keys and
   // values into `kv_cache`, and fills logits: [batch.num_logits, vocab_size]
   // for the rows batch.logits_indices names.  Not thread-safe: one caller
@@ -31,7 +42,7 @@ class DecoderModel {
   void forward(const ForwardBatch& batch, const KVCacheView& kv_cache, float* logits, ThreadPool& pool);
 
  private:
-  DecoderModel(ModelConfig config, DecoderVariant variant, Checkpoint checkpoint, DecoderWeights weights);
+  DecoderModel(ModelConfig config, DecoderVariant variant, DecoderWeights weights);
 
   void attention_block(const DecoderLayerWeights& w, const ForwardBatch& batch, const kernels::PagedKVLayer& kv,
                        ThreadPool& pool);
@@ -39,7 +50,6 @@ class DecoderModel {
 
   ModelConfig config_;
   DecoderVariant variant_;
-  Checkpoint checkpoint_;  // keeps the mapped weight files alive
   DecoderWeights weights_;
   RotaryEmbedding rope_;
 

@@ -9,7 +9,7 @@ namespace {
 class WeightSink {
  public:
   virtual ~WeightSink() = default;
-  virtual Status matrix(const std::string& name, int64_t rows, int64_t cols, Tensor& slot) = 0;
+  virtual Status matrix(const std::string& name, int64_t rows, int64_t cols, kernels::PackedMatrix& slot) = 0;
   virtual Status vector(const std::string& name, int64_t n, WeightKind kind, std::vector<float>& slot) = 0;
 };
 
@@ -46,16 +46,13 @@ Status describe_weights(WeightSink& s, const ModelConfig& c, const DecoderVarian
         describe_layer(s, "model.layers." + std::to_string(i) + ".", c, v, w.layers[static_cast<size_t>(i)]));
   }
   VLLM_RETURN_IF_ERROR(s.vector("model.norm.weight", c.hidden_size, WeightKind::kNorm, w.final_norm));
-  if (c.tie_word_embeddings) {
-    w.lm_head = w.embed_tokens;
-    return Status::ok();
-  }
+  if (c.tie_word_embeddings) return Status::ok();
   return s.matrix("lm_head.weight", c.vocab_size, c.hidden_size, w.lm_head);
 }
 
 class SpecCollector : public WeightSink {
  public:
-  Status matrix(const std::string& name, int64_t rows, int64_t cols, Tensor&) override {
+  Status matrix(const std::string& name, int64_t rows, int64_t cols, kernels::PackedMatrix&) override {
     specs.push_back({name, {rows, cols}, WeightKind::kMatrix});
     return Status::ok();
   }
@@ -68,10 +65,11 @@ class SpecCollector : public WeightSink {
 
 class CheckpointBinder : public WeightSink {
  public:
-  explicit CheckpointBinder(const Checkpoint& ckpt) : ckpt_(ckpt) {}
+  CheckpointBinder(const Checkpoint& ckpt, ThreadPool& pool) : ckpt_(ckpt), pool_(pool) {}
 
-  Status matrix(const std::string& name, int64_t rows, int64_t cols, Tensor& slot) override {
-    VLLM_ASSIGN_OR_RETURN(slot, checked(name, {rows, cols}));
+  Status matrix(const std::string& name, int64_t rows, int64_t cols, kernels::PackedMatrix& slot) override {
+    VLLM_ASSIGN_OR_RETURN(Tensor t, checked(name, {rows, cols}));
+    slot = kernels::pack_matrix(t, pool_);
     return Status::ok();
   }
 
@@ -113,6 +111,7 @@ class CheckpointBinder : public WeightSink {
   }
 
   const Checkpoint& ckpt_;
+  ThreadPool& pool_;
 };
 
 }  // namespace
@@ -124,9 +123,9 @@ std::vector<WeightSpec> decoder_weight_specs(const ModelConfig& config, const De
   return std::move(collector.specs);
 }
 
-Result<DecoderWeights> bind_decoder_weights(const Checkpoint& ckpt, const ModelConfig& config,
-                                            const DecoderVariant& variant) {
-  CheckpointBinder binder(ckpt);
+Result<DecoderWeights> load_decoder_weights(const Checkpoint& ckpt, const ModelConfig& config,
+                                            const DecoderVariant& variant, ThreadPool& pool) {
+  CheckpointBinder binder(ckpt, pool);
   DecoderWeights weights;
   VLLM_RETURN_IF_ERROR(describe_weights(binder, config, variant, weights));
   return weights;

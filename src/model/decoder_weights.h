@@ -1,10 +1,13 @@
-// The weights of a decoder-only transformer, bound to checkpoint tensors.
-// Matrices stay in the mapped file in their stored dtype; small vectors
-// (norms, biases) are widened once to float32.
+// The weights of a decoder-only transformer, read from checkpoint tensors.
+// Matrices are repacked once into the kernels' layout in their stored dtype
+// (kernels/packed_matrix.h); small vectors (norms, biases) are widened once
+// to float32.  Nothing refers to the checkpoint's files afterwards.
 #pragma once
 
 #include <vector>
 
+#include "base/thread_pool.h"
+#include "kernels/packed_matrix.h"
 #include "model/arch/decoder_variant.h"
 #include "model/loader/checkpoint.h"
 #include "tensor/tensor.h"
@@ -12,22 +15,24 @@
 namespace vllm {
 
 struct DecoderLayerWeights {
-  std::vector<float> input_norm;              // [hidden]
-  Tensor q_proj, k_proj, v_proj;              // [heads * head_dim, hidden], [kv_heads * head_dim, hidden] x2
-  std::vector<float> q_bias, k_bias, v_bias;  // empty unless variant.qkv_bias
-  std::vector<float> q_norm, k_norm;          // [head_dim], empty unless variant.qk_norm
-  Tensor o_proj;                              // [hidden, heads * head_dim]
-  std::vector<float> o_bias;                  // empty unless variant.o_bias
-  std::vector<float> post_attention_norm;     // [hidden]
-  Tensor gate_proj, up_proj;                  // [intermediate, hidden]
-  Tensor down_proj;                           // [hidden, intermediate]
+  std::vector<float> input_norm;                 // [hidden]
+  kernels::PackedMatrix q_proj, k_proj, v_proj;  // [heads * head_dim, hidden], [kv_heads * head_dim, hidden] x2
+  std::vector<float> q_bias, k_bias, v_bias;     // empty unless variant.qkv_bias
+  std::vector<float> q_norm, k_norm;             // [head_dim], empty unless variant.qk_norm
+  kernels::PackedMatrix o_proj;                  // [hidden, heads * head_dim]
+  std::vector<float> o_bias;                     // empty unless variant.o_bias
+  std::vector<float> post_attention_norm;        // [hidden]
+  kernels::PackedMatrix gate_proj, up_proj;      // [intermediate, hidden]
+  kernels::PackedMatrix down_proj;               // [hidden, intermediate]
 };
 
 struct DecoderWeights {
-  Tensor embed_tokens;  // [vocab, hidden]
+  kernels::PackedMatrix embed_tokens;  // [vocab, hidden]
   std::vector<DecoderLayerWeights> layers;
   std::vector<float> final_norm;  // [hidden]
-  Tensor lm_head;                 // [vocab, hidden]; embed_tokens when tied
+  kernels::PackedMatrix lm_head;  // [vocab, hidden]; empty when tied to embed_tokens
+
+  const kernels::PackedMatrix& output_projection() const { return lm_head.rows > 0 ? lm_head : embed_tokens; }
 };
 
 enum class WeightKind { kMatrix, kNorm, kBias };
@@ -42,8 +47,9 @@ struct WeightSpec {
 // kinds (make-test-model writes exactly these).
 std::vector<WeightSpec> decoder_weight_specs(const ModelConfig& config, const DecoderVariant& variant);
 
-// Checks every tensor's presence, shape and dtype against the config.
-Result<DecoderWeights> bind_decoder_weights(const Checkpoint& ckpt, const ModelConfig& config,
-                                            const DecoderVariant& variant);
+// Checks every tensor's presence, shape and dtype against the config, and
+// packs the matrices (split over the pool).
+Result<DecoderWeights> load_decoder_weights(const Checkpoint& ckpt, const ModelConfig& config,
+                                            const DecoderVariant& variant, ThreadPool& pool);
 
 }  // namespace vllm

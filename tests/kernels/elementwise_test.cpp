@@ -43,10 +43,11 @@ TEST(SiluAndMulTest, MatchesFormula) {
 
 TEST(EmbeddingTest, WidensBf16Rows) {
   const std::vector<uint16_t> table = {f32_to_bf16(1.5f), f32_to_bf16(-2), f32_to_bf16(3), f32_to_bf16(0.25f)};
-  Tensor t{table.data(), DType::kBF16, {2, 2}};
+  ThreadPool pool(1);
+  const PackedMatrix packed = pack_matrix(Tensor{table.data(), DType::kBF16, {2, 2}}, pool);
   const int32_t ids[] = {1, 0};
   std::vector<float> out(4);
-  embedding(t, ids, 2, out.data());
+  embedding(packed, ids, 2, out.data());
   EXPECT_EQ(out, (std::vector<float>{3, 0.25f, 1.5f, -2}));
 }
 

@@ -4,7 +4,7 @@
 #include <limits>
 #include <vector>
 
-#include "kernels/cpu/dot.h"
+#include "kernels/cpu/isa.h"
 #include "kernels/kernels.h"
 
 namespace vllm::kernels {
@@ -95,9 +95,13 @@ void paged_attention(const float* q, int32_t num_heads, const PagedKVLayer& laye
     for (int32_t r = meta.query_start_loc[s]; r < meta.query_start_loc[s + 1]; ++r) row_seq[static_cast<size_t>(r)] = s;
   }
   const int32_t num_kv_heads = layer.num_kv_heads;
-  pool.parallel_for(num_tokens * num_kv_heads, [&](int64_t begin, int64_t end) {
+  const int64_t num_items = num_tokens * num_kv_heads;
+  // Items dealt round-robin rather than in contiguous ranges: a causal
+  // prompt's later rows attend to more keys, so contiguous halves would leave
+  // one thread with most of the work.
+  pool.run([&](int worker) {
     std::vector<float> scores;
-    for (int64_t item = begin; item < end; ++item) {
+    for (int64_t item = worker; item < num_items; item += pool.num_threads()) {
       const int64_t row = item / num_kv_heads;
       const int32_t kv_head = static_cast<int32_t>(item % num_kv_heads);
       const int32_t seq = row_seq[static_cast<size_t>(row)];

@@ -6,24 +6,10 @@
 
 namespace vllm::kernels {
 
-void embedding(const Tensor& table, const int32_t* ids, int64_t num_tokens, float* out) {
-  const int64_t hidden = table.dim(1);
+void embedding(const PackedMatrix& table, const int32_t* ids, int64_t num_tokens, float* out) {
+  const int64_t hidden = table.cols;
   for (int64_t t = 0; t < num_tokens; ++t) {
-    float* row = out + t * hidden;
-    const int64_t offset = static_cast<int64_t>(ids[t]) * hidden;
-    switch (table.dtype) {
-      case DType::kF32:
-        std::memcpy(row, table.as<float>() + offset, static_cast<size_t>(hidden) * sizeof(float));
-        break;
-      case DType::kBF16:
-        for (int64_t i = 0; i < hidden; ++i) row[i] = bf16_to_f32(table.as<uint16_t>()[offset + i]);
-        break;
-      case DType::kF16:
-        for (int64_t i = 0; i < hidden; ++i) row[i] = f16_to_f32(table.as<uint16_t>()[offset + i]);
-        break;
-      case DType::kI32:
-        VLLM_CHECK(false, "embedding: unsupported table dtype");
-    }
+    for (int64_t i = 0; i < hidden; ++i) out[t * hidden + i] = table.at(ids[t], i);
   }
 }
 

@@ -3,7 +3,6 @@
 
 #include "kernels/cpu/dot.h"
 #include "kernels/cpu/dot_blocks.h"
-#include "tensor/dtype.h"
 
 namespace vllm::kernels::cpu {
 namespace {
@@ -33,25 +32,9 @@ struct F32Weights {
   static __m256 load(const float* p) { return _mm256_loadu_ps(p); }
   static float widen(float v) { return v; }
 };
-struct BF16Weights {
-  static __m256 load(const uint16_t* p) {
-    const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-    return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
-  }
-  static float widen(uint16_t v) { return bf16_to_f32(v); }
-};
-struct F16Weights {
-  static __m256 load(const uint16_t* p) {
-    return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
-  }
-  static float widen(uint16_t v) { return f16_to_f32(v); }
-};
 
 }  // namespace
 
-DotTable avx2_dot_table() {
-  return {"avx2", blocks::dot_block<Avx2, F32Weights, float>, blocks::dot_block<Avx2, BF16Weights, uint16_t>,
-          blocks::dot_block<Avx2, F16Weights, uint16_t>};
-}
+DotTable avx2_dot_table() { return {"avx2", blocks::dot_block<Avx2, F32Weights, float>}; }
 
 }  // namespace vllm::kernels::cpu

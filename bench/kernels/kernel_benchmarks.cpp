@@ -1,0 +1,190 @@
+// Google Benchmark micro-benchmarks of the kernels, each figure beside the
+// machine's limit measured at start-up in the same run (the machine is shared
+// and drifts): GEMM in GFLOP/s and as a fraction of the FP32 FMA peak, GEMV
+// (one activation row) in GB/s of weights streamed and as a fraction of the
+// read bandwidth, attention and the thread pool's per-op overhead.
+//
+//   kernel_benchmarks [--threads N] [google benchmark flags...]
+#include <benchmark/benchmark.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "base/thread_pool.h"
+#include "kernels/kernels.h"
+#include "kernels/machine_limits.h"
+#include "kernels/packed_matrix.h"
+
+namespace vllm::kernels {
+namespace {
+
+int g_threads = ThreadPool::default_num_threads();
+MachineLimits g_limits;
+
+ThreadPool& pool() {
+  static ThreadPool p(g_threads);
+  return p;
+}
+
+std::vector<float> random_floats(size_t n, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<float> dist(0.0f, 1.0f);
+  std::vector<float> v(n);
+  for (auto& x : v) x = dist(rng);
+  return v;
+}
+
+PackedMatrix random_packed(DType dtype, int64_t n, int64_t k) {
+  const std::vector<float> w = random_floats(static_cast<size_t>(n * k), 7);
+  if (dtype == DType::kF32) return pack_matrix(Tensor{w.data(), dtype, {n, k}}, pool());
+  std::vector<uint16_t> half(w.size());
+  for (size_t i = 0; i < w.size(); ++i) half[i] = dtype == DType::kBF16 ? f32_to_bf16(w[i]) : f32_to_f16(w[i]);
+  return pack_matrix(Tensor{half.data(), dtype, {n, k}}, pool());
+}
+
+// Args: m, n, k.  Counters: GFLOP/s and its share of the measured peak.
+void BM_Linear(benchmark::State& state, DType dtype) {
+  const int64_t m = state.range(0), n = state.range(1), k = state.range(2);
+  const PackedMatrix w = random_packed(dtype, n, k);
+  const std::vector<float> x = random_floats(static_cast<size_t>(m * k), 8);
+  std::vector<float> y(static_cast<size_t>(m * n));
+  for (auto _ : state) {
+    linear(x.data(), m, w, nullptr, y.data(), pool());
+    benchmark::DoNotOptimize(y.data());
+  }
+  const double flops = 2.0 * static_cast<double>(m * n * k);
+  const double bytes = static_cast<double>(n * k) * static_cast<double>(dtype_size(dtype));
+  state.counters["GFLOP/s"] = benchmark::Counter(flops / 1e9, benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["GB/s"] = benchmark::Counter(bytes / 1e9, benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["of_peak"] =
+      benchmark::Counter(flops / 1e9 / g_limits.peak_gflops, benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["of_bandwidth"] =
+      benchmark::Counter(bytes / 1e9 / g_limits.bandwidth_gb_per_s, benchmark::Counter::kIsIterationInvariantRate);
+}
+
+// Batch-1 decode's matrix work: every weight of smollm-135m's 30 layers and
+// its LM head (269 MB in BF16, far beyond the caches), one activation row
+// each, in the model's order.  Counters: GB/s and its share of the measured
+// read bandwidth: what batch-1 decode can reach at best.
+void BM_DecodeWeightsSmollm(benchmark::State& state) {
+  const int64_t hidden = 576, kv = 192, inter = 1536, vocab = 49152, layers = 30;
+  std::vector<PackedMatrix> matrices;
+  for (int64_t l = 0; l < layers; ++l) {
+    for (auto [n, k] : {std::pair{hidden, hidden},
+                        {kv, hidden},
+                        {kv, hidden},
+                        {hidden, hidden},
+                        {inter, hidden},
+                        {inter, hidden},
+                        {hidden, inter}}) {
+      matrices.push_back(random_packed(DType::kBF16, n, k));
+    }
+  }
+  matrices.push_back(random_packed(DType::kBF16, vocab, hidden));
+  const std::vector<float> x = random_floats(static_cast<size_t>(inter), 8);
+  std::vector<float> y(static_cast<size_t>(vocab));
+  double bytes = 0;
+  for (const PackedMatrix& m : matrices) bytes += static_cast<double>(m.rows * m.cols * 2);
+  for (auto _ : state) {
+    for (const PackedMatrix& m : matrices) linear(x.data(), 1, m, nullptr, y.data(), pool());
+    benchmark::DoNotOptimize(y.data());
+  }
+  state.counters["GB/s"] = benchmark::Counter(bytes / 1e9, benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["of_bandwidth"] =
+      benchmark::Counter(bytes / 1e9 / g_limits.bandwidth_gb_per_s, benchmark::Counter::kIsIterationInvariantRate);
+}
+
+// Decode attention: args = sequences, context length.  Counter: GB/s of KV read.
+void BM_PagedAttentionDecode(benchmark::State& state) {
+  const int32_t num_seqs = static_cast<int32_t>(state.range(0)), context = static_cast<int32_t>(state.range(1));
+  const int32_t block_size = 16, kv_heads = 3, heads = 9, head_dim = 64;
+  const int32_t blocks_per_seq = (context + block_size - 1) / block_size;
+  const int32_t num_blocks = num_seqs * blocks_per_seq;
+  std::vector<float> keys = random_floats(static_cast<size_t>(num_blocks) * kv_heads * block_size * head_dim, 1);
+  std::vector<float> values = random_floats(keys.size(), 2);
+  PagedKVLayer layer{keys.data(), values.data(), num_blocks, block_size, kv_heads, head_dim};
+  std::vector<int32_t> query_start(static_cast<size_t>(num_seqs) + 1), seq_lens(static_cast<size_t>(num_seqs), context);
+  std::vector<int32_t> tables(static_cast<size_t>(num_blocks));
+  for (int32_t s = 0; s <= num_seqs; ++s) query_start[static_cast<size_t>(s)] = s;
+  for (int32_t b = 0; b < num_blocks; ++b) tables[static_cast<size_t>(b)] = b;
+  AttentionMetadata meta;
+  meta.num_seqs = num_seqs;
+  meta.query_start_loc = query_start.data();
+  meta.seq_lens = seq_lens.data();
+  meta.block_tables = tables.data();
+  meta.max_blocks_per_seq = blocks_per_seq;
+  const std::vector<float> q = random_floats(static_cast<size_t>(num_seqs) * heads * head_dim, 3);
+  std::vector<float> out(q.size());
+  for (auto _ : state) {
+    paged_attention(q.data(), heads, layer, meta, 0.125f, 0, out.data(), pool());
+    benchmark::DoNotOptimize(out.data());
+  }
+  const double bytes = 2.0 * num_seqs * context * kv_heads * head_dim * sizeof(float);
+  state.counters["GB/s"] = benchmark::Counter(bytes / 1e9, benchmark::Counter::kIsIterationInvariantRate);
+}
+
+// The cost of one parallel op with nothing to do: what each of a decode
+// step's many small ops pays for using both cores.
+void BM_ThreadPoolEmptyOp(benchmark::State& state) {
+  for (auto _ : state) pool().run([](int) {});
+}
+
+void register_benchmarks() {
+  struct Shape {
+    const char* name;
+    int64_t m, n, k;
+  };
+  // smollm-135m's, qwen2.5-0.5b's and llama-3.2-1b's MLP shapes; m = 1 is decode.
+  const Shape shapes[] = {{"smollm_up", 1, 1536, 576},     {"smollm_up", 512, 1536, 576},
+                          {"qwen_up", 1, 4864, 896},       {"qwen_up", 512, 4864, 896},
+                          {"llama1b_up", 1, 8192, 2048},   {"llama1b_up", 512, 8192, 2048},
+                          {"llama1b_down", 1, 2048, 8192}, {"square", 1024, 1024, 1024}};
+  for (DType dtype : {DType::kBF16, DType::kF32}) {
+    for (const Shape& s : shapes) {
+      const std::string name = std::string("Linear/") + dtype_name(dtype) + "/" + s.name;
+      benchmark::RegisterBenchmark(name.c_str(), BM_Linear, dtype)
+          ->Args({s.m, s.n, s.k})
+          ->ArgNames({"m", "n", "k"})
+          ->Unit(benchmark::kMillisecond)
+          ->UseRealTime();
+    }
+  }
+  benchmark::RegisterBenchmark("DecodeWeights/BF16/smollm", BM_DecodeWeightsSmollm)
+      ->Unit(benchmark::kMillisecond)
+      ->UseRealTime();
+  benchmark::RegisterBenchmark("PagedAttentionDecode", BM_PagedAttentionDecode)
+      ->Args({1, 512})
+      ->Args({16, 256})
+      ->ArgNames({"seqs", "context"})
+      ->Unit(benchmark::kMicrosecond)
+      ->UseRealTime();
+  benchmark::RegisterBenchmark("ThreadPoolEmptyOp", BM_ThreadPoolEmptyOp)->Unit(benchmark::kMicrosecond)->UseRealTime();
+}
+
+}  // namespace
+}  // namespace vllm::kernels
+
+int main(int argc, char** argv) {
+  std::vector<char*> args;
+  for (int i = 0; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--threads") == 0 && i + 1 < argc) {
+      vllm::kernels::g_threads = std::atoi(argv[++i]);
+      continue;
+    }
+    args.push_back(argv[i]);
+  }
+  int n = static_cast<int>(args.size());
+  benchmark::Initialize(&n, args.data());
+  vllm::kernels::g_limits = vllm::kernels::measure_machine_limits(vllm::kernels::pool());
+  benchmark::AddCustomContext("threads", std::to_string(vllm::kernels::g_threads));
+  benchmark::AddCustomContext("cpu_isa", vllm::kernels::cpu_isa());
+  benchmark::AddCustomContext("bandwidth_gb_per_s", std::to_string(vllm::kernels::g_limits.bandwidth_gb_per_s));
+  benchmark::AddCustomContext("peak_gflops", std::to_string(vllm::kernels::g_limits.peak_gflops));
+  vllm::kernels::register_benchmarks();
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

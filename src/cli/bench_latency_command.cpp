@@ -1,0 +1,134 @@
+// `vllm-cpp bench latency`: one batch of fixed-length requests at a time,
+// timed per phase (vLLM's benchmark_latency, split into prefill and decode),
+// each phase beside the limit this machine allows, measured in the same run.
+#include <algorithm>
+#include <cstdio>
+#include <map>
+
+#include "base/clock.h"
+#include "cli/commands.h"
+#include "cli/offline_bench.h"
+#include "kernels/kernels.h"
+
+namespace vllm::cli {
+namespace {
+
+struct BenchLatencyOptions {
+  OfflineBenchOptions common;
+  int batch_size = 1;
+  int num_iters_warmup = 1;
+  int num_iters = 3;
+};
+
+struct IterationTimes {
+  double prefill_s = 0;  // adding the batch until every request has its first token
+  double decode_s = 0;   // from there to the last token
+};
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.size() % 2 == 1 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+}
+
+Result<IterationTimes> run_iteration(LLMEngine& engine, int32_t vocab_size, const BenchLatencyOptions& o,
+                                     int iteration) {
+  const OfflineBenchOptions& c = o.common;
+  const auto prompts = random_prompts(o.batch_size, c.input_len, vocab_size, c.seed + static_cast<uint64_t>(iteration));
+  const SamplingParams params = fixed_length_params(c.output_len, OutputKind::kDelta);
+  const double start = now_seconds();
+  for (size_t i = 0; i < prompts.size(); ++i) {
+    VLLM_RETURN_IF_ERROR(engine.add_request("lat-" + std::to_string(iteration) + "-" + std::to_string(i),
+                                            PromptInput::from_token_ids(prompts[i]), params));
+  }
+  std::map<std::string, bool> started;
+  double first_tokens_done = 0;
+  while (engine.has_unfinished_requests()) {
+    for (const RequestOutput& out : engine.step()) {
+      if (!out.outputs.empty() && !out.outputs[0].token_ids.empty()) started[out.request_id] = true;
+    }
+    if (first_tokens_done == 0 && started.size() == prompts.size()) first_tokens_done = now_seconds();
+  }
+  return IterationTimes{first_tokens_done - start, now_seconds() - first_tokens_done};
+}
+
+int run(const BenchLatencyOptions& o) {
+  const OfflineBenchOptions& c = o.common;
+  Result<LoadedEngine> loaded = load_engine(c.model, c.engine);
+  if (!loaded.is_ok()) return report_error(loaded.status().message());
+  const kernels::MachineLimits limits = measure_limits(c.engine, loaded->model->cost().weight_bytes);
+  std::vector<double> prefill, decode;
+  for (int i = 0; i < o.num_iters_warmup + o.num_iters; ++i) {
+    Result<IterationTimes> times =
+        run_iteration(*loaded->engine, static_cast<int32_t>(loaded->model->config().vocab_size), o, i);
+    if (!times.is_ok()) return report_error(times.status().message());
+    if (i < o.num_iters_warmup) continue;
+    prefill.push_back(times->prefill_s);
+    decode.push_back(times->decode_s / std::max(1, c.output_len - 1));
+  }
+  const double prefill_s = median(prefill), decode_step_s = median(decode);
+  const double batch = o.batch_size;
+  const double prefill_tps = batch * c.input_len / prefill_s;
+  const double decode_tps = c.output_len > 1 ? batch / decode_step_s : 0.0;
+
+  // The limits: a prefill token costs 2 FLOPs per layer weight; a decode step
+  // reads every weight once for the whole batch, or is bound by its FLOPs.
+  const DecoderModel::Cost cost = loaded->model->cost();
+  const double prefill_limit = limits.peak_gflops * 1e9 / (2 * cost.layer_params);
+  const double decode_limit = std::min(batch * limits.bandwidth_gb_per_s * 1e9 / cost.weight_bytes,
+                                       limits.peak_gflops * 1e9 / (2 * (cost.layer_params + cost.lm_head_params)));
+
+  std::printf("model %s, batch %d, %d in / %d out, %d threads, %s kernels, median of %d\n", c.model.c_str(),
+              o.batch_size, c.input_len, c.output_len, engine_threads(c.engine), kernels::cpu_isa().c_str(),
+              o.num_iters);
+  std::printf("%-8s %12s %14s %14s %10s\n", "phase", "time (ms)", "tokens/s", "limit tok/s", "of limit");
+  std::printf("%-8s %12.2f %14.1f %14.1f %9.1f%%\n", "prefill", prefill_s * 1e3, prefill_tps, prefill_limit,
+              100 * prefill_tps / prefill_limit);
+  std::printf("%-8s %12.2f %14.1f %14.1f %9.1f%%   (per step)\n", "decode", decode_step_s * 1e3, decode_tps,
+              decode_limit, 100 * decode_tps / decode_limit);
+  std::printf("limits measured now: read bandwidth %.1f GB/s, FP32 FMA peak %.0f GFLOP/s; weights %.1f MB\n",
+              limits.bandwidth_gb_per_s, limits.peak_gflops, cost.weight_bytes / 1e6);
+
+  OrderedJson report;
+  report["model"] = c.model;
+  report["batch_size"] = o.batch_size;
+  report["input_len"] = c.input_len;
+  report["output_len"] = c.output_len;
+  report["num_iters"] = o.num_iters;
+  report["threads"] = engine_threads(c.engine);
+  report["cpu_isa"] = kernels::cpu_isa();
+  report["prefill_time_ms"] = prefill_s * 1e3;
+  report["prefill_tokens_per_s"] = prefill_tps;
+  report["decode_time_per_step_ms"] = decode_step_s * 1e3;
+  report["decode_tokens_per_s"] = decode_tps;
+  report["bandwidth_gb_per_s"] = limits.bandwidth_gb_per_s;
+  report["peak_gflops"] = limits.peak_gflops;
+  report["weight_bytes"] = cost.weight_bytes;
+  report["prefill_limit_tokens_per_s"] = prefill_limit;
+  report["decode_limit_tokens_per_s"] = decode_limit;
+  report["prefill_fraction_of_limit"] = prefill_tps / prefill_limit;
+  report["decode_fraction_of_limit"] = decode_tps / decode_limit;
+  for (size_t i = 0; i < prefill.size(); ++i) {
+    report["prefill_times_ms"].push_back(prefill[i] * 1e3);
+    report["decode_times_per_step_ms"].push_back(decode[i] * 1e3);
+  }
+  return write_report(c.output_json, report) ? 0 : 1;
+}
+
+}  // namespace
+
+CommandRunner add_bench_latency_command(CLI::App& app) {
+  auto o = std::make_shared<BenchLatencyOptions>();
+  add_offline_bench_flags(app, o->common, 32, 128);
+  app.add_option("--batch-size", o->batch_size, "Requests run together")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1 << 16));
+  app.add_option("--num-iters-warmup", o->num_iters_warmup, "Untimed iterations first")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 1000));
+  app.add_option("--num-iters", o->num_iters, "Timed iterations (the median is reported)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1000));
+  return [o] { return run(*o); };
+}
+
+}  // namespace vllm::cli

@@ -1,0 +1,69 @@
+#include "cli/offline_bench.h"
+
+#include <cstdio>
+#include <fstream>
+#include <random>
+
+#include "base/thread_pool.h"
+#include "kernels/kernels.h"
+
+namespace vllm::cli {
+
+void add_offline_bench_flags(CLI::App& app, OfflineBenchOptions& o, int default_input_len, int default_output_len) {
+  o.input_len = default_input_len;
+  o.output_len = default_output_len;
+  app.add_option("--model", o.model, "Hugging Face model directory")->required();
+  app.add_option("--input-len", o.input_len, "Prompt tokens per request")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1 << 20));
+  app.add_option("--output-len", o.output_len, "Generated tokens per request")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1 << 20));
+  app.add_option("--seed", o.seed, "Seed of the random prompts")->capture_default_str();
+  app.add_option("--output-json", o.output_json, "Also write the results as JSON");
+  add_engine_flags(app, o.engine);
+}
+
+std::vector<std::vector<int32_t>> random_prompts(int count, int len, int32_t vocab_size, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_int_distribution<int32_t> id(std::min(3, vocab_size - 1), vocab_size - 1);
+  std::vector<std::vector<int32_t>> prompts(static_cast<size_t>(count));
+  for (auto& p : prompts) {
+    p.resize(static_cast<size_t>(len));
+    for (auto& t : p) t = id(rng);
+  }
+  return prompts;
+}
+
+SamplingParams fixed_length_params(int output_len, OutputKind kind) {
+  SamplingParams params;
+  params.temperature = 0.0;
+  params.max_tokens = output_len;
+  params.ignore_eos = true;
+  params.output_kind = kind;
+  return params;
+}
+
+kernels::MachineLimits measure_limits(const EngineFlags& flags, double weight_bytes) {
+  ThreadPool pool(engine_threads(flags));
+  kernels::MachineLimits limits;
+  limits.bandwidth_gb_per_s = kernels::measure_read_bandwidth(pool, static_cast<size_t>(weight_bytes));
+  limits.peak_gflops = kernels::measure_fma_peak(pool);
+  std::fprintf(stderr,
+               "machine limits now (%d threads, %s): read bandwidth %.1f GB/s over %.0f MB, FP32 FMA peak %.0f "
+               "GFLOP/s\n",
+               pool.num_threads(), kernels::cpu_isa().c_str(), limits.bandwidth_gb_per_s, weight_bytes / 1e6,
+               limits.peak_gflops);
+  return limits;
+}
+
+bool write_report(const std::string& path, const OrderedJson& report) {
+  if (path.empty()) return true;
+  std::ofstream out(path);
+  out << report.dump(2) << "\n";
+  if (out) return true;
+  std::fprintf(stderr, "error: cannot write %s\n", path.c_str());
+  return false;
+}
+
+}  // namespace vllm::cli

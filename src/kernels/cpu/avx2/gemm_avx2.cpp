@@ -1,0 +1,61 @@
+// Compiled with -mavx2 -mfma -mf16c; reached only through the dispatch table.
+#include <immintrin.h>
+
+#include "kernels/cpu/gemm.h"
+#include "kernels/cpu/gemm_blocks.h"
+
+namespace vllm::kernels::cpu {
+namespace {
+
+// 3 rows x 4 vectors: 12 accumulators and 4 weight vectors fill the 16 ymm
+// registers (the broadcast reuses one as the compiler sees fit).
+struct Avx2 {
+  using Reg = __m256;
+  static constexpr int64_t kLanes = 8;
+  static constexpr int kTileRows = 3;
+  static Reg zero() { return _mm256_setzero_ps(); }
+  static Reg broadcast(const float* p) { return _mm256_broadcast_ss(p); }
+  static Reg fmadd(Reg a, Reg b, Reg c) { return _mm256_fmadd_ps(a, b, c); }
+  static __m256i mask(int64_t count) {
+    return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(count)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+  }
+  static Reg load(const float* p, int64_t count) {
+    return count == kLanes ? _mm256_loadu_ps(p) : _mm256_maskload_ps(p, mask(count));
+  }
+  static void store(float* p, Reg v, int64_t count) {
+    if (count == kLanes) return _mm256_storeu_ps(p, v);
+    _mm256_maskstore_ps(p, mask(count), v);
+  }
+};
+
+struct F32Weights {
+  static void load(const float* p, __m256 out[4]) {
+    for (int v = 0; v < 4; ++v) out[v] = _mm256_load_ps(p + 8 * v);
+  }
+};
+// Lane i holds column i in its low half and column 16 + i in its high half.
+struct BF16Weights {
+  static void load(const uint16_t* p, __m256 out[4]) {
+    const __m256i high_half = _mm256_set1_epi32(static_cast<int>(0xffff0000u));
+    const __m256i lo = _mm256_load_si256(reinterpret_cast<const __m256i*>(p));       // lanes 0-7
+    const __m256i hi = _mm256_load_si256(reinterpret_cast<const __m256i*>(p + 16));  // lanes 8-15
+    out[0] = _mm256_castsi256_ps(_mm256_slli_epi32(lo, 16));
+    out[1] = _mm256_castsi256_ps(_mm256_slli_epi32(hi, 16));
+    out[2] = _mm256_castsi256_ps(_mm256_and_si256(lo, high_half));
+    out[3] = _mm256_castsi256_ps(_mm256_and_si256(hi, high_half));
+  }
+};
+struct F16Weights {
+  static void load(const uint16_t* p, __m256 out[4]) {
+    for (int v = 0; v < 4; ++v) out[v] = _mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(p + 8 * v)));
+  }
+};
+
+}  // namespace
+
+GemmTable avx2_gemm_table() {
+  return {blocks::packed_gemm<Avx2, F32Weights, float>, blocks::packed_gemm<Avx2, BF16Weights, uint16_t>,
+          blocks::packed_gemm<Avx2, F16Weights, uint16_t>};
+}
+
+}  // namespace vllm::kernels::cpu

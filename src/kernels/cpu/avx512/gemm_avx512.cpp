@@ -1,0 +1,59 @@
+// Compiled with -mavx512f; reached only through the dispatch table.  (GCC 12
+// reports the _mm512_undefined_* sources of its own intrinsics as "may be
+// used uninitialized", hence -Wno-maybe-uninitialized for this file.)
+#include <immintrin.h>
+
+#include "kernels/cpu/gemm.h"
+#include "kernels/cpu/gemm_blocks.h"
+
+namespace vllm::kernels::cpu {
+namespace {
+
+// 12 rows x 2 vectors: 24 accumulators, 2 weight vectors, the broadcast and
+// the BF16 mask stay within the 32 zmm registers.
+struct Avx512 {
+  using Reg = __m512;
+  static constexpr int64_t kLanes = 16;
+  static constexpr int kTileRows = 12;
+  static Reg zero() { return _mm512_setzero_ps(); }
+  static Reg broadcast(const float* p) { return _mm512_set1_ps(*p); }
+  static Reg fmadd(Reg a, Reg b, Reg c) { return _mm512_fmadd_ps(a, b, c); }
+  static __mmask16 mask(int64_t count) { return static_cast<__mmask16>((1u << count) - 1u); }
+  static Reg load(const float* p, int64_t count) {
+    return count == kLanes ? _mm512_loadu_ps(p) : _mm512_maskz_loadu_ps(mask(count), p);
+  }
+  static void store(float* p, Reg v, int64_t count) {
+    if (count == kLanes) return _mm512_storeu_ps(p, v);
+    _mm512_mask_storeu_ps(p, mask(count), v);
+  }
+};
+
+struct F32Weights {
+  static void load(const float* p, __m512 out[2]) {
+    out[0] = _mm512_load_ps(p);
+    out[1] = _mm512_load_ps(p + 16);
+  }
+};
+// Lane i holds column i in its low half and column 16 + i in its high half.
+struct BF16Weights {
+  static void load(const uint16_t* p, __m512 out[2]) {
+    const __m512i v = _mm512_load_si512(p);
+    out[0] = _mm512_castsi512_ps(_mm512_slli_epi32(v, 16));
+    out[1] = _mm512_castsi512_ps(_mm512_and_si512(v, _mm512_set1_epi32(static_cast<int>(0xffff0000u))));
+  }
+};
+struct F16Weights {
+  static void load(const uint16_t* p, __m512 out[2]) {
+    out[0] = _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(p)));
+    out[1] = _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(p + 16)));
+  }
+};
+
+}  // namespace
+
+GemmTable avx512_gemm_table() {
+  return {blocks::packed_gemm<Avx512, F32Weights, float>, blocks::packed_gemm<Avx512, BF16Weights, uint16_t>,
+          blocks::packed_gemm<Avx512, F16Weights, uint16_t>};
+}
+
+}  // namespace vllm::kernels::cpu

@@ -1,0 +1,29 @@
+// GEMM over packed weights (kernels/packed_matrix.h), per weight dtype and ISA:
+// y[r * ldy + j] = sum_k x[r * k_total + k] * w[j, k] for r < m and the
+// columns j of panels [p_begin, p_end) that exist (j < n).
+//
+// Every output is one float32 accumulator fed by fused multiply-adds in k
+// order, starting from zero: acc = fma(x[k], w[j, k], acc).  No kernel
+// reorders that chain (blocking over k only pauses it in memory), so a row's
+// result is the same bit for bit whatever the batch around it, the thread
+// count, or the ISA chosen: the scalar reference, AVX2 and AVX-512 agree.
+#pragma once
+
+#include <cstdint>
+
+namespace vllm::kernels::cpu {
+
+using PackedGemmFn = void (*)(const float* x, int64_t m, const void* panels, int64_t k_total, int64_t n,
+                              int64_t p_begin, int64_t p_end, float* y, int64_t ldy);
+
+struct GemmTable {
+  PackedGemmFn f32;
+  PackedGemmFn bf16;
+  PackedGemmFn f16;
+};
+
+GemmTable ref_gemm_table();
+GemmTable avx2_gemm_table();    // AVX2 + FMA + F16C
+GemmTable avx512_gemm_table();  // AVX-512 F
+
+}  // namespace vllm::kernels::cpu

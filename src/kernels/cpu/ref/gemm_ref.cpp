@@ -1,0 +1,40 @@
+#include <cmath>
+
+#include "kernels/cpu/gemm.h"
+#include "kernels/packed_matrix.h"
+#include "tensor/dtype.h"
+
+namespace vllm::kernels::cpu {
+namespace {
+
+float widen(float v) { return v; }
+float widen_bf16(uint16_t v) { return bf16_to_f32(v); }
+float widen_f16(uint16_t v) { return f16_to_f32(v); }
+
+// The definition of gemm.h's arithmetic, one output at a time.
+template <typename T, float (*Widen)(T), DType kDType>
+void packed_gemm(const float* x, int64_t m, const void* panels, int64_t k_total, int64_t n, int64_t p_begin,
+                 int64_t p_end, float* y, int64_t ldy) {
+  const T* w = static_cast<const T*>(panels);
+  for (int64_t p = p_begin; p < p_end; ++p) {
+    const T* panel = w + p * k_total * kPanelWidth;
+    for (int64_t c = 0; c < kPanelWidth && p * kPanelWidth + c < n; ++c) {
+      const int64_t lane = packed_lane(kDType, c);
+      for (int64_t r = 0; r < m; ++r) {
+        float acc = 0.0f;
+        for (int64_t k = 0; k < k_total; ++k)
+          acc = std::fma(x[r * k_total + k], Widen(panel[k * kPanelWidth + lane]), acc);
+        y[r * ldy + p * kPanelWidth + c] = acc;
+      }
+    }
+  }
+}
+
+}  // namespace
+
+GemmTable ref_gemm_table() {
+  return {packed_gemm<float, widen, DType::kF32>, packed_gemm<uint16_t, widen_bf16, DType::kBF16>,
+          packed_gemm<uint16_t, widen_f16, DType::kF16>};
+}
+
+}  // namespace vllm::kernels::cpu

@@ -1,0 +1,24 @@
+// The machine's limits, measured now on every thread of a pool with the ISA
+// in use: what benchmarks compare their figures with, in the same run,
+// because a shared machine's speed drifts.
+#pragma once
+
+#include <cstddef>
+
+#include "base/thread_pool.h"
+
+namespace vllm::kernels {
+
+struct MachineLimits {
+  double bandwidth_gb_per_s = 0;  // read-only sweep of a buffer far larger than the caches
+  double peak_gflops = 0;         // float32 FMA, all threads
+};
+
+// The best of `repetitions` (the closest to the uncontended figure on a
+// shared machine, so that fractions of it are not flattered); `buffer_bytes`
+// is split between the threads.
+double measure_read_bandwidth(ThreadPool& pool, size_t buffer_bytes = size_t{1} << 30, int repetitions = 5);
+double measure_fma_peak(ThreadPool& pool, int repetitions = 5);
+MachineLimits measure_machine_limits(ThreadPool& pool);
+
+}  // namespace vllm::kernels

@@ -1,0 +1,44 @@
+// A weight matrix w[N, K] (used as y = x w^T) repacked once, at load, into the
+// layout the GEMM kernels stream: N is cut into panels of kPanelWidth output
+// columns, and each panel is stored [K][kPanelWidth], so one k step of a panel
+// is one 64-byte line (BF16, F16) or two (F32) that feed kPanelWidth FMAs.
+// The last panel is zero-padded.  Values keep their stored dtype and are
+// widened to float32 in registers.
+//
+// BF16 panels interleave the two halves of a k step (columns c and c + 16
+// share a 32-bit lane, c in the low half), so that widening a 16-lane vector
+// is one shift or one mask instead of two shuffles.
+#pragma once
+
+#include <cstdint>
+
+#include "base/aligned_buffer.h"
+#include "base/thread_pool.h"
+#include "tensor/tensor.h"
+
+namespace vllm::kernels {
+
+inline constexpr int64_t kPanelWidth = 32;
+
+struct PackedMatrix {
+  DType dtype = DType::kF32;
+  int64_t rows = 0;  // N: output features
+  int64_t cols = 0;  // K: input features
+  AlignedBuffer data;
+
+  int64_t num_panels() const { return (rows + kPanelWidth - 1) / kPanelWidth; }
+  size_t panel_elements() const { return static_cast<size_t>(cols * kPanelWidth); }
+  // w[row, col] widened to float32.
+  float at(int64_t row, int64_t col) const;
+};
+
+// Where column c (< kPanelWidth) of a panel sits within one k step.
+inline int64_t packed_lane(DType dtype, int64_t c) {
+  if (dtype != DType::kBF16) return c;
+  return c < kPanelWidth / 2 ? 2 * c : 2 * (c - kPanelWidth / 2) + 1;
+}
+
+// Copies a 2-D F32/BF16/F16 tensor into the packed layout, panels split over the pool.
+PackedMatrix pack_matrix(const Tensor& w, ThreadPool& pool);
+
+}  // namespace vllm::kernels

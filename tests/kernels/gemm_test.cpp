@@ -1,0 +1,178 @@
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "base/thread_pool.h"
+#include "kernels/cpu/isa.h"
+#include "kernels/kernels.h"
+#include "kernels/packed_matrix.h"
+
+namespace vllm::kernels {
+namespace {
+
+std::vector<float> random_vector(size_t n, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<float> dist(0.0f, 1.0f);
+  std::vector<float> v(n);
+  for (auto& x : v) x = dist(rng);
+  return v;
+}
+
+// A weight matrix in one dtype: its stored values and their float32 widening.
+struct Weights {
+  DType dtype;
+  std::vector<float> f32;
+  std::vector<uint16_t> half;
+  std::vector<float> wide;
+  int64_t rows, cols;
+
+  Weights(DType d, int64_t n, int64_t k, uint64_t seed) : dtype(d), f32(random_vector(n * k, seed)), rows(n), cols(k) {
+    wide = f32;
+    if (d == DType::kF32) return;
+    half.resize(f32.size());
+    for (size_t i = 0; i < f32.size(); ++i) {
+      half[i] = d == DType::kBF16 ? f32_to_bf16(f32[i]) : f32_to_f16(f32[i]);
+      wide[i] = d == DType::kBF16 ? bf16_to_f32(half[i]) : f16_to_f32(half[i]);
+    }
+  }
+  Tensor tensor() const {
+    return Tensor{dtype == DType::kF32 ? static_cast<const void*>(f32.data()) : half.data(), dtype, {rows, cols}};
+  }
+};
+
+const DType kDTypes[] = {DType::kF32, DType::kBF16, DType::kF16};
+
+std::vector<cpu::CpuIsa> supported_isas() {
+  std::vector<cpu::CpuIsa> isas;
+  for (cpu::CpuIsa isa : {cpu::CpuIsa::kScalar, cpu::CpuIsa::kAvx2, cpu::CpuIsa::kAvx512}) {
+    if (isa <= cpu::best_cpu_isa()) isas.push_back(isa);
+  }
+  return isas;
+}
+
+cpu::PackedGemmFn gemm_for(cpu::CpuIsa isa, DType dtype) {
+  const cpu::GemmTable& t = cpu::gemm_table(isa);
+  return dtype == DType::kF32 ? t.f32 : dtype == DType::kBF16 ? t.bf16 : t.f16;
+}
+
+TEST(PackMatrixTest, EveryElementReadsBackWidened) {
+  ThreadPool pool(2);
+  for (DType dtype : kDTypes) {
+    const Weights w(dtype, 70, 9, 1);
+    const PackedMatrix packed = pack_matrix(w.tensor(), pool);
+    ASSERT_EQ(packed.num_panels(), 3);
+    for (int64_t r = 0; r < w.rows; ++r) {
+      for (int64_t c = 0; c < w.cols; ++c) {
+        ASSERT_EQ(packed.at(r, c), w.wide[static_cast<size_t>(r * w.cols + c)]) << dtype_name(dtype);
+      }
+    }
+  }
+}
+
+// The scalar reference against a float64 product of the same widened values.
+TEST(PackedGemmTest, ReferenceMatchesFloat64) {
+  ThreadPool pool(1);
+  const int64_t m = 3, n = 37, k = 300;
+  const auto x = random_vector(m * k, 2);
+  for (DType dtype : kDTypes) {
+    const Weights w(dtype, n, k, 3);
+    const PackedMatrix packed = pack_matrix(w.tensor(), pool);
+    std::vector<float> y(static_cast<size_t>(m * n));
+    gemm_for(cpu::CpuIsa::kScalar, dtype)(x.data(), m, packed.data.data(), k, n, 0, packed.num_panels(), y.data(), n);
+    for (int64_t r = 0; r < m; ++r) {
+      for (int64_t j = 0; j < n; ++j) {
+        double s = 0;
+        for (int64_t l = 0; l < k; ++l) s += double{x[r * k + l]} * w.wide[static_cast<size_t>(j * k + l)];
+        EXPECT_NEAR(y[static_cast<size_t>(r * n + j)], s, 1e-4) << dtype_name(dtype);
+      }
+    }
+  }
+}
+
+// gemm.h's promise: every ISA computes the same FMA chain as the reference,
+// so all agree bit for bit, on shapes off every tile, panel, row-block (192)
+// and depth-block (256) boundary.
+TEST(PackedGemmTest, EveryIsaEqualsTheReferenceBitForBit) {
+  ThreadPool pool(1);
+  struct Shape {
+    int64_t m, n, k;
+  };
+  for (const Shape s : {Shape{1, 1, 1}, Shape{1, 64, 576}, Shape{2, 33, 7}, Shape{5, 31, 513}, Shape{13, 70, 300},
+                        Shape{200, 40, 257}}) {
+    const auto x = random_vector(s.m * s.k, 4);
+    for (DType dtype : kDTypes) {
+      const Weights w(dtype, s.n, s.k, 5);
+      const PackedMatrix packed = pack_matrix(w.tensor(), pool);
+      std::vector<float> ref(static_cast<size_t>(s.m * s.n));
+      gemm_for(cpu::CpuIsa::kScalar, dtype)(x.data(), s.m, packed.data.data(), s.k, s.n, 0, packed.num_panels(),
+                                            ref.data(), s.n);
+      for (cpu::CpuIsa isa : supported_isas()) {
+        std::vector<float> y(static_cast<size_t>(s.m * s.n), -1.0f);
+        gemm_for(isa, dtype)(x.data(), s.m, packed.data.data(), s.k, s.n, 0, packed.num_panels(), y.data(), s.n);
+        for (size_t i = 0; i < y.size(); ++i) {
+          ASSERT_EQ(y[i], ref[i]) << cpu::cpu_isa_name(isa) << " " << dtype_name(dtype) << " m=" << s.m << " n=" << s.n
+                                  << " k=" << s.k << " at " << i;
+        }
+      }
+    }
+  }
+}
+
+TEST(LinearTest, AddsBiasAndMatchesTheReferenceOnTwoThreads) {
+  ThreadPool one(1), two(2);
+  const int64_t m = 5, n = 100, k = 40;
+  const auto x = random_vector(m * k, 6);
+  const auto bias = random_vector(n, 7);
+  const Weights w(DType::kBF16, n, k, 8);
+  const PackedMatrix packed = pack_matrix(w.tensor(), one);
+  std::vector<float> y(static_cast<size_t>(m * n)), ref(static_cast<size_t>(m * n));
+  linear(x.data(), m, packed, bias.data(), y.data(), two);
+  cpu::ref_gemm_table().bf16(x.data(), m, packed.data.data(), k, n, 0, packed.num_panels(), ref.data(), n);
+  for (int64_t r = 0; r < m; ++r) {
+    for (int64_t j = 0; j < n; ++j) {
+      const size_t i = static_cast<size_t>(r * n + j);
+      ASSERT_EQ(y[i], ref[i] + bias[static_cast<size_t>(j)]);
+    }
+  }
+}
+
+// A row's result must not depend on how many other rows are in the batch.
+TEST(LinearTest, RowResultIndependentOfBatchSize) {
+  ThreadPool pool(2);
+  const int64_t n = 101, k = 99, rows = 11;
+  const auto x = random_vector(rows * k, 9);
+  for (DType dtype : kDTypes) {
+    const Weights w(dtype, n, k, 10);
+    const PackedMatrix packed = pack_matrix(w.tensor(), pool);
+    std::vector<float> all(static_cast<size_t>(rows * n)), some(static_cast<size_t>(rows * n));
+    linear(x.data(), rows, packed, nullptr, all.data(), pool);
+    for (int64_t batch : {1, 2, 4, 5}) {
+      for (int64_t r = 0; r + batch <= rows; r += batch) {
+        linear(x.data() + r * k, batch, packed, nullptr, some.data(), pool);
+        for (int64_t j = 0; j < batch * n; ++j) {
+          ASSERT_EQ(some[static_cast<size_t>(j)], all[static_cast<size_t>(r * n + j)])
+              << dtype_name(dtype) << " batch " << batch;
+        }
+      }
+    }
+  }
+}
+
+TEST(CpuIsaTest, ForcingALowerIsaWorksAndAnUnknownOneIsAnError) {
+  const std::string best = cpu_isa();
+  ASSERT_TRUE(force_cpu_isa("scalar").is_ok());
+  EXPECT_EQ(cpu_isa(), "scalar");
+  const Status bad = force_cpu_isa("avx9000");
+  EXPECT_FALSE(bad.is_ok());
+  EXPECT_NE(bad.message().find("auto, avx512, avx2 or scalar"), std::string::npos) << bad.message();
+  if (cpu::best_cpu_isa() < cpu::CpuIsa::kAvx512) {
+    EXPECT_FALSE(force_cpu_isa("avx512").is_ok());
+  }
+  ASSERT_TRUE(force_cpu_isa("auto").is_ok());
+  EXPECT_EQ(cpu_isa(), best);
+}
+
+}  // namespace
+}  // namespace vllm::kernels
