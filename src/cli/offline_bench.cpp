@@ -1,5 +1,6 @@
 #include "cli/offline_bench.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <random>
@@ -47,12 +48,14 @@ SamplingParams fixed_length_params(int output_len, OutputKind kind) {
 kernels::MachineLimits measure_limits(const EngineFlags& flags, double weight_bytes) {
   ThreadPool pool(engine_threads(flags));
   kernels::MachineLimits limits;
-  limits.bandwidth_gb_per_s = kernels::measure_read_bandwidth(pool, static_cast<size_t>(weight_bytes));
+  // A floor for toy models, whose weights are too few bytes to time a sweep over.
+  const size_t working_set = std::max<size_t>(size_t{16} << 20, static_cast<size_t>(weight_bytes));
+  limits.bandwidth_gb_per_s = kernels::measure_read_bandwidth(pool, working_set);
   limits.peak_gflops = kernels::measure_fma_peak(pool);
   std::fprintf(stderr,
                "machine limits now (%d threads, %s): read bandwidth %.1f GB/s over %.0f MB, FP32 FMA peak %.0f "
                "GFLOP/s\n",
-               pool.num_threads(), kernels::cpu_isa().c_str(), limits.bandwidth_gb_per_s, weight_bytes / 1e6,
+               pool.num_threads(), kernels::cpu_isa().c_str(), limits.bandwidth_gb_per_s, working_set / 1e6,
                limits.peak_gflops);
   return limits;
 }

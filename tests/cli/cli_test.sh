@@ -15,8 +15,8 @@ golden_text() {  # golden_text CASE_NAME -> the expected completion text
   python3 -c 'import json,sys; print(next(c["output_text"] for c in json.load(open(sys.argv[1]))["cases"] if c["name"] == sys.argv[2]))' "$golden" "$1"
 }
 
-check_generation() {  # check_generation CASE_NAME PROMPT MAX_TOKENS
-  "$bin" generate --prompt "$2" --max-tokens "$3" --temperature 0 --ignore-eos >"$scratch/out" 2>"$scratch/err" ||
+check_generation() {  # check_generation CASE_NAME PROMPT MAX_TOKENS [FLAGS...]
+  "$bin" generate --prompt "$2" --max-tokens "$3" --temperature 0 --ignore-eos "${@:4}" >"$scratch/out" 2>"$scratch/err" ||
     fail "generate $1 exited $?: $(cat "$scratch/err")"
   golden_text "$1" >"$scratch/expected"
   cmp -s "$scratch/out" "$scratch/expected" || fail "generate $1: stdout differs from the golden text"
@@ -37,6 +37,8 @@ check_error() {  # check_error DESCRIPTION EXPECTED_SUBSTRING COMMAND...
 
 check_generation empty_64 "" 64
 check_generation once_upon_64 "Once upon a time" 64
+# Every ISA's kernels compute the same FMA chains: the same golden text with each.
+for isa in scalar avx2; do check_generation once_upon_64 "Once upon a time" 64 --cpu-isa "$isa"; done
 
 check_error "missing model directory" "error: /nonexistent: model directory not found" \
   "$bin" generate --model /nonexistent --prompt hi
@@ -69,6 +71,8 @@ check_error "bad KV cache size" "--kv-cache-memory-bytes: '4Gb' is not a size" \
   "$bin" generate --prompt hi --kv-cache-memory-bytes 4Gb
 VLLM_CPU_KVCACHE_SPACE=lots check_error "bad VLLM_CPU_KVCACHE_SPACE" "VLLM_CPU_KVCACHE_SPACE must be a number of GiB" \
   "$bin" generate --prompt hi
+check_error "unknown ISA" "--cpu-isa must be auto, avx512, avx2 or scalar, got 'sse9'" \
+  "$bin" generate --prompt hi --cpu-isa sse9
 check_error "KV cache below one block" "is smaller than one block" "$bin" generate --prompt hi --kv-cache-memory-bytes 1k
 
 # tokenize / detokenize / chat-template on the embedded model.
@@ -86,6 +90,32 @@ out=$(echo '{"messages": [{"role": "user", "content": "Hi"}], "add_generation_pr
 "$bin" generate --model "$scratch/qwen3" --prompt "Once" --max-tokens 8 --temperature 0 --ignore-eos \
   >"$scratch/out" 2>"$scratch/err" || fail "generate on a test model: $(cat "$scratch/err")"
 grep -q "generated 8 tokens" "$scratch/err" || fail "generate on a test model did not make 8 tokens"
+
+# bench latency and bench throughput: their JSON reports, consistent with themselves.
+"$bin" bench latency --model "$root/models/stories260k" --batch-size 2 --input-len 16 --output-len 8 \
+  --num-iters 2 --num-iters-warmup 0 --output-json "$scratch/latency.json" >"$scratch/out" 2>"$scratch/err" ||
+  fail "bench latency: $(cat "$scratch/err")"
+grep -q "^decode " "$scratch/out" || fail "bench latency prints no decode line: $(cat "$scratch/out")"
+python3 - "$scratch/latency.json" <<'PY' || fail "bench latency JSON"
+import json, sys
+r = json.load(open(sys.argv[1]))
+for key in ("prefill_tokens_per_s", "decode_tokens_per_s", "bandwidth_gb_per_s", "peak_gflops"):
+    assert r[key] > 0, key
+assert abs(r["prefill_tokens_per_s"] * r["prefill_time_ms"] / 1e3 - 2 * 16) < 0.01, r
+assert abs(r["decode_tokens_per_s"] * r["decode_time_per_step_ms"] / 1e3 - 2) < 0.01, r
+assert len(r["prefill_times_ms"]) == 2
+PY
+"$bin" bench throughput --model "$root/models/stories260k" --num-prompts 5 --input-len 12 --output-len 7 \
+  --output-json "$scratch/throughput.json" >"$scratch/out" 2>"$scratch/err" || fail "bench throughput: $(cat "$scratch/err")"
+python3 - "$scratch/throughput.json" <<'PY' || fail "bench throughput JSON"
+import json, sys
+r = json.load(open(sys.argv[1]))
+t = r["elapsed_time"]
+assert abs(r["requests_per_s"] * t - 5) < 1e-6, r
+assert abs(r["output_tokens_per_s"] * t - 5 * 7) < 1e-6, r  # every request made all its tokens
+assert abs(r["total_tokens_per_s"] * t - 5 * (12 + 7)) < 1e-6, r
+assert r["bandwidth_gb_per_s"] > 0 and r["peak_gflops"] > 0
+PY
 
 if [ "$failures" -ne 0 ]; then
   echo "$failures check(s) failed"
