@@ -44,9 +44,10 @@ void silu_and_mul(const float* gate, const float* up, int64_t num_tokens, int64_
 // x[i] += y[i] for i < n.
 void add_inplace(float* x, const float* y, int64_t n);
 
-// One layer of the paged KV cache.  Layout of both caches:
-// [num_blocks, num_kv_heads, block_size, head_dim], so one KV head's slice of a
-// block is contiguous.
+// One layer of the paged KV cache.  Per block and KV head, the keys are
+// stored transposed, [head_dim, block_size], so that scores over consecutive
+// keys are vectors; the values are [block_size, head_dim].  Both caches:
+// [num_blocks, num_kv_heads, block_size * head_dim].
 struct PagedKVLayer {
   float* key_cache = nullptr;
   float* value_cache = nullptr;

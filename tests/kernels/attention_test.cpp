@@ -12,7 +12,14 @@
 namespace vllm::kernels {
 namespace {
 
-constexpr int32_t kHeads = 4, kKvHeads = 2, kHeadDim = 8, kBlockSize = 4, kNumBlocks = 32;
+// Small shapes (block and head smaller than a vector) and smollm-135m's
+// (9 heads on 3 KV heads of 64 dimensions, blocks of 16).
+struct Shape {
+  int32_t heads, kv_heads, head_dim, block_size, num_blocks;
+  std::vector<std::pair<int32_t, int32_t>> seqs;  // {context, queried}: fresh prefill, decode, cached-prefix chunk
+};
+const Shape kSmall{4, 2, 8, 4, 32, {{7, 7}, {13, 1}, {22, 9}}};
+const Shape kSmollm{9, 3, 64, 16, 64, {{150, 150}, {300, 1}, {200, 37}}};
 
 struct Sequence {
   std::vector<float> k, v;  // [len, kv_heads, head_dim]: the whole context
@@ -21,7 +28,8 @@ struct Sequence {
 };
 
 // Naive causal attention over a contiguous copy of the context, in float64.
-std::vector<double> reference(const float* q, const Sequence& s, int32_t window) {
+std::vector<double> reference(const Shape& shape, const float* q, const Sequence& s, int32_t window) {
+  const int32_t kHeads = shape.heads, kKvHeads = shape.kv_heads, kHeadDim = shape.head_dim;
   const auto len = static_cast<int32_t>(s.k.size() / (kKvHeads * kHeadDim));
   std::vector<double> out(static_cast<size_t>(s.num_query * kHeads * kHeadDim), 0.0);
   for (int32_t i = 0; i < s.num_query; ++i) {
@@ -53,23 +61,26 @@ std::vector<double> reference(const float* q, const Sequence& s, int32_t window)
   return out;
 }
 
-void run_case(int32_t window) {
+// Every ISA's output for the batch, checked against the float64 reference.
+std::vector<float> run_case(const Shape& shape, int32_t window) {
+  const int32_t kHeads = shape.heads, kKvHeads = shape.kv_heads, kHeadDim = shape.head_dim;
+  const int32_t kBlockSize = shape.block_size, kNumBlocks = shape.num_blocks;
   std::mt19937_64 rng(42);
   std::normal_distribution<float> dist;
   // A mixed batch: a fresh prefill, a decode token with a long context, and
   // a prefill chunk whose first tokens are already cached.
-  const std::vector<std::pair<int32_t, int32_t>> shapes = {{7, 7}, {13, 1}, {22, 9}};  // {context, queried}
+  const std::vector<std::pair<int32_t, int32_t>>& shapes = shape.seqs;
   std::vector<int32_t> free_blocks(kNumBlocks);
   std::iota(free_blocks.begin(), free_blocks.end(), 0);
   std::shuffle(free_blocks.begin(), free_blocks.end(), rng);  // scattered physical blocks
-  std::vector<float> key_cache(kNumBlocks * kKvHeads * kBlockSize * kHeadDim, NAN);
+  std::vector<float> key_cache(static_cast<size_t>(kNumBlocks * kKvHeads * kBlockSize * kHeadDim), NAN);
   std::vector<float> value_cache(key_cache.size(), NAN);
   PagedKVLayer layer{key_cache.data(), value_cache.data(), kNumBlocks, kBlockSize, kKvHeads, kHeadDim};
 
   std::vector<Sequence> seqs;
   std::vector<float> q, step_k, step_v;
   std::vector<int32_t> query_start{0}, seq_lens, slots;
-  const int32_t max_blocks = 8;
+  const int32_t max_blocks = kNumBlocks / static_cast<int32_t>(shapes.size());
   std::vector<int32_t> block_tables(shapes.size() * max_blocks, -1);
   for (size_t s = 0; s < shapes.size(); ++s) {
     Sequence seq;
@@ -117,17 +128,38 @@ void run_case(int32_t window) {
                   pool);
   for (size_t s = 0; s < seqs.size(); ++s) {
     const int64_t row0 = query_start[s];
-    const auto expected = reference(q.data() + row0 * kHeads * kHeadDim, seqs[s], window);
+    const auto expected = reference(shape, q.data() + row0 * kHeads * kHeadDim, seqs[s], window);
     for (size_t i = 0; i < expected.size(); ++i) {
-      ASSERT_NEAR(out[static_cast<size_t>(row0 * kHeads * kHeadDim) + i], expected[i], 1e-5)
-          << "seq " << s << " element " << i;
+      const float got = out[static_cast<size_t>(row0 * kHeads * kHeadDim) + i];
+      if (std::abs(got - expected[i]) > 1e-5) {
+        ADD_FAILURE() << cpu_isa() << " seq " << s << " element " << i << ": " << got << " vs " << expected[i];
+        return out;
+      }
     }
   }
+  return out;
 }
 
-TEST(PagedAttentionTest, MixedBatchOverScatteredBlocksMatchesContiguousReference) { run_case(0); }
+// The reference check on every ISA, and attention.h's promise: all ISAs
+// compute the same arithmetic, so their outputs are equal bit for bit.
+void run_every_isa(const Shape& shape, int32_t window) {
+  ASSERT_TRUE(force_cpu_isa("scalar").is_ok());
+  const std::vector<float> scalar = run_case(shape, window);
+  for (const char* isa : {"avx2", "avx512"}) {
+    if (!force_cpu_isa(isa).is_ok()) continue;  // not on this CPU
+    const std::vector<float> out = run_case(shape, window);
+    for (size_t i = 0; i < out.size(); ++i) ASSERT_EQ(out[i], scalar[i]) << isa << " element " << i;
+  }
+  ASSERT_TRUE(force_cpu_isa("auto").is_ok());
+}
 
-TEST(PagedAttentionTest, SlidingWindowLimitsTheKeys) { run_case(5); }
+TEST(PagedAttentionTest, MixedBatchOverScatteredBlocksMatchesContiguousReference) { run_every_isa(kSmall, 0); }
+
+TEST(PagedAttentionTest, SlidingWindowLimitsTheKeys) { run_every_isa(kSmall, 5); }
+
+TEST(PagedAttentionTest, SmollmShapesMatchTheReference) { run_every_isa(kSmollm, 0); }
+
+TEST(PagedAttentionTest, SmollmShapesWithASlidingWindow) { run_every_isa(kSmollm, 70); }
 
 }  // namespace
 }  // namespace vllm::kernels

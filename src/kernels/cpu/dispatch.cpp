@@ -55,10 +55,10 @@ const GemmTable& gemm_table(CpuIsa isa) {
   return isa == CpuIsa::kAvx512 ? avx512 : isa == CpuIsa::kAvx2 ? avx2 : ref;
 }
 
-// Attention's dot products have no AVX-512 version yet: AVX2 serves both.
-const DotTable& dot_table(CpuIsa isa) {
-  static const DotTable ref = ref_dot_table(), avx2 = avx2_dot_table();
-  return isa == CpuIsa::kScalar ? ref : avx2;
+const AttentionTable& attention_table(CpuIsa isa) {
+  static const AttentionTable ref = ref_attention_table(), avx2 = avx2_attention_table(),
+                              avx512 = avx512_attention_table();
+  return isa == CpuIsa::kAvx512 ? avx512 : isa == CpuIsa::kAvx2 ? avx2 : ref;
 }
 
 const ProbeTable& probe_table(CpuIsa isa) {

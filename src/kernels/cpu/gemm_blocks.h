@@ -53,14 +53,14 @@ void tile(const float* x, int64_t ldx, const T* panel, int64_t k0, int64_t kc, i
   }
 }
 
-// `rows` (< 2 * R) rows: a full tile of R if they fill one, else fewer.
+// A tile of `rows` (<= R) rows.
 template <typename V, typename W, int R = V::kTileRows, typename T>
 void tile_any_rows(int64_t rows, const float* x, int64_t ldx, const T* panel, int64_t k0, int64_t kc, int64_t cols,
                    bool resume, float* y, int64_t ldy) {
   if constexpr (R == 1) {
     tile<V, W, 1>(x, ldx, panel, k0, kc, cols, resume, y, ldy);
   } else {
-    if (rows >= R) return tile<V, W, R>(x, ldx, panel, k0, kc, cols, resume, y, ldy);
+    if (rows == R) return tile<V, W, R>(x, ldx, panel, k0, kc, cols, resume, y, ldy);
     tile_any_rows<V, W, R - 1>(rows, x, ldx, panel, k0, kc, cols, resume, y, ldy);
   }
 }
@@ -111,9 +111,15 @@ void packed_gemm(const float* x, int64_t m, const void* panels, int64_t k_total,
       for (int64_t p = p_begin; p < p_end; ++p) {
         const T* panel = w + p * k_total * kPanelWidth;
         const int64_t cols = std::min(kPanelWidth, n - p * kPanelWidth);
-        for (int64_t r = r0; r < r_end; r += V::kTileRows) {
-          tile_any_rows<V, W>(r_end - r, x + r * k_total, k_total, panel, k0, kc, cols, k0 > 0,
+        // Row tiles of near-equal height (16 rows: 8 + 8, not 12 + 4), so
+        // that no tile is left with too few FMA chains to hide their latency.
+        const int64_t rows = r_end - r0;
+        const int64_t tiles = (rows + V::kTileRows - 1) / V::kTileRows;
+        for (int64_t t = 0, r = r0; t < tiles; ++t) {
+          const int64_t height = rows / tiles + (t < rows % tiles ? 1 : 0);
+          tile_any_rows<V, W>(height, x + r * k_total, k_total, panel, k0, kc, cols, k0 > 0,
                               y + r * ldy + p * kPanelWidth, ldy);
+          r += height;
         }
       }
     }

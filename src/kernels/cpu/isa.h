@@ -2,7 +2,7 @@
 // once, unless --cpu-isa forced a lower one (to test or compare the others).
 #pragma once
 
-#include "kernels/cpu/dot.h"
+#include "kernels/cpu/attention.h"
 #include "kernels/cpu/gemm.h"
 #include "kernels/cpu/probe.h"
 
@@ -15,10 +15,10 @@ CpuIsa active_cpu_isa();
 const char* cpu_isa_name(CpuIsa isa);
 
 const GemmTable& gemm_table(CpuIsa isa);
-const DotTable& dot_table(CpuIsa isa);
+const AttentionTable& attention_table(CpuIsa isa);
 const ProbeTable& probe_table(CpuIsa isa);
 
 inline const GemmTable& active_gemm_table() { return gemm_table(active_cpu_isa()); }
-inline const DotTable& active_dot_table() { return dot_table(active_cpu_isa()); }
+inline const AttentionTable& active_attention_table() { return attention_table(active_cpu_isa()); }
 
 }  // namespace vllm::kernels::cpu

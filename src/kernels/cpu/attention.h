@@ -1,0 +1,78 @@
+// Attention of one query row's group of heads (those sharing one KV head)
+// over its keys, per ISA.  Keys are cached transposed within a block
+// ([head_dim][block_size] per block and KV head) so that a vector of scores
+// over consecutive keys is a chain of FMAs; values are [block_size][head_dim].
+//
+// The arithmetic is defined once (attention_blocks.h) and is the same in
+// every ISA, so results agree bit for bit across ISAs, and a row's result
+// depends only on its own keys, never on the batch, the chunking of its
+// prompt, or the thread that runs it:
+//  - keys go in tiles of kKeyTile absolute positions, each tile one online
+//    softmax update (running max m, denominator l, output accumulator O);
+//  - a score is two FMA chains over even and odd dimensions, summed, times
+//    the scale;
+//  - exponentials use one polynomial (exp_poly), evaluated lane-wise.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+
+namespace vllm::kernels::cpu {
+
+inline constexpr int32_t kKeyTile = 64;
+
+struct AttentionRowArgs {
+  const float* q;  // [group, head_dim]
+  int32_t group;
+  int32_t head_dim;
+  int32_t block_size;
+  const float* key_cache;    // the layer's, with kv_head_stride floats between heads of a block
+  const float* value_cache;  // same layout sizes
+  int64_t block_stride;      // floats per block (all KV heads)
+  int64_t head_offset;       // floats from a block's start to this KV head's slice
+  const int32_t* block_table;
+  int32_t first_key, last_key;  // inclusive
+  float scale;
+  float* out;      // [group, head_dim]
+  float* scratch;  // attention_scratch_floats(group, head_dim)
+};
+
+inline int64_t attention_scratch_floats(int32_t group, int32_t head_dim) {
+  return static_cast<int64_t>(group) * (kKeyTile + head_dim + 2);
+}
+
+using AttentionRowFn = void (*)(const AttentionRowArgs& args);
+
+struct AttentionTable {
+  AttentionRowFn attend_row;
+};
+
+AttentionTable ref_attention_table();
+AttentionTable avx2_attention_table();
+AttentionTable avx512_attention_table();
+
+// e^x for x <= 0 (softmax arguments; below -87 it returns a tiny positive
+// number, never 0: callers zero masked lanes themselves), as a Cody-Waite
+// reduction and a degree-6 polynomial, written with the operations every
+// ISA has lane-wise (FMA, round to nearest even, exponent bits) so that
+// scalar and vector results are identical.
+inline float exp_poly(float x) {
+  x = std::fmax(x, -87.0f);
+  const float n = std::nearbyint(x * 1.44269504088896341f);
+  float r = std::fma(n, -0.693359375f, x);
+  r = std::fma(n, 2.12194440e-4f, r);
+  float p = 1.9875691500e-4f;
+  p = std::fma(p, r, 1.3981999507e-3f);
+  p = std::fma(p, r, 8.3334519073e-3f);
+  p = std::fma(p, r, 4.1665795894e-2f);
+  p = std::fma(p, r, 1.6666665459e-1f);
+  p = std::fma(p, r, 5.0000001201e-1f);
+  const float y = std::fma(p, r * r, r) + 1.0f;
+  const uint32_t bits = static_cast<uint32_t>(static_cast<int32_t>(n) + 127) << 23;
+  float two_n;
+  std::memcpy(&two_n, &bits, sizeof two_n);
+  return y * two_n;
+}
+
+}  // namespace vllm::kernels::cpu

@@ -1,0 +1,140 @@
+// The attention of attention.h, written once for any vector ISA.  An ISA
+// file defines a traits struct V and instantiates attend_row<V>:
+//   V::Reg, V::kLanes, V::zero(), V::set1(float), V::load(const float*, count),
+//   V::store(float*, Reg, count) (count <= kLanes lanes), V::add, V::sub,
+//   V::mul, V::fmadd(a, b, c) = a * b + c, V::max, V::round (to nearest
+//   even) and V::pow2(Reg n) = 2^n for integral n in [-126, 127].
+#pragma once
+
+#include <algorithm>
+#include <limits>
+#include <numeric>
+
+#include "kernels/cpu/attention.h"
+
+namespace vllm::kernels::cpu::blocks {
+
+// exp_poly of attention.h, lane by lane.
+template <typename V>
+typename V::Reg exp_lanes(typename V::Reg x) {
+  x = V::max(x, V::set1(-87.0f));
+  const typename V::Reg n = V::round(V::mul(x, V::set1(1.44269504088896341f)));
+  typename V::Reg r = V::fmadd(n, V::set1(-0.693359375f), x);
+  r = V::fmadd(n, V::set1(2.12194440e-4f), r);
+  typename V::Reg p = V::set1(1.9875691500e-4f);
+  p = V::fmadd(p, r, V::set1(1.3981999507e-3f));
+  p = V::fmadd(p, r, V::set1(8.3334519073e-3f));
+  p = V::fmadd(p, r, V::set1(4.1665795894e-2f));
+  p = V::fmadd(p, r, V::set1(1.6666665459e-1f));
+  p = V::fmadd(p, r, V::set1(5.0000001201e-1f));
+  const typename V::Reg y = V::add(V::fmadd(p, V::mul(r, r), r), V::set1(1.0f));
+  return V::mul(y, V::pow2(n));
+}
+
+struct RowGeometry {
+  const AttentionRowArgs& a;
+  int32_t chunk;  // keys per vector step: gcd(block_size, lanes), so a step never leaves its block
+
+  const float* keys_at(int32_t pos) const {
+    return a.key_cache + a.block_table[pos / a.block_size] * a.block_stride + a.head_offset + pos % a.block_size;
+  }
+  const float* value_row(int32_t pos) const {
+    return a.value_cache + a.block_table[pos / a.block_size] * a.block_stride + a.head_offset +
+           static_cast<int64_t>(pos % a.block_size) * a.head_dim;
+  }
+};
+
+// Scores of head g's query against NC consecutive chunks of keys starting
+// at `pos`: per lane, an FMA chain over the even dimensions and one over the
+// odd ones, summed, times the scale.
+template <typename V, int NC>
+void score_chunks(const RowGeometry& geo, const float* q, int32_t pos, float* out) {
+  const AttentionRowArgs& a = geo.a;
+  typename V::Reg even[NC], odd[NC];
+  const float* keys[NC];
+  for (int c = 0; c < NC; ++c) {
+    even[c] = odd[c] = V::zero();
+    keys[c] = geo.keys_at(pos + c * geo.chunk);
+  }
+  for (int32_t d = 0; d < a.head_dim; d += 2) {
+    const typename V::Reg qe = V::set1(q[d]);
+    for (int c = 0; c < NC; ++c) {
+      even[c] = V::fmadd(qe, V::load(keys[c] + static_cast<int64_t>(d) * a.block_size, geo.chunk), even[c]);
+    }
+    if (d + 1 == a.head_dim) break;
+    const typename V::Reg qo = V::set1(q[d + 1]);
+    for (int c = 0; c < NC; ++c) {
+      odd[c] = V::fmadd(qo, V::load(keys[c] + static_cast<int64_t>(d + 1) * a.block_size, geo.chunk), odd[c]);
+    }
+  }
+  const typename V::Reg scale = V::set1(a.scale);
+  for (int c = 0; c < NC; ++c) V::store(out + c * geo.chunk, V::mul(V::add(even[c], odd[c]), scale), geo.chunk);
+}
+
+// acc[0, head_dim) = acc * corr + sum over keys [lo, hi) of p[key] * value[key],
+// in key order per lane; NV vectors of dimensions at a time.
+template <typename V, int NV>
+void accumulate_values(const RowGeometry& geo, const float* p, int32_t tile, int32_t lo, int32_t hi, float corr,
+                       float* acc, int32_t dim) {
+  typename V::Reg o[NV];
+  int64_t count[NV];
+  for (int v = 0; v < NV; ++v) {
+    count[v] = std::clamp<int64_t>(geo.a.head_dim - dim - v * V::kLanes, 0, V::kLanes);
+    o[v] = V::mul(V::load(acc + dim + v * V::kLanes, count[v]), V::set1(corr));
+  }
+  for (int32_t pos = lo; pos < hi; ++pos) {
+    const float* row = geo.value_row(pos) + dim;
+    const typename V::Reg pv = V::set1(p[pos - tile]);
+    for (int v = 0; v < NV; ++v) o[v] = V::fmadd(pv, V::load(row + v * V::kLanes, count[v]), o[v]);
+  }
+  for (int v = 0; v < NV; ++v) V::store(acc + dim + v * V::kLanes, o[v], count[v]);
+}
+
+template <typename V>
+void attend_row(const AttentionRowArgs& a) {
+  const RowGeometry geo{a, std::gcd(a.block_size, static_cast<int32_t>(V::kLanes))};
+  const int32_t g_count = a.group, hd = a.head_dim;
+  float* scores = a.scratch;                                       // [group, kKeyTile]
+  float* acc = scores + static_cast<int64_t>(g_count) * kKeyTile;  // [group, head_dim]
+  float* run_max = acc + static_cast<int64_t>(g_count) * hd;       // [group]
+  float* denom = run_max + g_count;                                // [group]
+  std::fill(acc, acc + static_cast<int64_t>(g_count) * hd, 0.0f);
+  std::fill(run_max, run_max + g_count, -std::numeric_limits<float>::infinity());
+  std::fill(denom, denom + g_count, 0.0f);
+
+  for (int32_t tile = a.first_key - a.first_key % kKeyTile; tile <= a.last_key; tile += kKeyTile) {
+    const int32_t lo = std::max(tile, a.first_key), hi = std::min(tile + kKeyTile, a.last_key + 1);
+    const int32_t start = lo - (lo - tile) % geo.chunk;  // chunk-aligned within the tile
+    const int32_t end = hi + (geo.chunk - (hi - tile) % geo.chunk) % geo.chunk;
+    for (int32_t g = 0; g < g_count; ++g) {
+      const float* q = a.q + static_cast<int64_t>(g) * hd;
+      float* s = scores + static_cast<int64_t>(g) * kKeyTile;
+      int32_t pos = start;
+      for (; pos + 4 * geo.chunk <= end; pos += 4 * geo.chunk) score_chunks<V, 4>(geo, q, pos, s + (pos - tile));
+      for (; pos < end; pos += geo.chunk) score_chunks<V, 1>(geo, q, pos, s + (pos - tile));
+
+      float tile_max = -std::numeric_limits<float>::infinity();
+      for (int32_t j = lo; j < hi; ++j) tile_max = std::max(tile_max, s[j - tile]);
+      const float new_max = std::max(run_max[g], tile_max);
+      const float corr = run_max[g] == -std::numeric_limits<float>::infinity() ? 0.0f : exp_poly(run_max[g] - new_max);
+      for (pos = start; pos < end; pos += geo.chunk) {
+        float* sp = s + (pos - tile);
+        V::store(sp, exp_lanes<V>(V::sub(V::load(sp, geo.chunk), V::set1(new_max))), geo.chunk);
+      }
+      float sum = 0.0f;
+      for (int32_t j = lo; j < hi; ++j) sum += s[j - tile];
+      denom[g] = denom[g] * corr + sum;
+      run_max[g] = new_max;
+      float* acc_g = acc + static_cast<int64_t>(g) * hd;
+      int32_t dim = 0;
+      for (; dim + 4 * V::kLanes <= hd; dim += 4 * V::kLanes)
+        accumulate_values<V, 4>(geo, s, tile, lo, hi, corr, acc_g, dim);
+      for (; dim < hd; dim += V::kLanes) accumulate_values<V, 1>(geo, s, tile, lo, hi, corr, acc_g, dim);
+    }
+  }
+  for (int32_t g = 0; g < g_count; ++g) {
+    for (int32_t d = 0; d < hd; ++d) a.out[g * hd + d] = acc[g * hd + d] / denom[g];
+  }
+}
+
+}  // namespace vllm::kernels::cpu::blocks
