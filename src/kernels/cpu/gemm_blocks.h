@@ -19,7 +19,7 @@ namespace vllm::kernels::cpu::blocks {
 // Rows of activations per block (their k slice stays in L2 while the
 // thread's panels pass) and the k slice of a panel kept in L1 meanwhile.
 inline constexpr int64_t kRowBlock = 192;
-inline constexpr int64_t kDepthBlock = 256;
+inline constexpr int64_t kDepthBlock = 512;
 
 // R rows x one panel over k steps [k0, k0 + kc): the R x kPanelWidth
 // accumulators live in registers; `resume` reloads them from y, which is how
@@ -101,13 +101,18 @@ void packed_gemm(const float* x, int64_t m, const void* panels, int64_t k_total,
   if (m == 1) {
     int64_t p = p_begin;
     for (; p + 4 <= p_end; p += 4) row_panels<V, W, 4>(x, w, k_total, n, p, y);
-    for (; p < p_end; ++p) row_panels<V, W, 1>(x, w, k_total, n, p, y);
+    if (p_end - p == 3) row_panels<V, W, 3>(x, w, k_total, n, p, y);
+    if (p_end - p == 2) row_panels<V, W, 2>(x, w, k_total, n, p, y);
+    if (p_end - p == 1) row_panels<V, W, 1>(x, w, k_total, n, p, y);
     return;
   }
   for (int64_t r0 = 0; r0 < m; r0 += kRowBlock) {
     const int64_t r_end = std::min(m, r0 + kRowBlock);
-    for (int64_t k0 = 0; k0 < k_total; k0 += kDepthBlock) {
-      const int64_t kc = std::min(kDepthBlock, k_total - k0);
+    // Depth blocks of near-equal length (576 = 288 + 288, not 256 + 256 + 64).
+    const int64_t depth_blocks = (k_total + kDepthBlock - 1) / kDepthBlock;
+    const int64_t depth = (k_total + depth_blocks - 1) / depth_blocks;
+    for (int64_t k0 = 0; k0 < k_total; k0 += depth) {
+      const int64_t kc = std::min(depth, k_total - k0);
       for (int64_t p = p_begin; p < p_end; ++p) {
         const T* panel = w + p * k_total * kPanelWidth;
         const int64_t cols = std::min(kPanelWidth, n - p * kPanelWidth);
