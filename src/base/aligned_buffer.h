@@ -1,11 +1,13 @@
 // Owning, 64-byte aligned, zero-initialised storage for kernels (cache-line
 // and AVX-512 aligned). Copying costs memory, so it is move-only.
+//
+// Large buffers (the KV cache, packed weights) come straight from the kernel
+// as anonymous mappings, which are zero without being written: nothing is
+// touched until used, so start-up does not spend seconds clearing a KV pool
+// that may never fill, and memory is committed only as blocks are used.
 #pragma once
 
 #include <cstddef>
-#include <cstdlib>
-#include <cstring>
-#include <new>
 #include <utility>
 
 namespace vllm {
@@ -15,18 +17,12 @@ inline constexpr size_t kBufferAlignment = 64;
 class AlignedBuffer {
  public:
   AlignedBuffer() = default;
-  explicit AlignedBuffer(size_t size_bytes) : size_(size_bytes) {
-    if (size_ == 0) return;
-    const size_t rounded = (size_ + kBufferAlignment - 1) / kBufferAlignment * kBufferAlignment;
-    data_ = std::aligned_alloc(kBufferAlignment, rounded);
-    if (data_ == nullptr) throw std::bad_alloc();
-    std::memset(data_, 0, rounded);
-  }
+  explicit AlignedBuffer(size_t size_bytes);
   AlignedBuffer(AlignedBuffer&& o) noexcept
       : data_(std::exchange(o.data_, nullptr)), size_(std::exchange(o.size_, 0)) {}
   AlignedBuffer& operator=(AlignedBuffer&& o) noexcept {
     if (this != &o) {
-      std::free(data_);
+      release();
       data_ = std::exchange(o.data_, nullptr);
       size_ = std::exchange(o.size_, 0);
     }
@@ -34,7 +30,7 @@ class AlignedBuffer {
   }
   AlignedBuffer(const AlignedBuffer&) = delete;
   AlignedBuffer& operator=(const AlignedBuffer&) = delete;
-  ~AlignedBuffer() { std::free(data_); }
+  ~AlignedBuffer() { release(); }
 
   void* data() { return data_; }
   const void* data() const { return data_; }
@@ -50,6 +46,8 @@ class AlignedBuffer {
   }
 
  private:
+  void release();
+
   void* data_ = nullptr;
   size_t size_ = 0;
 };

@@ -31,18 +31,24 @@ void linear(const float* x, int64_t m, const PackedMatrix& w, const float* bias,
 // out[t, :] = table[ids[t], :] widened to float32.  table: [V, H]; out: [num_tokens, H].
 void embedding(const PackedMatrix& table, const int32_t* ids, int64_t num_tokens, float* out);
 
+// The element-wise ops below split their rows over the pool when there are
+// enough of them to pay for it; a row's arithmetic is the same either way.
+
 // y[r, :] = x[r, :] / sqrt(mean(x[r, :]^2) + eps) * weight.  x, y: [rows, n] (may alias); weight: [n].
-void rms_norm(const float* x, int64_t rows, int64_t n, const float* weight, float eps, float* y);
+void rms_norm(const float* x, int64_t rows, int64_t n, const float* weight, float eps, float* y, ThreadPool& pool);
+
+// residual += delta, then y = rms_norm(residual): a layer's residual add and
+// the next norm in one pass.  residual, delta, y: [rows, n].
+void fused_add_rms_norm(float* residual, const float* delta, int64_t rows, int64_t n, const float* weight, float eps,
+                        float* y, ThreadPool& pool);
 
 // Rotary embedding in the rotate-half ("neox") layout, in place.
 // x: [num_tokens, num_heads, head_dim]; cos, sin: [num_tokens, head_dim / 2].
-void rope(float* x, int64_t num_tokens, int64_t num_heads, int64_t head_dim, const float* cos, const float* sin);
+void rope(float* x, int64_t num_tokens, int64_t num_heads, int64_t head_dim, const float* cos, const float* sin,
+          ThreadPool& pool);
 
-// out[t, i] = silu(gate[t, i]) * up[t, i].  gate, up, out: [num_tokens, n].
-void silu_and_mul(const float* gate, const float* up, int64_t num_tokens, int64_t n, float* out);
-
-// x[i] += y[i] for i < n.
-void add_inplace(float* x, const float* y, int64_t n);
+// out[t, i] = silu(gate[t, i]) * up[t, i] (SwiGLU).  gate, up, out: [num_tokens, n] (out may alias gate).
+void silu_and_mul(const float* gate, const float* up, int64_t num_tokens, int64_t n, float* out, ThreadPool& pool);
 
 // One layer of the paged KV cache.  Per block and KV head, the keys are
 // stored transposed, [head_dim, block_size], so that scores over consecutive

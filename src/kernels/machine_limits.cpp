@@ -20,7 +20,10 @@ double measure_read_bandwidth(ThreadPool& pool, size_t buffer_bytes, int repetit
   const cpu::ProbeTable& probe = cpu::probe_table(cpu::active_cpu_isa());
   const int64_t threads = pool.num_threads();
   const int64_t per_thread = static_cast<int64_t>(buffer_bytes / sizeof(float)) / threads / 256 * 256;
-  AlignedBuffer buffer(static_cast<size_t>(per_thread * threads) * sizeof(float));  // zeroed: every page is mapped
+  AlignedBuffer buffer(static_cast<size_t>(per_thread * threads) * sizeof(float));
+  // Written first, each part by the thread that reads it: untouched pages
+  // would all read the kernel's one shared zero page, from cache.
+  pool.run([&](int worker) { std::fill_n(buffer.as<float>() + worker * per_thread, per_thread, 1.0f); });
   const float* data = buffer.as<float>();
   std::vector<double> rates;
   for (int rep = 0; rep < repetitions; ++rep) {

@@ -15,8 +15,9 @@ void ensure_size(std::vector<T>& v, int64_t n) {
 }
 
 // RMSNorm of each head_dim slice of x: [num_tokens * num_heads, head_dim].
-void per_head_rms_norm(float* x, int64_t rows, int64_t head_dim, const std::vector<float>& weight, float eps) {
-  kernels::rms_norm(x, rows, head_dim, weight.data(), eps, x);
+void per_head_rms_norm(float* x, int64_t rows, int64_t head_dim, const std::vector<float>& weight, float eps,
+                       ThreadPool& pool) {
+  kernels::rms_norm(x, rows, head_dim, weight.data(), eps, x, pool);
 }
 
 const float* bias_or_null(const std::vector<float>& bias) { return bias.empty() ? nullptr : bias.data(); }
@@ -77,60 +78,62 @@ void DecoderModel::forward(const ForwardBatch& batch, const KVCacheView& kv_cach
   ensure_size(ws_.sin, t * config_.head_dim / 2);
   ensure_size(ws_.last, batch.num_logits * h);
 
+  const float eps = static_cast<float>(config_.rms_norm_eps);
+  const std::vector<DecoderLayerWeights>& layers = weights_.layers;
   kernels::embedding(weights_.embed_tokens, batch.token_ids, t, ws_.hidden.data());
   rope_.compute(batch.positions, t, ws_.cos.data(), ws_.sin.data());
-  for (size_t i = 0; i < weights_.layers.size(); ++i) {
-    attention_block(weights_.layers[i], batch, kv_cache.layers[i], pool);
-    mlp_block(weights_.layers[i], t, pool);
+  // Each residual add is fused with the norm that follows it.
+  kernels::rms_norm(ws_.hidden.data(), t, h, layers[0].input_norm.data(), eps, ws_.normed.data(), pool);
+  for (size_t i = 0; i < layers.size(); ++i) {
+    attention_block(layers[i], batch, kv_cache.layers[i], pool);
+    kernels::fused_add_rms_norm(ws_.hidden.data(), ws_.proj_out.data(), t, h, layers[i].post_attention_norm.data(), eps,
+                                ws_.normed.data(), pool);
+    mlp_block(layers[i], t, pool);
+    if (i + 1 == layers.size()) break;
+    kernels::fused_add_rms_norm(ws_.hidden.data(), ws_.proj_out.data(), t, h, layers[i + 1].input_norm.data(), eps,
+                                ws_.normed.data(), pool);
   }
-  // Only the rows that are sampled go through the final norm and lm_head.
+  // Only the rows that are sampled take the last residual add, the final
+  // norm and the LM head.
   for (int64_t i = 0; i < batch.num_logits; ++i) {
     const int64_t row = batch.logits_indices[i];
-    std::copy_n(ws_.hidden.data() + row * h, h, ws_.last.data() + i * h);
+    for (int64_t j = 0; j < h; ++j) ws_.last[i * h + j] = ws_.hidden[row * h + j] + ws_.proj_out[row * h + j];
   }
-  const float eps = static_cast<float>(config_.rms_norm_eps);
-  kernels::rms_norm(ws_.last.data(), batch.num_logits, h, weights_.final_norm.data(), eps, ws_.last.data());
+  kernels::rms_norm(ws_.last.data(), batch.num_logits, h, weights_.final_norm.data(), eps, ws_.last.data(), pool);
   kernels::linear(ws_.last.data(), batch.num_logits, weights_.output_projection(), nullptr, logits, pool);
 }
 
 void DecoderModel::attention_block(const DecoderLayerWeights& w, const ForwardBatch& batch,
                                    const kernels::PagedKVLayer& kv, ThreadPool& pool) {
   const int64_t t = batch.num_tokens;
-  const int64_t h = config_.hidden_size;
   const int64_t hd = config_.head_dim;
   const int64_t nh = config_.num_attention_heads;
   const int64_t nkv = config_.num_key_value_heads;
   const float eps = static_cast<float>(config_.rms_norm_eps);
 
-  kernels::rms_norm(ws_.hidden.data(), t, h, w.input_norm.data(), eps, ws_.normed.data());
   kernels::linear(ws_.normed.data(), t, w.q_proj, bias_or_null(w.q_bias), ws_.q.data(), pool);
   kernels::linear(ws_.normed.data(), t, w.k_proj, bias_or_null(w.k_bias), ws_.k.data(), pool);
   kernels::linear(ws_.normed.data(), t, w.v_proj, bias_or_null(w.v_bias), ws_.v.data(), pool);
   if (variant_.qk_norm) {
-    per_head_rms_norm(ws_.q.data(), t * nh, hd, w.q_norm, eps);
-    per_head_rms_norm(ws_.k.data(), t * nkv, hd, w.k_norm, eps);
+    per_head_rms_norm(ws_.q.data(), t * nh, hd, w.q_norm, eps, pool);
+    per_head_rms_norm(ws_.k.data(), t * nkv, hd, w.k_norm, eps, pool);
   }
-  kernels::rope(ws_.q.data(), t, nh, hd, ws_.cos.data(), ws_.sin.data());
-  kernels::rope(ws_.k.data(), t, nkv, hd, ws_.cos.data(), ws_.sin.data());
+  kernels::rope(ws_.q.data(), t, nh, hd, ws_.cos.data(), ws_.sin.data(), pool);
+  kernels::rope(ws_.k.data(), t, nkv, hd, ws_.cos.data(), ws_.sin.data(), pool);
   kernels::write_kv_cache(ws_.k.data(), ws_.v.data(), batch.attention.slot_mapping, t, kv);
   const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
   const int32_t window = variant_.sliding_window ? static_cast<int32_t>(config_.sliding_window) : 0;
   kernels::paged_attention(ws_.q.data(), static_cast<int32_t>(nh), kv, batch.attention, scale, window,
                            ws_.attn_out.data(), pool);
   kernels::linear(ws_.attn_out.data(), t, w.o_proj, bias_or_null(w.o_bias), ws_.proj_out.data(), pool);
-  kernels::add_inplace(ws_.hidden.data(), ws_.proj_out.data(), t * h);
 }
 
 void DecoderModel::mlp_block(const DecoderLayerWeights& w, int64_t t, ThreadPool& pool) {
-  const int64_t h = config_.hidden_size;
   const int64_t inter = config_.intermediate_size;
-  const float eps = static_cast<float>(config_.rms_norm_eps);
-  kernels::rms_norm(ws_.hidden.data(), t, h, w.post_attention_norm.data(), eps, ws_.normed.data());
   kernels::linear(ws_.normed.data(), t, w.gate_proj, nullptr, ws_.gate.data(), pool);
   kernels::linear(ws_.normed.data(), t, w.up_proj, nullptr, ws_.up.data(), pool);
-  kernels::silu_and_mul(ws_.gate.data(), ws_.up.data(), t, inter, ws_.gate.data());
+  kernels::silu_and_mul(ws_.gate.data(), ws_.up.data(), t, inter, ws_.gate.data(), pool);
   kernels::linear(ws_.gate.data(), t, w.down_proj, nullptr, ws_.proj_out.data(), pool);
-  kernels::add_inplace(ws_.hidden.data(), ws_.proj_out.data(), t * h);
 }
 
 }  // namespace vllm

@@ -44,6 +44,8 @@ class DecoderModel {
  private:
   DecoderModel(ModelConfig config, DecoderVariant variant, DecoderWeights weights);
 
+  // The two sub-layers, ws_.normed -> ws_.proj_out; forward() does their
+  // norms and residual adds, fused.
   void attention_block(const DecoderLayerWeights& w, const ForwardBatch& batch, const kernels::PagedKVLayer& kv,
                        ThreadPool& pool);
   void mlp_block(const DecoderLayerWeights& w, int64_t num_tokens, ThreadPool& pool);

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <random>
 #include <vector>
 
 #include "kernels/kernels.h"
@@ -8,11 +9,20 @@
 namespace vllm::kernels {
 namespace {
 
+std::vector<float> random_vector(size_t n, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<float> dist(0.0f, 1.0f);
+  std::vector<float> v(n);
+  for (auto& x : v) x = dist(rng);
+  return v;
+}
+
 TEST(RmsNormTest, MatchesFormula) {
+  ThreadPool pool(1);
   const std::vector<float> x = {1, -2, 3, 0.5f, 0, 4};
   const std::vector<float> w = {0.5f, 1, 2};
   std::vector<float> y(6);
-  rms_norm(x.data(), 2, 3, w.data(), 1e-5f, y.data());
+  rms_norm(x.data(), 2, 3, w.data(), 1e-5f, y.data(), pool);
   for (int r = 0; r < 2; ++r) {
     double ss = 0;
     for (int i = 0; i < 3; ++i) ss += x[r * 3 + i] * x[r * 3 + i];
@@ -26,7 +36,8 @@ TEST(RopeTest, RotatesPairsHalfADimensionApart) {
   std::vector<float> x = {1, 2, 3, 4};
   const std::vector<float> cos = {0.0f, 1.0f};
   const std::vector<float> sin = {1.0f, 0.0f};
-  rope(x.data(), 1, 1, 4, cos.data(), sin.data());
+  ThreadPool pool(1);
+  rope(x.data(), 1, 1, 4, cos.data(), sin.data(), pool);
   // pair 0 rotated by 90 degrees: (1, 3) -> (-3, 1); pair 1 unchanged.
   EXPECT_FLOAT_EQ(x[0], -3);
   EXPECT_FLOAT_EQ(x[2], 1);
@@ -37,8 +48,26 @@ TEST(RopeTest, RotatesPairsHalfADimensionApart) {
 TEST(SiluAndMulTest, MatchesFormula) {
   const std::vector<float> gate = {-1, 0, 2}, up = {3, 4, 5};
   std::vector<float> out(3);
-  silu_and_mul(gate.data(), up.data(), 1, 3, out.data());
+  ThreadPool pool(1);
+  silu_and_mul(gate.data(), up.data(), 1, 3, out.data(), pool);
   for (int i = 0; i < 3; ++i) EXPECT_NEAR(out[i], gate[i] / (1 + std::exp(-gate[i])) * up[i], 1e-6);
+}
+
+// The fused op is the residual add then the norm, bit for bit, and rows big
+// enough to be split over threads give what one thread gives.
+TEST(FusedAddRmsNormTest, EqualsAddThenNormOnOneOrTwoThreads) {
+  const int64_t rows = 64, n = 576;
+  const auto residual = random_vector(rows * n, 1), delta = random_vector(rows * n, 2), w = random_vector(n, 3);
+  ThreadPool one(1), two(2);
+  std::vector<float> expected_residual = residual, expected(static_cast<size_t>(rows * n));
+  for (size_t i = 0; i < expected_residual.size(); ++i) expected_residual[i] += delta[i];
+  rms_norm(expected_residual.data(), rows, n, w.data(), 1e-5f, expected.data(), one);
+  for (ThreadPool* pool : {&one, &two}) {
+    std::vector<float> res = residual, y(static_cast<size_t>(rows * n));
+    fused_add_rms_norm(res.data(), delta.data(), rows, n, w.data(), 1e-5f, y.data(), *pool);
+    EXPECT_EQ(res, expected_residual);
+    EXPECT_EQ(y, expected);
+  }
 }
 
 TEST(EmbeddingTest, WidensBf16Rows) {

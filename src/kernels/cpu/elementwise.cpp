@@ -1,5 +1,6 @@
 #include <cmath>
 #include <cstring>
+#include <functional>
 
 #include "base/logging.h"
 #include "kernels/kernels.h"
@@ -13,44 +14,70 @@ void embedding(const PackedMatrix& table, const int32_t* ids, int64_t num_tokens
   }
 }
 
-void rms_norm(const float* x, int64_t rows, int64_t n, const float* weight, float eps, float* y) {
-  for (int64_t r = 0; r < rows; ++r) {
-    const float* xr = x + r * n;
-    float* yr = y + r * n;
-    float sum_sq = 0.0f;
-    for (int64_t i = 0; i < n; ++i) sum_sq += xr[i] * xr[i];
-    const float inv_rms = 1.0f / std::sqrt(sum_sq / static_cast<float>(n) + eps);
-    for (int64_t i = 0; i < n; ++i) yr[i] = xr[i] * inv_rms * weight[i];
-  }
+namespace {
+
+// Below this many elements an op runs on the calling thread: waking the
+// others would cost more than it saves (a decode step's ops are this small).
+constexpr int64_t kParallelElements = 32 * 1024;
+
+void for_rows(int64_t rows, int64_t row_elements, ThreadPool& pool, const std::function<void(int64_t, int64_t)>& fn) {
+  if (rows < 2 || rows * row_elements < kParallelElements) return fn(0, rows);
+  pool.parallel_for(rows, fn);
 }
 
-void rope(float* x, int64_t num_tokens, int64_t num_heads, int64_t head_dim, const float* cos, const float* sin) {
+void normalize_row(const float* x, int64_t n, const float* weight, float eps, float* y) {
+  float sum_sq = 0.0f;
+  for (int64_t i = 0; i < n; ++i) sum_sq += x[i] * x[i];
+  const float inv_rms = 1.0f / std::sqrt(sum_sq / static_cast<float>(n) + eps);
+  for (int64_t i = 0; i < n; ++i) y[i] = x[i] * inv_rms * weight[i];
+}
+
+}  // namespace
+
+void rms_norm(const float* x, int64_t rows, int64_t n, const float* weight, float eps, float* y, ThreadPool& pool) {
+  for_rows(rows, n, pool, [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r) normalize_row(x + r * n, n, weight, eps, y + r * n);
+  });
+}
+
+void fused_add_rms_norm(float* residual, const float* delta, int64_t rows, int64_t n, const float* weight, float eps,
+                        float* y, ThreadPool& pool) {
+  for_rows(rows, n, pool, [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r) {
+      float* row = residual + r * n;
+      for (int64_t i = 0; i < n; ++i) row[i] += delta[r * n + i];
+      normalize_row(row, n, weight, eps, y + r * n);
+    }
+  });
+}
+
+void rope(float* x, int64_t num_tokens, int64_t num_heads, int64_t head_dim, const float* cos, const float* sin,
+          ThreadPool& pool) {
   const int64_t half = head_dim / 2;
-  for (int64_t t = 0; t < num_tokens; ++t) {
-    const float* c = cos + t * half;
-    const float* s = sin + t * half;
-    for (int64_t h = 0; h < num_heads; ++h) {
-      float* v = x + (t * num_heads + h) * head_dim;
-      for (int64_t i = 0; i < half; ++i) {
-        const float a = v[i];
-        const float b = v[i + half];
-        v[i] = a * c[i] - b * s[i];
-        v[i + half] = b * c[i] + a * s[i];
+  for_rows(num_tokens, num_heads * head_dim, pool, [&](int64_t begin, int64_t end) {
+    for (int64_t t = begin; t < end; ++t) {
+      const float* c = cos + t * half;
+      const float* s = sin + t * half;
+      for (int64_t h = 0; h < num_heads; ++h) {
+        float* v = x + (t * num_heads + h) * head_dim;
+        for (int64_t i = 0; i < half; ++i) {
+          const float a = v[i];
+          const float b = v[i + half];
+          v[i] = a * c[i] - b * s[i];
+          v[i + half] = b * c[i] + a * s[i];
+        }
       }
     }
-  }
+  });
 }
 
-void silu_and_mul(const float* gate, const float* up, int64_t num_tokens, int64_t n, float* out) {
-  const int64_t total = num_tokens * n;
-  for (int64_t i = 0; i < total; ++i) {
-    const float g = gate[i];
-    out[i] = g / (1.0f + std::exp(-g)) * up[i];
-  }
-}
-
-void add_inplace(float* x, const float* y, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) x[i] += y[i];
+void silu_and_mul(const float* gate, const float* up, int64_t num_tokens, int64_t n, float* out, ThreadPool& pool) {
+  for_rows(num_tokens, n, pool, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin * n; i < end * n; ++i) {
+      const float g = gate[i];
+      out[i] = g / (1.0f + std::exp(-g)) * up[i];
+    }
+  });
 }
 
 }  // namespace vllm::kernels
