@@ -39,7 +39,7 @@ struct AttentionRowArgs {
 };
 
 inline int64_t attention_scratch_floats(int32_t group, int32_t head_dim) {
-  return static_cast<int64_t>(group) * (kKeyTile + head_dim + 2);
+  return static_cast<int64_t>(group) * (kKeyTile + head_dim + 3);
 }
 
 using AttentionRowFn = void (*)(const AttentionRowArgs& args);

@@ -71,23 +71,53 @@ void score_chunks(const RowGeometry& geo, const float* q, int32_t pos, float* ou
   for (int c = 0; c < NC; ++c) V::store(out + c * geo.chunk, V::mul(V::add(even[c], odd[c]), scale), geo.chunk);
 }
 
-// acc[0, head_dim) = acc * corr + sum over keys [lo, hi) of p[key] * value[key],
-// in key order per lane; NV vectors of dimensions at a time.
-template <typename V, int NV>
-void accumulate_values(const RowGeometry& geo, const float* p, int32_t tile, int32_t lo, int32_t hi, float corr,
-                       float* acc, int32_t dim) {
-  typename V::Reg o[NV];
+// For NG heads at once (sharing each value load): acc_g[dims] = acc_g * corr_g
+// + sum over keys [lo, hi) of p_g[key] * value[key], in key order per lane;
+// NV vectors of dimensions from `dim`.
+template <typename V, int NG, int NV>
+void accumulate_values(const RowGeometry& geo, const float* const* p, const float* corr, int32_t tile, int32_t lo,
+                       int32_t hi, float* const* acc, int32_t dim) {
+  typename V::Reg o[NG][NV];
   int64_t count[NV];
-  for (int v = 0; v < NV; ++v) {
-    count[v] = std::clamp<int64_t>(geo.a.head_dim - dim - v * V::kLanes, 0, V::kLanes);
-    o[v] = V::mul(V::load(acc + dim + v * V::kLanes, count[v]), V::set1(corr));
+  for (int v = 0; v < NV; ++v) count[v] = std::clamp<int64_t>(geo.a.head_dim - dim - v * V::kLanes, 0, V::kLanes);
+  for (int g = 0; g < NG; ++g) {
+    for (int v = 0; v < NV; ++v) o[g][v] = V::mul(V::load(acc[g] + dim + v * V::kLanes, count[v]), V::set1(corr[g]));
   }
   for (int32_t pos = lo; pos < hi; ++pos) {
     const float* row = geo.value_row(pos) + dim;
-    const typename V::Reg pv = V::set1(p[pos - tile]);
-    for (int v = 0; v < NV; ++v) o[v] = V::fmadd(pv, V::load(row + v * V::kLanes, count[v]), o[v]);
+    typename V::Reg values[NV];
+    for (int v = 0; v < NV; ++v) values[v] = V::load(row + v * V::kLanes, count[v]);
+    for (int g = 0; g < NG; ++g) {
+      const typename V::Reg weight = V::set1(p[g][pos - tile]);
+      for (int v = 0; v < NV; ++v) o[g][v] = V::fmadd(weight, values[v], o[g][v]);
+    }
   }
-  for (int v = 0; v < NV; ++v) V::store(acc + dim + v * V::kLanes, o[v], count[v]);
+  for (int g = 0; g < NG; ++g) {
+    for (int v = 0; v < NV; ++v) V::store(acc[g] + dim + v * V::kLanes, o[g][v], count[v]);
+  }
+}
+
+template <typename V, int NG>
+void accumulate_values_all_dims(const RowGeometry& geo, const float* const* p, const float* corr, int32_t tile,
+                                int32_t lo, int32_t hi, float* const* acc) {
+  int32_t dim = 0;
+  for (; dim + 4 * V::kLanes <= geo.a.head_dim; dim += 4 * V::kLanes) {
+    accumulate_values<V, NG, 4>(geo, p, corr, tile, lo, hi, acc, dim);
+  }
+  for (; dim < geo.a.head_dim; dim += V::kLanes) accumulate_values<V, NG, 1>(geo, p, corr, tile, lo, hi, acc, dim);
+}
+
+// Sum of s[lo, hi) as four interleaved partial sums, ((s0 + s1) + (s2 + s3)):
+// a fixed order (every ISA runs this same scalar code) without one long
+// chain of dependent additions.
+inline float sum_range(const float* s, int32_t lo, int32_t hi) {
+  float part[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+  int32_t j = lo;
+  for (; j + 4 <= hi; j += 4) {
+    for (int k = 0; k < 4; ++k) part[k] += s[j + k];
+  }
+  for (int k = 0; j < hi; ++j, ++k) part[k] += s[j];
+  return (part[0] + part[1]) + (part[2] + part[3]);
 }
 
 template <typename V>
@@ -98,6 +128,7 @@ void attend_row(const AttentionRowArgs& a) {
   float* acc = scores + static_cast<int64_t>(g_count) * kKeyTile;  // [group, head_dim]
   float* run_max = acc + static_cast<int64_t>(g_count) * hd;       // [group]
   float* denom = run_max + g_count;                                // [group]
+  float* corr = denom + g_count;  // [group]: a tile's rescaling of each head's running sums
   std::fill(acc, acc + static_cast<int64_t>(g_count) * hd, 0.0f);
   std::fill(run_max, run_max + g_count, -std::numeric_limits<float>::infinity());
   std::fill(denom, denom + g_count, 0.0f);
@@ -116,20 +147,26 @@ void attend_row(const AttentionRowArgs& a) {
       float tile_max = -std::numeric_limits<float>::infinity();
       for (int32_t j = lo; j < hi; ++j) tile_max = std::max(tile_max, s[j - tile]);
       const float new_max = std::max(run_max[g], tile_max);
-      const float corr = run_max[g] == -std::numeric_limits<float>::infinity() ? 0.0f : exp_poly(run_max[g] - new_max);
+      corr[g] = run_max[g] == -std::numeric_limits<float>::infinity() ? 0.0f : exp_poly(run_max[g] - new_max);
       for (pos = start; pos < end; pos += geo.chunk) {
         float* sp = s + (pos - tile);
         V::store(sp, exp_lanes<V>(V::sub(V::load(sp, geo.chunk), V::set1(new_max))), geo.chunk);
       }
-      float sum = 0.0f;
-      for (int32_t j = lo; j < hi; ++j) sum += s[j - tile];
-      denom[g] = denom[g] * corr + sum;
+      denom[g] = denom[g] * corr[g] + sum_range(s, lo - tile, hi - tile);
       run_max[g] = new_max;
-      float* acc_g = acc + static_cast<int64_t>(g) * hd;
-      int32_t dim = 0;
-      for (; dim + 4 * V::kLanes <= hd; dim += 4 * V::kLanes)
-        accumulate_values<V, 4>(geo, s, tile, lo, hi, corr, acc_g, dim);
-      for (; dim < hd; dim += V::kLanes) accumulate_values<V, 1>(geo, s, tile, lo, hi, corr, acc_g, dim);
+    }
+    // Values, two heads at a time.
+    int32_t g = 0;
+    for (; g + 2 <= g_count; g += 2) {
+      const float* p[2] = {scores + static_cast<int64_t>(g) * kKeyTile,
+                           scores + static_cast<int64_t>(g + 1) * kKeyTile};
+      float* acc_g[2] = {acc + static_cast<int64_t>(g) * hd, acc + static_cast<int64_t>(g + 1) * hd};
+      accumulate_values_all_dims<V, 2>(geo, p, corr + g, tile, lo, hi, acc_g);
+    }
+    if (g < g_count) {
+      const float* p[1] = {scores + static_cast<int64_t>(g) * kKeyTile};
+      float* acc_g[1] = {acc + static_cast<int64_t>(g) * hd};
+      accumulate_values_all_dims<V, 1>(geo, p, corr + g, tile, lo, hi, acc_g);
     }
   }
   for (int32_t g = 0; g < g_count; ++g) {
