@@ -18,7 +18,7 @@ namespace {
 
 // Below this many elements an op runs on the calling thread: waking the
 // others would cost more than it saves (a decode step's ops are this small).
-constexpr int64_t kParallelElements = 32 * 1024;
+constexpr int64_t kParallelElements = 8 * 1024;
 
 void for_rows(int64_t rows, int64_t row_elements, ThreadPool& pool, const std::function<void(int64_t, int64_t)>& fn) {
   if (rows < 2 || rows * row_elements < kParallelElements) return fn(0, rows);

@@ -3,6 +3,7 @@
 // packed_gemm<V, W, T> under its own compiler flags:
 //   V::Reg, V::kLanes, V::kTileRows (activation rows per register tile),
 //   V::zero(), V::broadcast(const float*), V::fmadd(a, b, c) = a * b + c,
+//   V::prefetch(const void*) (a hint: may do nothing),
 //   V::load(const float*, int64_t count), V::store(float*, Reg, int64_t count)
 //   (count < kLanes: only the first count lanes are read or written);
 //   W::load(const T* step, Reg out[kPanelWidth / kLanes]) widens one k step
@@ -23,10 +24,12 @@ inline constexpr int64_t kDepthBlock = 512;
 
 // R rows x one panel over k steps [k0, k0 + kc): the R x kPanelWidth
 // accumulators live in registers; `resume` reloads them from y, which is how
-// the k chain continues across depth blocks unchanged.
+// the k chain continues across depth blocks unchanged.  `next` (or null) is
+// the panel whose same k steps come next: they are prefetched meanwhile, so
+// that a small batch, whose tiles are few, does not wait on memory.
 template <typename V, typename W, int R, typename T>
-void tile(const float* x, int64_t ldx, const T* panel, int64_t k0, int64_t kc, int64_t cols, bool resume, float* y,
-          int64_t ldy) {
+void tile(const float* x, int64_t ldx, const T* panel, const T* next, int64_t k0, int64_t kc, int64_t cols, bool resume,
+          float* y, int64_t ldy) {
   constexpr int NV = static_cast<int>(kPanelWidth / V::kLanes);
   typename V::Reg acc[R][NV];
   for (int r = 0; r < R; ++r) {
@@ -37,7 +40,10 @@ void tile(const float* x, int64_t ldx, const T* panel, int64_t k0, int64_t kc, i
   }
   const float* xk = x + k0;
   const T* step = panel + k0 * kPanelWidth;
-  for (int64_t k = 0; k < kc; ++k, step += kPanelWidth) {
+  const T* ahead = (next != nullptr ? next : panel) + k0 * kPanelWidth;
+  for (int64_t k = 0; k < kc; ++k, step += kPanelWidth, ahead += kPanelWidth) {
+    V::prefetch(ahead);
+    if constexpr (sizeof(T) * kPanelWidth > 64) V::prefetch(ahead + 64 / sizeof(T));
     typename V::Reg w[NV];
     W::load(step, w);
     for (int r = 0; r < R; ++r) {
@@ -55,13 +61,13 @@ void tile(const float* x, int64_t ldx, const T* panel, int64_t k0, int64_t kc, i
 
 // A tile of `rows` (<= R) rows.
 template <typename V, typename W, int R = V::kTileRows, typename T>
-void tile_any_rows(int64_t rows, const float* x, int64_t ldx, const T* panel, int64_t k0, int64_t kc, int64_t cols,
-                   bool resume, float* y, int64_t ldy) {
+void tile_any_rows(int64_t rows, const float* x, int64_t ldx, const T* panel, const T* next, int64_t k0, int64_t kc,
+                   int64_t cols, bool resume, float* y, int64_t ldy) {
   if constexpr (R == 1) {
-    tile<V, W, 1>(x, ldx, panel, k0, kc, cols, resume, y, ldy);
+    tile<V, W, 1>(x, ldx, panel, next, k0, kc, cols, resume, y, ldy);
   } else {
-    if (rows == R) return tile<V, W, R>(x, ldx, panel, k0, kc, cols, resume, y, ldy);
-    tile_any_rows<V, W, R - 1>(rows, x, ldx, panel, k0, kc, cols, resume, y, ldy);
+    if (rows == R) return tile<V, W, R>(x, ldx, panel, next, k0, kc, cols, resume, y, ldy);
+    tile_any_rows<V, W, R - 1>(rows, x, ldx, panel, next, k0, kc, cols, resume, y, ldy);
   }
 }
 
@@ -122,7 +128,8 @@ void packed_gemm(const float* x, int64_t m, const void* panels, int64_t k_total,
         const int64_t tiles = (rows + V::kTileRows - 1) / V::kTileRows;
         for (int64_t t = 0, r = r0; t < tiles; ++t) {
           const int64_t height = rows / tiles + (t < rows % tiles ? 1 : 0);
-          tile_any_rows<V, W>(height, x + r * k_total, k_total, panel, k0, kc, cols, k0 > 0,
+          const T* next = t == 0 && p + 1 < p_end ? panel + k_total * kPanelWidth : nullptr;
+          tile_any_rows<V, W>(height, x + r * k_total, k_total, panel, next, k0, kc, cols, k0 > 0,
                               y + r * ldy + p * kPanelWidth, ldy);
           r += height;
         }

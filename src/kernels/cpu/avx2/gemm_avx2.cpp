@@ -15,6 +15,7 @@ struct Avx2 {
   static constexpr int kTileRows = 3;
   static Reg zero() { return _mm256_setzero_ps(); }
   static Reg broadcast(const float* p) { return _mm256_broadcast_ss(p); }
+  static void prefetch(const void* p) { _mm_prefetch(static_cast<const char*>(p), _MM_HINT_T0); }
   static Reg fmadd(Reg a, Reg b, Reg c) { return _mm256_fmadd_ps(a, b, c); }
   static __m256i mask(int64_t count) {
     return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(count)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));

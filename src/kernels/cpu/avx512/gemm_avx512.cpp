@@ -17,6 +17,7 @@ struct Avx512 {
   static constexpr int kTileRows = 12;
   static Reg zero() { return _mm512_setzero_ps(); }
   static Reg broadcast(const float* p) { return _mm512_set1_ps(*p); }
+  static void prefetch(const void* p) { _mm_prefetch(static_cast<const char*>(p), _MM_HINT_T0); }
   static Reg fmadd(Reg a, Reg b, Reg c) { return _mm512_fmadd_ps(a, b, c); }
   static __mmask16 mask(int64_t count) { return static_cast<__mmask16>((1u << count) - 1u); }
   static Reg load(const float* p, int64_t count) {
