@@ -26,14 +26,29 @@ int ThreadPool::default_num_threads() {
 }
 
 ThreadPool::ThreadPool(int num_threads) : num_threads_(std::max(1, num_threads)) {
+  cpu_set_t allowed;
+  if (num_threads_ > 1 && sched_getaffinity(0, sizeof(allowed), &allowed) == 0 && CPU_COUNT(&allowed) == num_threads_) {
+    for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+      if (CPU_ISSET(cpu, &allowed)) cpus_.push_back(cpu);
+    }
+  }
   threads_.reserve(num_threads_ - 1);
   for (int i = 1; i < num_threads_; ++i) {
     threads_.emplace_back([this, i] {
       const std::string name = "vllm-worker-" + std::to_string(i);
       pthread_setname_np(pthread_self(), name.c_str());
+      pin_to_cpu(i);
       worker_loop(i);
     });
   }
+}
+
+void ThreadPool::pin_to_cpu(int worker) const {
+  if (cpus_.empty()) return;
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(cpus_[static_cast<size_t>(worker)], &one);
+  pthread_setaffinity_np(pthread_self(), sizeof(one), &one);
 }
 
 ThreadPool::~ThreadPool() {

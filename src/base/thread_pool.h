@@ -5,7 +5,11 @@
 // all have finished; the split of work is static (worker i always gets the
 // same range for the same size), which keeps results independent of timing.
 // Workers spin briefly before sleeping so that the many small ops of a decode
-// step do not each pay a futex wake-up.
+// step do not each pay a futex wake-up.  A pool with one thread per CPU the
+// process may use pins worker i (i >= 1) to the i-th of those CPUs, so that
+// its cache stays warm and the workers never share a core; the caller stays
+// free (pinning it would bind every thread it creates later), and the
+// scheduler puts it on the CPU left over.
 #pragma once
 
 #include <atomic>
@@ -39,6 +43,7 @@ class ThreadPool {
 
  private:
   void worker_loop(int worker);
+  void pin_to_cpu(int worker) const;
 
   int num_threads_;
   std::vector<std::thread> threads_;
@@ -46,6 +51,7 @@ class ThreadPool {
   std::atomic<uint64_t> epoch_{0};
   std::atomic<int> pending_{0};
   std::atomic<bool> stopping_{false};
+  std::vector<int> cpus_;  // the CPU of each thread when pinned; empty: not pinned
 };
 
 }  // namespace vllm
