@@ -16,6 +16,7 @@
 #include "bench/serving_client.h"
 #include "bench/serving_metrics.h"
 #include "cli/commands.h"
+#include "cli/random_text_prompts.h"
 
 namespace vllm::cli {
 namespace {
@@ -31,6 +32,7 @@ struct BenchServeOptions {
   int output_len = 128;
   int random_vocab_size = 500;
   std::string dataset;
+  std::string tokenizer;  // random prompts as text of one-token words of this tokenizer
   std::string api_key;
   std::string output_json;
   uint64_t seed = 0;
@@ -53,10 +55,17 @@ std::string request_body(const BenchServeOptions& o, const Json& prompt, int64_t
   return body.dump();
 }
 
-// Random token-id prompts of --input-len tokens, or the --dataset file's lines
-// ({"prompt": text or ids, "output_len"?}).
+// Random prompts of --input-len tokens (token ids, or text with --tokenizer),
+// or the --dataset file's lines ({"prompt": text or ids, "output_len"?}).
 Result<std::vector<BenchRequest>> make_workload(const BenchServeOptions& o) {
   std::vector<BenchRequest> requests;
+  if (o.dataset.empty() && !o.tokenizer.empty()) {
+    VLLM_ASSIGN_OR_RETURN(std::unique_ptr<Tokenizer> tokenizer, Tokenizer::load(o.tokenizer));
+    VLLM_ASSIGN_OR_RETURN(std::vector<TextPrompt> prompts,
+                          random_text_prompts(*tokenizer, o.num_prompts, o.input_len, o.seed));
+    for (const TextPrompt& p : prompts) requests.push_back({request_body(o, Json(p.text), o.output_len), p.tokens});
+    return requests;
+  }
   if (o.dataset.empty()) {
     std::mt19937_64 rng(o.seed);
     std::uniform_int_distribution<int> token(10, std::max(11, o.random_vocab_size - 1));
@@ -183,6 +192,9 @@ CommandRunner add_bench_serve_command(CLI::App& app) {
   app.add_option("--output-len", o->output_len, "Tokens to generate per request")->capture_default_str();
   app.add_option("--random-vocab-size", o->random_vocab_size, "Random prompt ids are drawn from [10, this)")
       ->capture_default_str();
+  app.add_option("--tokenizer", o->tokenizer,
+                 "Random prompts as text: --input-len words that this tokenizer (a model directory) encodes as one "
+                 "token each (for servers that refuse token-id prompts)");
   app.add_option("--dataset", o->dataset, "JSON lines {\"prompt\": text or ids, \"output_len\"?} instead");
   app.add_option("--api-key", o->api_key, "Sent as a Bearer token");
   app.add_option("--output-json", o->output_json, "Also write the results as JSON (vLLM's key names)");

@@ -321,6 +321,14 @@ try:
           and report["total_input_tokens"] == 240, f"bench serve report {report}")
     check(all(f"{s}_{m}_ms" in report for s in ("mean", "median", "p90", "p99")
               for m in ("ttft", "tpot", "itl", "e2el")), "bench serve keys")
+    # Text prompts of one-token words (for servers that refuse token ids): exact token counts.
+    text_report = f"/tmp/vllm-bench-text-{server.port}.json"
+    run = subprocess.run([binary, "bench", "serve", "--base-url", f"http://127.0.0.1:{server.port}", "--num-prompts",
+                          "3", "--input-len", "16", "--output-len", "4", "--tokenizer", f"{root}/models/stories260k",
+                          "--output-json", text_report], capture_output=True, text=True, timeout=120)
+    report = json.load(open(text_report))
+    check(run.returncode == 0 and report["completed"] == 3 and report["total_input_tokens"] == 48,
+          f"bench serve --tokenizer {run.stderr} {report}")
     dataset = f"/tmp/vllm-bench-dataset-{server.port}.jsonl"
     with open(dataset, "w") as f:
         f.write(json.dumps({"prompt": "Once upon a time", "output_len": 7}) + "\n")
