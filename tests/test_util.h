@@ -5,16 +5,28 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <random>
 #include <sstream>
 #include <string>
+#include <vector>
 
 namespace vllm::testing {
 
 inline std::string model_dir() { return VLLM_TEST_MODEL_DIR; }
 inline std::string golden_dir() { return VLLM_TEST_GOLDEN_DIR; }
 inline std::string shared_dir() { return VLLM_TEST_SHARED_DIR; }
+
+// n values drawn from N(0, 1) with a fixed seed.
+inline std::vector<float> random_normal(size_t n, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<float> dist(0.0f, 1.0f);
+  std::vector<float> v(n);
+  for (auto& x : v) x = dist(rng);
+  return v;
+}
 
 inline std::string read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

@@ -88,20 +88,13 @@ int run(const BenchLatencyOptions& o) {
   std::printf("limits measured now: read bandwidth %.1f GB/s, FP32 FMA peak %.0f GFLOP/s; weights %.1f MB\n",
               limits.bandwidth_gb_per_s, limits.peak_gflops, cost.weight_bytes / 1e6);
 
-  OrderedJson report;
-  report["model"] = c.model;
+  OrderedJson report = report_base(c, limits);
   report["batch_size"] = o.batch_size;
-  report["input_len"] = c.input_len;
-  report["output_len"] = c.output_len;
   report["num_iters"] = o.num_iters;
-  report["threads"] = engine_threads(c.engine);
-  report["cpu_isa"] = kernels::cpu_isa();
   report["prefill_time_ms"] = prefill_s * 1e3;
   report["prefill_tokens_per_s"] = prefill_tps;
   report["decode_time_per_step_ms"] = decode_step_s * 1e3;
   report["decode_tokens_per_s"] = decode_tps;
-  report["bandwidth_gb_per_s"] = limits.bandwidth_gb_per_s;
-  report["peak_gflops"] = limits.peak_gflops;
   report["weight_bytes"] = cost.weight_bytes;
   report["prefill_limit_tokens_per_s"] = prefill_limit;
   report["decode_limit_tokens_per_s"] = decode_limit;

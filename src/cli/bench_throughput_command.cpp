@@ -41,20 +41,13 @@ int run(const BenchThroughputOptions& o) {
   std::printf("limits measured now: read bandwidth %.1f GB/s, FP32 FMA peak %.0f GFLOP/s\n", limits.bandwidth_gb_per_s,
               limits.peak_gflops);
 
-  OrderedJson report;
-  report["model"] = c.model;
+  OrderedJson report = report_base(c, limits);
   report["num_requests"] = o.num_prompts;
-  report["input_len"] = c.input_len;
-  report["output_len"] = c.output_len;
-  report["threads"] = engine_threads(c.engine);
-  report["cpu_isa"] = kernels::cpu_isa();
   report["elapsed_time"] = elapsed;
   report["total_num_tokens"] = total_tokens;
   report["requests_per_s"] = o.num_prompts / elapsed;
   report["total_tokens_per_s"] = total_tokens / elapsed;
   report["output_tokens_per_s"] = output_tokens / elapsed;
-  report["bandwidth_gb_per_s"] = limits.bandwidth_gb_per_s;
-  report["peak_gflops"] = limits.peak_gflops;
   return write_report(c.output_json, report) ? 0 : 1;
 }
 

@@ -60,6 +60,18 @@ kernels::MachineLimits measure_limits(const EngineFlags& flags, double weight_by
   return limits;
 }
 
+OrderedJson report_base(const OfflineBenchOptions& o, const kernels::MachineLimits& limits) {
+  OrderedJson report;
+  report["model"] = o.model;
+  report["input_len"] = o.input_len;
+  report["output_len"] = o.output_len;
+  report["threads"] = engine_threads(o.engine);
+  report["cpu_isa"] = kernels::cpu_isa();
+  report["bandwidth_gb_per_s"] = limits.bandwidth_gb_per_s;
+  report["peak_gflops"] = limits.peak_gflops;
+  return report;
+}
+
 bool write_report(const std::string& path, const OrderedJson& report) {
   if (path.empty()) return true;
   std::ofstream out(path);

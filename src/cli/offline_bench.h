@@ -39,6 +39,10 @@ SamplingParams fixed_length_params(int output_len, OutputKind kind);
 // see the same caches); printed on stderr.
 kernels::MachineLimits measure_limits(const EngineFlags& flags, double weight_bytes);
 
+// The fields every report starts with: model, lengths, threads, ISA and the
+// limits measured.
+OrderedJson report_base(const OfflineBenchOptions& o, const kernels::MachineLimits& limits);
+
 // Writes `report` to `path` (nothing when empty); false, with a message, if it cannot.
 bool write_report(const std::string& path, const OrderedJson& report);
 

@@ -1,21 +1,13 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <random>
 #include <vector>
 
 #include "kernels/kernels.h"
+#include "test_util.h"
 
 namespace vllm::kernels {
 namespace {
-
-std::vector<float> random_vector(size_t n, uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::normal_distribution<float> dist(0.0f, 1.0f);
-  std::vector<float> v(n);
-  for (auto& x : v) x = dist(rng);
-  return v;
-}
 
 TEST(RmsNormTest, MatchesFormula) {
   ThreadPool pool(1);
@@ -57,7 +49,8 @@ TEST(SiluAndMulTest, MatchesFormula) {
 // enough to be split over threads give what one thread gives.
 TEST(FusedAddRmsNormTest, EqualsAddThenNormOnOneOrTwoThreads) {
   const int64_t rows = 64, n = 576;
-  const auto residual = random_vector(rows * n, 1), delta = random_vector(rows * n, 2), w = random_vector(n, 3);
+  const auto residual = testing::random_normal(rows * n, 1), delta = testing::random_normal(rows * n, 2),
+             w = testing::random_normal(n, 3);
   ThreadPool one(1), two(2);
   std::vector<float> expected_residual = residual, expected(static_cast<size_t>(rows * n));
   for (size_t i = 0; i < expected_residual.size(); ++i) expected_residual[i] += delta[i];

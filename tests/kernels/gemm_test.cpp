@@ -1,24 +1,16 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <random>
 #include <vector>
 
 #include "base/thread_pool.h"
 #include "kernels/cpu/isa.h"
 #include "kernels/kernels.h"
 #include "kernels/packed_matrix.h"
+#include "test_util.h"
 
 namespace vllm::kernels {
 namespace {
-
-std::vector<float> random_vector(size_t n, uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::normal_distribution<float> dist(0.0f, 1.0f);
-  std::vector<float> v(n);
-  for (auto& x : v) x = dist(rng);
-  return v;
-}
 
 // A weight matrix in one dtype: its stored values and their float32 widening.
 struct Weights {
@@ -28,7 +20,8 @@ struct Weights {
   std::vector<float> wide;
   int64_t rows, cols;
 
-  Weights(DType d, int64_t n, int64_t k, uint64_t seed) : dtype(d), f32(random_vector(n * k, seed)), rows(n), cols(k) {
+  Weights(DType d, int64_t n, int64_t k, uint64_t seed)
+      : dtype(d), f32(testing::random_normal(n * k, seed)), rows(n), cols(k) {
     wide = f32;
     if (d == DType::kF32) return;
     half.resize(f32.size());
@@ -75,7 +68,7 @@ TEST(PackMatrixTest, EveryElementReadsBackWidened) {
 TEST(PackedGemmTest, ReferenceMatchesFloat64) {
   ThreadPool pool(1);
   const int64_t m = 3, n = 37, k = 300;
-  const auto x = random_vector(m * k, 2);
+  const auto x = testing::random_normal(m * k, 2);
   for (DType dtype : kDTypes) {
     const Weights w(dtype, n, k, 3);
     const PackedMatrix packed = pack_matrix(w.tensor(), pool);
@@ -101,7 +94,7 @@ TEST(PackedGemmTest, EveryIsaEqualsTheReferenceBitForBit) {
   };
   for (const Shape s : {Shape{1, 1, 1}, Shape{1, 64, 576}, Shape{2, 33, 7}, Shape{5, 31, 513}, Shape{13, 70, 300},
                         Shape{200, 40, 257}}) {
-    const auto x = random_vector(s.m * s.k, 4);
+    const auto x = testing::random_normal(s.m * s.k, 4);
     for (DType dtype : kDTypes) {
       const Weights w(dtype, s.n, s.k, 5);
       const PackedMatrix packed = pack_matrix(w.tensor(), pool);
@@ -123,8 +116,8 @@ TEST(PackedGemmTest, EveryIsaEqualsTheReferenceBitForBit) {
 TEST(LinearTest, AddsBiasAndMatchesTheReferenceOnTwoThreads) {
   ThreadPool one(1), two(2);
   const int64_t m = 5, n = 100, k = 40;
-  const auto x = random_vector(m * k, 6);
-  const auto bias = random_vector(n, 7);
+  const auto x = testing::random_normal(m * k, 6);
+  const auto bias = testing::random_normal(n, 7);
   const Weights w(DType::kBF16, n, k, 8);
   const PackedMatrix packed = pack_matrix(w.tensor(), one);
   std::vector<float> y(static_cast<size_t>(m * n)), ref(static_cast<size_t>(m * n));
@@ -142,7 +135,7 @@ TEST(LinearTest, AddsBiasAndMatchesTheReferenceOnTwoThreads) {
 TEST(LinearTest, RowResultIndependentOfBatchSize) {
   ThreadPool pool(2);
   const int64_t n = 101, k = 99, rows = 11;
-  const auto x = random_vector(rows * k, 9);
+  const auto x = testing::random_normal(rows * k, 9);
   for (DType dtype : kDTypes) {
     const Weights w(dtype, n, k, 10);
     const PackedMatrix packed = pack_matrix(w.tensor(), pool);

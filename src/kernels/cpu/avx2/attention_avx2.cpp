@@ -1,39 +1,8 @@
 // Compiled with -mavx2 -mfma -mf16c; reached only through the dispatch table.
-#include <immintrin.h>
-
 #include "kernels/cpu/attention_blocks.h"
+#include "kernels/cpu/avx2/avx2_vec.h"
 
 namespace vllm::kernels::cpu {
-namespace {
-
-struct Avx2 {
-  using Reg = __m256;
-  static constexpr int64_t kLanes = 8;
-  static Reg zero() { return _mm256_setzero_ps(); }
-  static Reg set1(float v) { return _mm256_set1_ps(v); }
-  static __m256i mask(int64_t count) {
-    return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(count)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-  }
-  static Reg load(const float* p, int64_t count) {
-    return count == kLanes ? _mm256_loadu_ps(p) : _mm256_maskload_ps(p, mask(count));
-  }
-  static void store(float* p, Reg v, int64_t count) {
-    if (count == kLanes) return _mm256_storeu_ps(p, v);
-    _mm256_maskstore_ps(p, mask(count), v);
-  }
-  static Reg add(Reg a, Reg b) { return _mm256_add_ps(a, b); }
-  static Reg sub(Reg a, Reg b) { return _mm256_sub_ps(a, b); }
-  static Reg mul(Reg a, Reg b) { return _mm256_mul_ps(a, b); }
-  static Reg fmadd(Reg a, Reg b, Reg c) { return _mm256_fmadd_ps(a, b, c); }
-  static Reg max(Reg a, Reg b) { return _mm256_max_ps(a, b); }
-  static Reg round(Reg a) { return _mm256_round_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
-  static Reg pow2(Reg n) {
-    const __m256i bits = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
-    return _mm256_castsi256_ps(bits);
-  }
-};
-
-}  // namespace
 
 AttentionTable avx2_attention_table() { return {blocks::attend_row<Avx2>}; }
 

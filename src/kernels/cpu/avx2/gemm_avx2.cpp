@@ -1,33 +1,12 @@
 // Compiled with -mavx2 -mfma -mf16c; reached only through the dispatch table.
 #include <immintrin.h>
 
+#include "kernels/cpu/avx2/avx2_vec.h"
 #include "kernels/cpu/gemm.h"
 #include "kernels/cpu/gemm_blocks.h"
 
 namespace vllm::kernels::cpu {
 namespace {
-
-// 3 rows x 4 vectors: 12 accumulators and 4 weight vectors fill the 16 ymm
-// registers (the broadcast reuses one as the compiler sees fit).
-struct Avx2 {
-  using Reg = __m256;
-  static constexpr int64_t kLanes = 8;
-  static constexpr int kTileRows = 3;
-  static Reg zero() { return _mm256_setzero_ps(); }
-  static Reg broadcast(const float* p) { return _mm256_broadcast_ss(p); }
-  static void prefetch(const void* p) { _mm_prefetch(static_cast<const char*>(p), _MM_HINT_T0); }
-  static Reg fmadd(Reg a, Reg b, Reg c) { return _mm256_fmadd_ps(a, b, c); }
-  static __m256i mask(int64_t count) {
-    return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(count)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-  }
-  static Reg load(const float* p, int64_t count) {
-    return count == kLanes ? _mm256_loadu_ps(p) : _mm256_maskload_ps(p, mask(count));
-  }
-  static void store(float* p, Reg v, int64_t count) {
-    if (count == kLanes) return _mm256_storeu_ps(p, v);
-    _mm256_maskstore_ps(p, mask(count), v);
-  }
-};
 
 struct F32Weights {
   static void load(const float* p, __m256 out[4]) {

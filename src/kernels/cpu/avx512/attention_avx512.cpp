@@ -1,37 +1,8 @@
 // Compiled with -mavx512f; reached only through the dispatch table.
-#include <immintrin.h>
-
 #include "kernels/cpu/attention_blocks.h"
+#include "kernels/cpu/avx512/avx512_vec.h"
 
 namespace vllm::kernels::cpu {
-namespace {
-
-struct Avx512 {
-  using Reg = __m512;
-  static constexpr int64_t kLanes = 16;
-  static Reg zero() { return _mm512_setzero_ps(); }
-  static Reg set1(float v) { return _mm512_set1_ps(v); }
-  static __mmask16 mask(int64_t count) { return static_cast<__mmask16>((1u << count) - 1u); }
-  static Reg load(const float* p, int64_t count) {
-    return count == kLanes ? _mm512_loadu_ps(p) : _mm512_maskz_loadu_ps(mask(count), p);
-  }
-  static void store(float* p, Reg v, int64_t count) {
-    if (count == kLanes) return _mm512_storeu_ps(p, v);
-    _mm512_mask_storeu_ps(p, mask(count), v);
-  }
-  static Reg add(Reg a, Reg b) { return _mm512_add_ps(a, b); }
-  static Reg sub(Reg a, Reg b) { return _mm512_sub_ps(a, b); }
-  static Reg mul(Reg a, Reg b) { return _mm512_mul_ps(a, b); }
-  static Reg fmadd(Reg a, Reg b, Reg c) { return _mm512_fmadd_ps(a, b, c); }
-  static Reg max(Reg a, Reg b) { return _mm512_max_ps(a, b); }
-  static Reg round(Reg a) { return _mm512_roundscale_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
-  static Reg pow2(Reg n) {
-    const __m512i bits = _mm512_slli_epi32(_mm512_add_epi32(_mm512_cvtps_epi32(n), _mm512_set1_epi32(127)), 23);
-    return _mm512_castsi512_ps(bits);
-  }
-};
-
-}  // namespace
 
 AttentionTable avx512_attention_table() { return {blocks::attend_row<Avx512>}; }
 

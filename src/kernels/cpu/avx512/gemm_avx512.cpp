@@ -3,31 +3,12 @@
 // used uninitialized", hence -Wno-maybe-uninitialized for this file.)
 #include <immintrin.h>
 
+#include "kernels/cpu/avx512/avx512_vec.h"
 #include "kernels/cpu/gemm.h"
 #include "kernels/cpu/gemm_blocks.h"
 
 namespace vllm::kernels::cpu {
 namespace {
-
-// 12 rows x 2 vectors: 24 accumulators, 2 weight vectors, the broadcast and
-// the BF16 mask stay within the 32 zmm registers.
-struct Avx512 {
-  using Reg = __m512;
-  static constexpr int64_t kLanes = 16;
-  static constexpr int kTileRows = 12;
-  static Reg zero() { return _mm512_setzero_ps(); }
-  static Reg broadcast(const float* p) { return _mm512_set1_ps(*p); }
-  static void prefetch(const void* p) { _mm_prefetch(static_cast<const char*>(p), _MM_HINT_T0); }
-  static Reg fmadd(Reg a, Reg b, Reg c) { return _mm512_fmadd_ps(a, b, c); }
-  static __mmask16 mask(int64_t count) { return static_cast<__mmask16>((1u << count) - 1u); }
-  static Reg load(const float* p, int64_t count) {
-    return count == kLanes ? _mm512_loadu_ps(p) : _mm512_maskz_loadu_ps(mask(count), p);
-  }
-  static void store(float* p, Reg v, int64_t count) {
-    if (count == kLanes) return _mm512_storeu_ps(p, v);
-    _mm512_mask_storeu_ps(p, mask(count), v);
-  }
-};
 
 struct F32Weights {
   static void load(const float* p, __m512 out[2]) {

@@ -1,0 +1,45 @@
+// The AVX2 + FMA vector traits that the ISA-independent kernel templates
+// (gemm_blocks.h, attention_blocks.h) are instantiated with.  Include only
+// from files compiled with -mavx2 -mfma.
+#pragma once
+
+#include <immintrin.h>
+
+#include <cstdint>
+
+namespace vllm::kernels::cpu {
+
+struct Avx2 {
+  using Reg = __m256;
+  static constexpr int64_t kLanes = 8;
+  // GEMM: 3 rows x 4 vectors = 12 accumulators; with the weight vectors
+  // and the broadcast they fill the 16 ymm registers.
+  static constexpr int kTileRows = 3;
+
+  static Reg zero() { return _mm256_setzero_ps(); }
+  static Reg set1(float v) { return _mm256_set1_ps(v); }
+  static Reg broadcast(const float* p) { return _mm256_broadcast_ss(p); }
+  static __m256i mask(int64_t count) {
+    return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(count)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+  }
+  static Reg load(const float* p, int64_t count) {
+    return count == kLanes ? _mm256_loadu_ps(p) : _mm256_maskload_ps(p, mask(count));
+  }
+  static void store(float* p, Reg v, int64_t count) {
+    if (count == kLanes) return _mm256_storeu_ps(p, v);
+    _mm256_maskstore_ps(p, mask(count), v);
+  }
+  static void prefetch(const void* p) { _mm_prefetch(static_cast<const char*>(p), _MM_HINT_T0); }
+  static Reg add(Reg a, Reg b) { return _mm256_add_ps(a, b); }
+  static Reg sub(Reg a, Reg b) { return _mm256_sub_ps(a, b); }
+  static Reg mul(Reg a, Reg b) { return _mm256_mul_ps(a, b); }
+  static Reg fmadd(Reg a, Reg b, Reg c) { return _mm256_fmadd_ps(a, b, c); }
+  static Reg max(Reg a, Reg b) { return _mm256_max_ps(a, b); }
+  static Reg round(Reg a) { return _mm256_round_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
+  static Reg pow2(Reg n) {
+    const __m256i bits = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
+    return _mm256_castsi256_ps(bits);
+  }
+};
+
+}  // namespace vllm::kernels::cpu

@@ -1,0 +1,43 @@
+// The AVX-512F vector traits that the ISA-independent kernel templates
+// (gemm_blocks.h, attention_blocks.h) are instantiated with.  Include only
+// from files compiled with -mavx512f.
+#pragma once
+
+#include <immintrin.h>
+
+#include <cstdint>
+
+namespace vllm::kernels::cpu {
+
+struct Avx512 {
+  using Reg = __m512;
+  static constexpr int64_t kLanes = 16;
+  // GEMM: 12 rows x 2 vectors = 24 accumulators, 2 weight vectors, the
+  // broadcast and the BF16 mask stay within the 32 zmm registers.
+  static constexpr int kTileRows = 12;
+
+  static Reg zero() { return _mm512_setzero_ps(); }
+  static Reg set1(float v) { return _mm512_set1_ps(v); }
+  static Reg broadcast(const float* p) { return _mm512_set1_ps(*p); }
+  static __mmask16 mask(int64_t count) { return static_cast<__mmask16>((1u << count) - 1u); }
+  static Reg load(const float* p, int64_t count) {
+    return count == kLanes ? _mm512_loadu_ps(p) : _mm512_maskz_loadu_ps(mask(count), p);
+  }
+  static void store(float* p, Reg v, int64_t count) {
+    if (count == kLanes) return _mm512_storeu_ps(p, v);
+    _mm512_mask_storeu_ps(p, mask(count), v);
+  }
+  static void prefetch(const void* p) { _mm_prefetch(static_cast<const char*>(p), _MM_HINT_T0); }
+  static Reg add(Reg a, Reg b) { return _mm512_add_ps(a, b); }
+  static Reg sub(Reg a, Reg b) { return _mm512_sub_ps(a, b); }
+  static Reg mul(Reg a, Reg b) { return _mm512_mul_ps(a, b); }
+  static Reg fmadd(Reg a, Reg b, Reg c) { return _mm512_fmadd_ps(a, b, c); }
+  static Reg max(Reg a, Reg b) { return _mm512_max_ps(a, b); }
+  static Reg round(Reg a) { return _mm512_roundscale_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
+  static Reg pow2(Reg n) {
+    const __m512i bits = _mm512_slli_epi32(_mm512_add_epi32(_mm512_cvtps_epi32(n), _mm512_set1_epi32(127)), 23);
+    return _mm512_castsi512_ps(bits);
+  }
+};
+
+}  // namespace vllm::kernels::cpu
