@@ -35,7 +35,12 @@ void paged_attention(const float* q, int32_t num_heads, const PagedKVLayer& laye
   const int32_t group = num_heads / layer.num_kv_heads;
   const int32_t hd = layer.head_dim;
   // Row -> sequence, so that (row, KV head) items can be dealt to the threads.
-  std::vector<int32_t> row_seq(static_cast<size_t>(num_tokens));
+  // It and the workers' scratch are kept per thread across calls (attention
+  // runs once per layer per step); the workers read the caller's map through
+  // a reference, not their own thread_local copy.
+  thread_local std::vector<int32_t> caller_row_seq;
+  std::vector<int32_t>& row_seq = caller_row_seq;
+  row_seq.resize(static_cast<size_t>(num_tokens));
   for (int32_t s = 0; s < meta.num_seqs; ++s) {
     for (int32_t r = meta.query_start_loc[s]; r < meta.query_start_loc[s + 1]; ++r) row_seq[static_cast<size_t>(r)] = s;
   }
@@ -46,7 +51,8 @@ void paged_attention(const float* q, int32_t num_heads, const PagedKVLayer& laye
   // prompt's later rows attend to more keys, so contiguous halves would leave
   // one thread with most of the work.
   pool.run([&](int worker) {
-    std::vector<float> scratch(static_cast<size_t>(cpu::attention_scratch_floats(group, hd)));
+    thread_local std::vector<float> scratch;
+    scratch.resize(static_cast<size_t>(cpu::attention_scratch_floats(group, hd)));
     cpu::AttentionRowArgs args{};
     args.group = group;
     args.head_dim = hd;
