@@ -27,6 +27,8 @@ mkdir -p "$corpus/server_request_fuzzer"
 printf '%s' '{"prompt": ["Once", [1, 403]], "n": 2, "temperature": 0.5, "stop": ["a"], "logit_bias": {"5": 1},
   "stream": true, "stream_options": {"include_usage": true}, "messages": [{"role": "user", "content":
   [{"type": "text", "text": "Hi"}]}], "chat_template_kwargs": {"x": 1}, "logprobs": true, "top_logprobs": 2}'   >"$corpus/server_request_fuzzer/seed"
+printf '%s' '{"prompt": "Once", "tokens": [1, 403], "add_special_tokens": false, "return_token_strs": true}' \
+  >"$corpus/server_request_fuzzer/seed-tokenize"
 run chat_template_fuzzer
 run tokenizer_encode_fuzzer
 run server_request_fuzzer

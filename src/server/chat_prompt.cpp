@@ -19,7 +19,10 @@ Result<OrderedJson> normalise_content(const Json& content) {
   std::string text;
   for (size_t i = 0; i < content.size(); ++i) {
     const Json& part = content[i];
-    if (!part.is_object() || part.value("type", "") != "text" || !part.contains("text") || !part["text"].is_string()) {
+    // Every member is type-checked before it is read: a wrong type is a 400, not an exception.
+    const bool text_part = part.is_object() && part.contains("type") && part["type"] == "text" &&
+                           part.contains("text") && part["text"].is_string();
+    if (!text_part) {
       return bad("only text content parts are supported", "messages");
     }
     if (i > 0) text += "\n";

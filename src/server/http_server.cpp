@@ -258,7 +258,15 @@ void Session::on_request(beast::error_code ec) {
   ++response_id_;
   stream_.expires_never();  // answers may take as long as generation does
   watch_connection();
-  handler_(std::move(request), std::make_shared<Channel>(shared_from_this(), response_id_));
+  auto channel = std::make_shared<Channel>(shared_from_this(), response_id_);
+  try {
+    handler_(std::move(request), channel);
+  } catch (const std::exception& e) {
+    // A bug, not bad input (that is a 4xx from the handler): this request
+    // fails, the I/O thread and every other connection go on.
+    VLLM_LOG(Error) << "internal error answering " << method_ << " " << target_ << ": " << e.what();
+    channel->respond(error_response(500, "internal server error"));
+  }
 }
 
 }  // namespace

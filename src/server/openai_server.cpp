@@ -4,11 +4,11 @@
 
 #include <random>
 
-#include "api/json_fields.h"
 #include "base/clock.h"
 #include "base/json.h"
 #include "server/api_error.h"
 #include "server/completion_job.h"
+#include "server/tokenize_request.h"
 
 namespace vllm::server {
 namespace {
@@ -120,35 +120,15 @@ void OpenAIServer::generate(Result<CompletionRequest> parsed, const std::shared_
 }
 
 HttpResponse OpenAIServer::tokenize(const std::string& body) const {
-  const Json j = Json::parse(body, nullptr, /*allow_exceptions=*/false);
-  if (!j.is_object()) return error_response(400, "the request body must be a JSON object");
-  std::string text;
-  bool add_special_tokens = true;
-  if (j.contains("messages")) {
-    Result<ChatPrompt> chat = read_chat_prompt(j);
-    if (!chat.is_ok()) return error_response(chat.status());
-    Result<std::string> rendered = chat_renderer_.render(*chat);
-    if (!rendered.is_ok()) return error_response(rendered.status().with_param("messages"));
-    text = *rendered;
-    add_special_tokens = false;  // the template supplies BOS
-  } else if (j.contains("prompt") && j["prompt"].is_string()) {
-    text = j["prompt"].get<std::string>();
-  } else {
-    return error_response(400, "tokenize needs a string 'prompt' or 'messages'", "prompt");
-  }
-  if (j.contains("add_special_tokens")) {
-    if (!j["add_special_tokens"].is_boolean()) {
-      return error_response(400, "field 'add_special_tokens' must be true or false", "add_special_tokens");
-    }
-    add_special_tokens = j["add_special_tokens"].get<bool>();
-  }
-  const std::vector<int32_t> ids = tokenizer_.encode(text, add_special_tokens);
+  Result<TokenizeRequest> request = parse_tokenize_request(body, chat_renderer_);
+  if (!request.is_ok()) return error_response(request.status());
+  const std::vector<int32_t> ids = tokenizer_.encode(request->text, request->add_special_tokens);
   OrderedJson out;
   out["count"] = ids.size();
   out["max_model_len"] = config_.max_model_len;
   out["tokens"] = ids;
   out["token_strs"] = nullptr;
-  if (j.value("return_token_strs", false)) {
+  if (request->return_token_strs) {
     OrderedJson strs = OrderedJson::array();
     for (int32_t id : ids) strs.push_back(tokenizer_.id_to_token(id));
     out["token_strs"] = std::move(strs);
@@ -157,15 +137,8 @@ HttpResponse OpenAIServer::tokenize(const std::string& body) const {
 }
 
 HttpResponse OpenAIServer::detokenize(const std::string& body) const {
-  const Json j = Json::parse(body, nullptr, /*allow_exceptions=*/false);
-  if (!j.is_object()) return error_response(400, "the request body must be a JSON object");
-  Result<std::vector<int32_t>> ids = api::read_token_ids(j.contains("tokens") ? j["tokens"] : Json(), "tokens");
+  Result<std::vector<int32_t>> ids = parse_detokenize_request(body, tokenizer_.vocab_size());
   if (!ids.is_ok()) return error_response(ids.status());
-  for (int32_t id : *ids) {
-    if (id < 0 || id >= tokenizer_.vocab_size()) {
-      return error_response(400, "token id " + std::to_string(id) + " is outside the vocabulary", "tokens");
-    }
-  }
   OrderedJson out;
   out["prompt"] = tokenizer_.decode(*ids, /*skip_special_tokens=*/true);
   return {200, "application/json", out.dump(-1, ' ', false, OrderedJson::error_handler_t::replace)};

@@ -175,6 +175,8 @@ try:
     expect_error(server, {"messages": []}, 400, "messages", path="/v1/chat/completions")
     expect_error(server, {"messages": [{"role": "user", "content": [{"type": "image_url"}]}]}, 400, "messages",
                  path="/v1/chat/completions", what="image part")
+    expect_error(server, {"messages": [{"role": "user", "content": [{"type": 1, "text": "x"}]}]}, 400, "messages",
+                 path="/v1/chat/completions", what="part type not a string")
     expect_error(server, {"messages": messages, "add_generation_prompt": True, "continue_final_message": True}, 400,
                  "continue_final_message", path="/v1/chat/completions")
 
@@ -187,6 +189,7 @@ try:
     check(detok == {"prompt": "Lily went home."}, f"detokenize round trip {detok}")
     check(server.json("POST", "/detokenize", {"tokens": []}) == (200, {"prompt": ""}), "empty detokenize")
     expect_error(server, {"tokens": [1, 100000]}, 400, "tokens", path="/detokenize")
+    expect_error(server, {"prompt": "x", "return_token_strs": 1}, 400, "return_token_strs", path="/tokenize")
 
     # Logprobs in the OpenAI shapes, against the golden log-softmax values.
     top5 = next(c for c in json.load(open(f"{root}/tests/golden/stories260k/logprobs_top5.json"))["cases"]

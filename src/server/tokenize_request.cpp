@@ -1,0 +1,54 @@
+#include "server/tokenize_request.h"
+
+#include "api/json_fields.h"
+
+namespace vllm::server {
+namespace {
+
+Status bad(const std::string& message, const std::string& param) { return invalid_argument(message).with_param(param); }
+
+Result<Json> parse_object(const std::string& body) {
+  Json j = Json::parse(body, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object()) return bad("the request body must be a JSON object", "");
+  return j;
+}
+
+// An absent or null flag keeps its default.
+Status read_flag(const Json& j, const char* name, bool& out) {
+  if (!j.contains(name) || j[name].is_null()) return Status::ok();
+  VLLM_ASSIGN_OR_RETURN(out, api::read_bool(j[name], name));
+  return Status::ok();
+}
+
+}  // namespace
+
+Result<TokenizeRequest> parse_tokenize_request(const std::string& body, const ChatRenderer& renderer) {
+  VLLM_ASSIGN_OR_RETURN(const Json j, parse_object(body));
+  TokenizeRequest r;
+  if (j.contains("messages")) {
+    VLLM_ASSIGN_OR_RETURN(const ChatPrompt chat, read_chat_prompt(j));
+    Result<std::string> rendered = renderer.render(chat);
+    if (!rendered.is_ok()) return rendered.status().with_param("messages");
+    r.text = *rendered;
+    r.add_special_tokens = false;  // the template supplies BOS
+  } else if (j.contains("prompt") && j["prompt"].is_string()) {
+    r.text = j["prompt"].get<std::string>();
+  } else {
+    return bad("tokenize needs a string 'prompt' or 'messages'", "prompt");
+  }
+  VLLM_RETURN_IF_ERROR(read_flag(j, "add_special_tokens", r.add_special_tokens));
+  VLLM_RETURN_IF_ERROR(read_flag(j, "return_token_strs", r.return_token_strs));
+  return r;
+}
+
+Result<std::vector<int32_t>> parse_detokenize_request(const std::string& body, int32_t vocab_size) {
+  VLLM_ASSIGN_OR_RETURN(const Json j, parse_object(body));
+  VLLM_ASSIGN_OR_RETURN(std::vector<int32_t> ids,
+                        api::read_token_ids(j.contains("tokens") ? j["tokens"] : Json(), "tokens"));
+  for (int32_t id : ids) {
+    if (id < 0 || id >= vocab_size) return bad("token id " + std::to_string(id) + " is outside the vocabulary", "tokens");
+  }
+  return ids;
+}
+
+}  // namespace vllm::server
