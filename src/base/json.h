@@ -19,4 +19,12 @@ using OrderedJson = nlohmann::ordered_json;
 Result<Json> parse_json(const std::string& text, const std::string& what);
 Result<Json> read_json_file(const std::string& path);
 
+// Compact text of `value`.  Bytes that are not UTF-8 (a client's URL, the
+// text of a token that is half a character) become U+FFFD instead of
+// throwing: output never fails on what the input held.
+template <typename JsonValue>
+std::string dump_json(const JsonValue& value) {
+  return value.dump(-1, ' ', false, JsonValue::error_handler_t::replace);
+}
+
 }  // namespace vllm

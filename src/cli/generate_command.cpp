@@ -107,7 +107,7 @@ int run_batch(const GenerateOptions& o, LLMEngine& engine) {
     const RequestOutput& r = (*outputs)[i];
     num_prompt += r.prompt_token_ids.size();
     for (const CompletionOutput& c : r.outputs) num_generated += c.token_ids.size();
-    out << batch_output_json(i, r).dump(-1, ' ', false, OrderedJson::error_handler_t::replace) << '\n';
+    out << dump_json(batch_output_json(i, r)) << '\n';
   }
   out.flush();
   if (!out) return report_error("cannot write " + o.output);

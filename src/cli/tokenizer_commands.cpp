@@ -18,7 +18,7 @@ struct TokenizerOptions {
 };
 
 void write_line(const OrderedJson& out) {
-  std::cout << out.dump(-1, ' ', false, OrderedJson::error_handler_t::replace) << '\n';
+  std::cout << dump_json(out) << '\n';
 }
 
 // Runs `handle` on each input line's JSON object; a line that is not a JSON

@@ -34,7 +34,7 @@ HttpResponse error_response(int status, const std::string& message, const std::s
   error["code"] = status;
   OrderedJson body;
   body["error"] = std::move(error);
-  return {status, "application/json", body.dump()};
+  return {status, "application/json", dump_json(body)};
 }
 
 HttpResponse error_response(const Status& status) {

@@ -148,7 +148,7 @@ void CompletionJob::send_role_chunks() {
       choice["delta"] = OrderedJson{{"role", request_.response_role}, {"content", ""}};
       choice["logprobs"] = nullptr;
       choice["finish_reason"] = nullptr;
-      channel_->send_event(chunk(std::move(choice)).dump());
+      channel_->send_event(dump_json(chunk(std::move(choice))));
     }
   }
 }
@@ -183,7 +183,7 @@ void CompletionJob::send_chunk(size_t p, const CompletionOutput& output, std::st
                              {"completion_tokens", generated},
                              {"total_tokens", prompt.num_prompt_tokens + generated}};
   }
-  channel_->send_event(c.dump());
+  channel_->send_event(dump_json(c));
 }
 
 OrderedJson CompletionJob::usage() const {
@@ -213,7 +213,7 @@ void CompletionJob::finish() {
     if (request_.include_usage) {
       body["choices"] = OrderedJson::array();
       body["usage"] = usage();
-      channel_->send_event(body.dump());
+      channel_->send_event(dump_json(body));
     }
     channel_->send_event("[DONE]");
     channel_->end_events();
@@ -243,7 +243,7 @@ void CompletionJob::finish() {
   body["service_tier"] = nullptr;
   if (request_.chat) body["prompt_logprobs"] = nullptr;
   body["kv_transfer_params"] = nullptr;
-  channel_->respond({200, "application/json", body.dump()});
+  channel_->respond({200, "application/json", dump_json(body)});
 }
 
 }  // namespace vllm::server

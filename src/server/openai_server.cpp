@@ -99,7 +99,7 @@ HttpResponse OpenAIServer::models() const {
   OrderedJson body;
   body["object"] = "list";
   body["data"] = std::move(data);
-  return {200, "application/json", body.dump()};
+  return {200, "application/json", dump_json(body)};
 }
 
 void OpenAIServer::generate(Result<CompletionRequest> parsed, const std::shared_ptr<ResponseChannel>& channel) {
@@ -133,7 +133,7 @@ HttpResponse OpenAIServer::tokenize(const std::string& body) const {
     for (int32_t id : ids) strs.push_back(tokenizer_.id_to_token(id));
     out["token_strs"] = std::move(strs);
   }
-  return {200, "application/json", out.dump(-1, ' ', false, OrderedJson::error_handler_t::replace)};
+  return {200, "application/json", dump_json(out)};
 }
 
 HttpResponse OpenAIServer::detokenize(const std::string& body) const {
@@ -141,7 +141,7 @@ HttpResponse OpenAIServer::detokenize(const std::string& body) const {
   if (!ids.is_ok()) return error_response(ids.status());
   OrderedJson out;
   out["prompt"] = tokenizer_.decode(*ids, /*skip_special_tokens=*/true);
-  return {200, "application/json", out.dump(-1, ' ', false, OrderedJson::error_handler_t::replace)};
+  return {200, "application/json", dump_json(out)};
 }
 
 void OpenAIServer::handle(HttpRequest request, std::shared_ptr<ResponseChannel> channel) {

@@ -254,6 +254,14 @@ try:
     expect_error(server, {"prompt": "x", "stream_options": {"include_usage": True}}, 400, "stream_options")
     status, missing = server.json("GET", "/v1/nothing")
     check(status == 404 and missing["error"]["code"] == 404, f"unknown route {status} {missing}")
+    # A path that is not UTF-8 still gets its 404 envelope (the message carries U+FFFD).
+    with socket.create_connection(("127.0.0.1", server.port), timeout=60) as s:
+        s.sendall(b"GET /\xff\xfe HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        raw = b""
+        while chunk := s.recv(65536):
+            raw += chunk
+    head, _, body = raw.partition(b"\r\n\r\n")
+    check(head.startswith(b"HTTP/1.1 404") and json.loads(body)["error"]["code"] == 404, f"non-UTF-8 path {raw!r}")
     status, wrong = server.json("GET", "/v1/completions")
     check(status == 405 and wrong["error"]["code"] == 405, f"wrong method {status} {wrong}")
     check(server.request("GET", "/health")[0] == 200, "still healthy after the errors")
