@@ -33,7 +33,7 @@ void add_engine_flags(CLI::App& app, EngineFlags& f) {
   app.add_option("--max-logprobs", f.max_logprobs, "Most logprobs / prompt_logprobs a request may ask for")
       ->capture_default_str()
       ->check(CLI::Range(0, 1 << 20));
-  app.add_option("--cpu-isa", f.cpu_isa, "Kernels' instruction set: auto (the best this CPU has), avx512, avx2, scalar")
+  app.add_option("--cpu-isa", f.cpu_isa, "Kernels' instruction set: auto (the fastest this CPU has), avx512_bf16, avx512, avx2, scalar")
       ->capture_default_str();
 }
 

@@ -39,16 +39,17 @@ const DType kDTypes[] = {DType::kF32, DType::kBF16, DType::kF16};
 
 std::vector<cpu::CpuIsa> supported_isas() {
   std::vector<cpu::CpuIsa> isas;
-  for (cpu::CpuIsa isa : {cpu::CpuIsa::kScalar, cpu::CpuIsa::kAvx2, cpu::CpuIsa::kAvx512}) {
-    if (isa <= cpu::best_cpu_isa()) isas.push_back(isa);
+  for (cpu::CpuIsa isa : {cpu::CpuIsa::kScalar, cpu::CpuIsa::kAvx2, cpu::CpuIsa::kAvx512, cpu::CpuIsa::kAvx512Bf16}) {
+    if (isa <= cpu::supported_cpu_isa()) isas.push_back(isa);
   }
   return isas;
 }
 
-cpu::PackedGemmFn gemm_for(cpu::CpuIsa isa, DType dtype) {
-  const cpu::GemmTable& t = cpu::gemm_table(isa);
+cpu::PackedGemmFn pick(const cpu::GemmTable& t, DType dtype) {
   return dtype == DType::kF32 ? t.f32 : dtype == DType::kBF16 ? t.bf16 : t.f16;
 }
+cpu::PackedGemmFn gemm_for(cpu::CpuIsa isa, DType dtype) { return pick(cpu::gemm_table(isa), dtype); }
+cpu::PackedGemmFn reference_for(cpu::CpuIsa isa, DType dtype) { return pick(cpu::reference_gemm_table(isa), dtype); }
 
 TEST(PackMatrixTest, EveryElementReadsBackWidened) {
   ThreadPool pool(2);
@@ -84,25 +85,27 @@ TEST(PackedGemmTest, ReferenceMatchesFloat64) {
   }
 }
 
-// gemm.h's promise: every ISA computes the same FMA chain as the reference,
-// so all agree bit for bit, on shapes off every tile, panel, row-block (192)
-// and depth-block (256) boundary.
-TEST(PackedGemmTest, EveryIsaEqualsTheReferenceBitForBit) {
+// gemm.h's promise: every ISA computes the same chain as its scalar
+// definition (the FMA chain; for avx512_bf16's BF16 weights, the pair
+// chain), bit for bit, on shapes off every tile, panel, row-block (192),
+// depth-block (512) and pair boundary.
+TEST(PackedGemmTest, EveryIsaEqualsItsReferenceBitForBit) {
   ThreadPool pool(1);
   struct Shape {
     int64_t m, n, k;
   };
-  for (const Shape s : {Shape{1, 1, 1}, Shape{1, 64, 576}, Shape{2, 33, 7}, Shape{5, 31, 513}, Shape{13, 70, 300},
-                        Shape{200, 40, 257}}) {
-    const auto x = testing::random_normal(s.m * s.k, 4);
+  for (const Shape s : {Shape{1, 1, 1}, Shape{1, 64, 576}, Shape{1, 70, 1025}, Shape{2, 33, 7}, Shape{5, 31, 513},
+                        Shape{13, 70, 300}, Shape{200, 40, 257}, Shape{30, 64, 1100}}) {
+    auto x = testing::random_normal(s.m * s.k, 4);
+    // Some activations subnormal or rounding to subnormal, where BF16 conversion flushes.
+    for (size_t i = 0; i < x.size(); i += 7) x[i] *= i % 2 == 0 ? 1e-39f : 1e-37f;
     for (DType dtype : kDTypes) {
       const Weights w(dtype, s.n, s.k, 5);
       const PackedMatrix packed = pack_matrix(w.tensor(), pool);
-      std::vector<float> ref(static_cast<size_t>(s.m * s.n));
-      gemm_for(cpu::CpuIsa::kScalar, dtype)(x.data(), s.m, packed.data.data(), s.k, s.n, 0, packed.num_panels(),
-                                            ref.data(), s.n);
       for (cpu::CpuIsa isa : supported_isas()) {
-        std::vector<float> y(static_cast<size_t>(s.m * s.n), -1.0f);
+        std::vector<float> ref(static_cast<size_t>(s.m * s.n)), y(ref.size(), -1.0f);
+        reference_for(isa, dtype)(x.data(), s.m, packed.data.data(), s.k, s.n, 0, packed.num_panels(), ref.data(),
+                                  s.n);
         gemm_for(isa, dtype)(x.data(), s.m, packed.data.data(), s.k, s.n, 0, packed.num_panels(), y.data(), s.n);
         for (size_t i = 0; i < y.size(); ++i) {
           ASSERT_EQ(y[i], ref[i]) << cpu::cpu_isa_name(isa) << " " << dtype_name(dtype) << " m=" << s.m << " n=" << s.n
@@ -111,6 +114,34 @@ TEST(PackedGemmTest, EveryIsaEqualsTheReferenceBitForBit) {
       }
     }
   }
+}
+
+// The pair arithmetic's scalar definition against float64 over BF16-rounded
+// activations: the same function, up to float32 accumulation.
+TEST(PackedGemmTest, Bf16PairReferenceIsTheProductOfRoundedActivations) {
+  ThreadPool pool(1);
+  const int64_t m = 3, n = 37, k = 301;
+  const auto x = testing::random_normal(m * k, 12);
+  const Weights w(DType::kBF16, n, k, 13);
+  const PackedMatrix packed = pack_matrix(w.tensor(), pool);
+  std::vector<float> y(static_cast<size_t>(m * n));
+  cpu::ref_bf16_pair_gemm()(x.data(), m, packed.data.data(), k, n, 0, packed.num_panels(), y.data(), n);
+  double max_error = 0, max_error_unrounded = 0;
+  for (int64_t r = 0; r < m; ++r) {
+    for (int64_t j = 0; j < n; ++j) {
+      double rounded = 0, exact = 0;
+      for (int64_t l = 0; l < k; ++l) {
+        const double weight = w.wide[static_cast<size_t>(j * k + l)];
+        rounded += double{bf16_to_f32(f32_to_bf16(x[r * k + l]))} * weight;
+        exact += double{x[r * k + l]} * weight;
+      }
+      const double got = y[static_cast<size_t>(r * n + j)];
+      max_error = std::max(max_error, std::abs(got - rounded));
+      max_error_unrounded = std::max(max_error_unrounded, std::abs(got - exact));
+    }
+  }
+  EXPECT_LT(max_error, 1e-4);
+  EXPECT_GT(max_error_unrounded, 1e-3);  // the rounding is really there
 }
 
 TEST(LinearTest, AddsBiasAndMatchesTheReferenceOnTwoThreads) {
@@ -122,7 +153,8 @@ TEST(LinearTest, AddsBiasAndMatchesTheReferenceOnTwoThreads) {
   const PackedMatrix packed = pack_matrix(w.tensor(), one);
   std::vector<float> y(static_cast<size_t>(m * n)), ref(static_cast<size_t>(m * n));
   linear(x.data(), m, packed, bias.data(), y.data(), two);
-  cpu::ref_gemm_table().bf16(x.data(), m, packed.data.data(), k, n, 0, packed.num_panels(), ref.data(), n);
+  cpu::reference_gemm_table(cpu::active_cpu_isa())
+      .bf16(x.data(), m, packed.data.data(), k, n, 0, packed.num_panels(), ref.data(), n);
   for (int64_t r = 0; r < m; ++r) {
     for (int64_t j = 0; j < n; ++j) {
       const size_t i = static_cast<size_t>(r * n + j);
@@ -159,9 +191,12 @@ TEST(CpuIsaTest, ForcingALowerIsaWorksAndAnUnknownOneIsAnError) {
   EXPECT_EQ(cpu_isa(), "scalar");
   const Status bad = force_cpu_isa("avx9000");
   EXPECT_FALSE(bad.is_ok());
-  EXPECT_NE(bad.message().find("auto, avx512, avx2 or scalar"), std::string::npos) << bad.message();
-  if (cpu::best_cpu_isa() < cpu::CpuIsa::kAvx512) {
+  EXPECT_NE(bad.message().find("auto, avx512_bf16, avx512, avx2 or scalar"), std::string::npos) << bad.message();
+  if (cpu::supported_cpu_isa() < cpu::CpuIsa::kAvx512) {
     EXPECT_FALSE(force_cpu_isa("avx512").is_ok());
+  }
+  if (cpu::supported_cpu_isa() < cpu::CpuIsa::kAvx512Bf16) {
+    EXPECT_FALSE(force_cpu_isa("avx512_bf16").is_ok());
   }
   ASSERT_TRUE(force_cpu_isa("auto").is_ok());
   EXPECT_EQ(cpu_isa(), best);

@@ -1,19 +1,28 @@
 // Test helper: prints the logits of every position of a token sequence, as
 // computed by the engine in prefill chunks, for the numpy reference check.
-// Usage: dump_logits MODEL_DIR CHUNK_TOKENS OUT_FILE < ids (whitespace-separated)
+// Usage: dump_logits MODEL_DIR CHUNK_TOKENS OUT_FILE [CPU_ISA] < ids (whitespace-separated)
 // OUT_FILE receives float32 [num_tokens, vocab_size], little-endian.
+// Exit 77 when this CPU cannot run CPU_ISA.
 #include <cstdio>
 #include <iostream>
 #include <vector>
 
 #include "base/thread_pool.h"
 #include "engine/runner/prompt_scorer.h"
+#include "kernels/kernels.h"
 #include "model/decoder_model.h"
 
 int main(int argc, char** argv) {
-  if (argc != 4) {
-    std::fprintf(stderr, "usage: dump_logits MODEL_DIR CHUNK_TOKENS OUT_FILE < ids\n");
+  if (argc != 4 && argc != 5) {
+    std::fprintf(stderr, "usage: dump_logits MODEL_DIR CHUNK_TOKENS OUT_FILE [CPU_ISA] < ids\n");
     return 2;
+  }
+  if (argc == 5) {
+    const vllm::Status forced = vllm::kernels::force_cpu_isa(argv[4]);
+    if (!forced.is_ok()) {
+      std::fprintf(stderr, "%s\n", forced.message().c_str());
+      return 77;
+    }
   }
   vllm::Result<std::unique_ptr<vllm::DecoderModel>> model = vllm::DecoderModel::load(argv[1]);
   if (!model.is_ok()) {

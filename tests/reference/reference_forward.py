@@ -1,7 +1,10 @@
 """An independent numpy (float64) forward pass of Hugging Face decoder-only
 checkpoints: Llama, Mistral, Qwen2 and Qwen3, written from the transformers
 modelling code's equations.  It reads config.json and the safetensors files
-itself and uses every bias / q-k norm tensor the checkpoint holds."""
+itself and uses every bias / q-k norm tensor the checkpoint holds.
+With bf16_activations, every matrix product first rounds its input to
+bfloat16 (to nearest even, subnormals to zero), as the engine's BF16 pair
+kernels do for BF16 weights (kernels/cpu/gemm.h)."""
 import json
 import math
 import os
@@ -60,6 +63,12 @@ def inv_frequencies(config, head_dim):
     return inv
 
 
+def round_to_bf16(x):
+    bits = np.where(np.abs(x) < np.finfo(np.float32).tiny, 0.0, x).astype(np.float32).view(np.uint32)
+    bits = (bits + np.uint32(0x7FFF) + ((bits >> 16) & 1)) & np.uint32(0xFFFF0000)
+    return bits.view(np.float32).astype(np.float64)
+
+
 def rms_norm(x, weight, eps):
     return x / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + eps) * weight
 
@@ -83,7 +92,7 @@ def sliding_window(config):
     return 0
 
 
-def forward(model_dir, ids):
+def forward(model_dir, ids, bf16_activations=False):
     """Logits [len(ids), vocab] for the sequence `ids` (positions 0..n-1)."""
     with open(os.path.join(model_dir, "config.json")) as f:
         config = json.load(f)
@@ -102,8 +111,11 @@ def forward(model_dir, ids):
     if window:
         mask &= (positions[:, None] - positions[None, :]) < window
 
+    def matmul(x, weight):
+        return (round_to_bf16(x) if bf16_activations else x) @ weight.T
+
     def linear(x, prefix):
-        y = x @ w[prefix + ".weight"].T
+        y = matmul(x, w[prefix + ".weight"])
         if prefix + ".bias" in w:
             y = y + w[prefix + ".bias"]
         return y
@@ -136,4 +148,4 @@ def forward(model_dir, ids):
     lm_head = w.get("lm_head.weight")
     if lm_head is None or config.get("tie_word_embeddings", False):
         lm_head = w["model.embed_tokens.weight"]
-    return x @ lm_head.T
+    return matmul(x, lm_head)

@@ -26,4 +26,15 @@ GemmTable ref_gemm_table();
 GemmTable avx2_gemm_table();    // AVX2 + FMA + F16C
 GemmTable avx512_gemm_table();  // AVX-512 F
 
+// BF16 weights through a BF16 dot-product instruction (AVX512-BF16), a
+// second arithmetic for them: each activation is first rounded to BF16
+// (to nearest even, a subnormal to zero), and each output's chain takes k
+// in pairs, k + 1 first: acc = ftz(fma(x[k+1], w[k+1], acc)), then
+// acc = ftz(fma(x[k], w[k], acc)) (the products are exact; ftz flushes a
+// subnormal sum to zero, as the instruction does; an odd k's last pair has
+// zeros at k + 1).  Still one chain per output in a fixed order, so still
+// the same bits whatever the batch, and the scalar model below is exact.
+PackedGemmFn avx512_bf16_pair_gemm();
+PackedGemmFn ref_bf16_pair_gemm();
+
 }  // namespace vllm::kernels::cpu

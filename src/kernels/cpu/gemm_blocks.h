@@ -5,13 +5,24 @@
 //   V::zero(), V::broadcast(const float*), V::fmadd(a, b, c) = a * b + c,
 //   V::prefetch(const void*) (a hint: may do nothing),
 //   V::load(const float*, int64_t count), V::store(float*, Reg, int64_t count)
-//   (count < kLanes: only the first count lanes are read or written);
-//   W::load(const T* step, Reg out[kPanelWidth / kLanes]) widens one k step
-//   of a panel into column order.
+//   (count < kLanes: only the first count lanes are read or written).
+// W says how one step of every output's chain is taken:
+//   W::kStepK, the k per step: 1, or 2 where a dot-product instruction takes
+//   a pair of k at once;
+//   W::XElem, one step of one activation row: a float, or for pairs a
+//   uint32_t made by W::convert(const float* x, int64_t k_total, XElem* out);
+//   W::load(const T* step, WReg out[kPanelWidth / kLanes]) loads one step of
+//   a panel (W::load_last: the last step of an odd k, its second row absent);
+//   W::madd(XReg x, WReg w, Reg acc) feeds the step of x = W::broadcast(const XElem*)
+//   into the accumulators, and W::to_columns / W::from_columns turn them
+//   into column order and back (identities unless the loads permute columns).
+// WidenedSteps<V> is the W of the float32 chain: one k per step, FMAs.
 #pragma once
 
 #include <algorithm>
 #include <cstdint>
+#include <type_traits>
+#include <vector>
 
 #include "kernels/packed_matrix.h"
 
@@ -22,81 +33,149 @@ namespace vllm::kernels::cpu::blocks {
 inline constexpr int64_t kRowBlock = 192;
 inline constexpr int64_t kDepthBlock = 512;
 
-// R rows x one panel over k steps [k0, k0 + kc): the R x kPanelWidth
+template <typename V>
+struct WidenedSteps {
+  static constexpr int64_t kStepK = 1;
+  using XElem = float;
+  using WReg = typename V::Reg;
+  static typename V::Reg broadcast(const float* x) { return V::broadcast(x); }
+  static typename V::Reg madd(typename V::Reg x, typename V::Reg w, typename V::Reg acc) {
+    return V::fmadd(x, w, acc);
+  }
+  template <typename Reg, int NV>
+  static void to_columns(Reg (&)[NV]) {}
+  template <typename Reg, int NV>
+  static void from_columns(Reg (&)[NV]) {}
+  static void convert(const float*, int64_t, float*) {}
+};
+
+template <typename V, typename W>
+constexpr int kVectorsPerPanel = static_cast<int>(kPanelWidth / V::kLanes);
+
+// The panel's accumulators of one row, from y (in column order) or zero.
+template <typename V, typename W>
+void load_accumulators(const float* y, int64_t cols, bool resume, typename V::Reg (&acc)[kVectorsPerPanel<V, W>]) {
+  constexpr int NV = kVectorsPerPanel<V, W>;
+  for (int v = 0; v < NV; ++v) {
+    const int64_t count = std::clamp<int64_t>(cols - v * V::kLanes, 0, V::kLanes);
+    acc[v] = resume ? V::load(y + v * V::kLanes, count) : V::zero();
+  }
+  if (resume) W::from_columns(acc);
+}
+
+template <typename V, typename W>
+void store_accumulators(typename V::Reg (&acc)[kVectorsPerPanel<V, W>], int64_t cols, float* y) {
+  constexpr int NV = kVectorsPerPanel<V, W>;
+  W::to_columns(acc);
+  for (int v = 0; v < NV; ++v) {
+    const int64_t count = std::clamp<int64_t>(cols - v * V::kLanes, 0, V::kLanes);
+    V::store(y + v * V::kLanes, acc[v], count);
+  }
+}
+
+// R rows x one panel over steps [s0, s0 + sc): the R x kPanelWidth
 // accumulators live in registers; `resume` reloads them from y, which is how
-// the k chain continues across depth blocks unchanged.  `next` (or null) is
-// the panel whose same k steps come next: they are prefetched meanwhile, so
+// the chain continues across depth blocks unchanged.  `next` (or null) is
+// the panel whose same steps come next: they are prefetched meanwhile, so
 // that a small batch, whose tiles are few, does not wait on memory.
+// `last_is_half`: the block's last step is the odd k's lone row (W::load_last).
 template <typename V, typename W, int R, typename T>
-void tile(const float* x, int64_t ldx, const T* panel, const T* next, int64_t k0, int64_t kc, int64_t cols, bool resume,
-          float* y, int64_t ldy) {
-  constexpr int NV = static_cast<int>(kPanelWidth / V::kLanes);
+void tile(const typename W::XElem* x, int64_t ldx, const T* panel, const T* next, int64_t s0, int64_t sc,
+          bool last_is_half, int64_t cols, bool resume, float* y, int64_t ldy) {
+  constexpr int NV = kVectorsPerPanel<V, W>;
+  constexpr int64_t kStepElements = kPanelWidth * W::kStepK;
   typename V::Reg acc[R][NV];
-  for (int r = 0; r < R; ++r) {
-    for (int v = 0; v < NV; ++v) {
-      const int64_t count = std::clamp<int64_t>(cols - v * V::kLanes, 0, V::kLanes);
-      acc[r][v] = resume ? V::load(y + r * ldy + v * V::kLanes, count) : V::zero();
-    }
-  }
-  const float* xk = x + k0;
-  const T* step = panel + k0 * kPanelWidth;
-  const T* ahead = (next != nullptr ? next : panel) + k0 * kPanelWidth;
-  for (int64_t k = 0; k < kc; ++k, step += kPanelWidth, ahead += kPanelWidth) {
-    V::prefetch(ahead);
-    if constexpr (sizeof(T) * kPanelWidth > 64) V::prefetch(ahead + 64 / sizeof(T));
-    typename V::Reg w[NV];
-    W::load(step, w);
+  for (int r = 0; r < R; ++r) load_accumulators<V, W>(y + r * ldy, cols, resume, acc[r]);
+  const typename W::XElem* xs = x + s0;
+  const T* step = panel + s0 * kStepElements;
+  const T* ahead = (next != nullptr ? next : panel) + s0 * kStepElements;
+  auto take_step = [&](int64_t s, const auto& w) {
     for (int r = 0; r < R; ++r) {
-      const typename V::Reg xr = V::broadcast(xk + r * ldx + k);
-      for (int v = 0; v < NV; ++v) acc[r][v] = V::fmadd(xr, w[v], acc[r][v]);
+      const auto xr = W::broadcast(xs + r * ldx + s);
+      for (int v = 0; v < NV; ++v) acc[r][v] = W::madd(xr, w[v], acc[r][v]);
+    }
+  };
+  const int64_t full_steps = last_is_half ? sc - 1 : sc;
+  for (int64_t s = 0; s < full_steps; ++s, step += kStepElements, ahead += kStepElements) {
+    for (int64_t line = 0; line < static_cast<int64_t>(sizeof(T)) * kStepElements; line += 64) {
+      V::prefetch(reinterpret_cast<const char*>(ahead) + line);
+    }
+    typename W::WReg w[NV];
+    W::load(step, w);
+    take_step(s, w);
+  }
+  if constexpr (W::kStepK > 1) {
+    if (last_is_half) {
+      typename W::WReg w[NV];
+      W::load_last(step, w);
+      take_step(full_steps, w);
     }
   }
-  for (int r = 0; r < R; ++r) {
-    for (int v = 0; v < NV; ++v) {
-      const int64_t count = std::clamp<int64_t>(cols - v * V::kLanes, 0, V::kLanes);
-      V::store(y + r * ldy + v * V::kLanes, acc[r][v], count);
-    }
-  }
+  for (int r = 0; r < R; ++r) store_accumulators<V, W>(acc[r], cols, y + r * ldy);
 }
 
 // A tile of `rows` (<= R) rows.
 template <typename V, typename W, int R = V::kTileRows, typename T>
-void tile_any_rows(int64_t rows, const float* x, int64_t ldx, const T* panel, const T* next, int64_t k0, int64_t kc,
-                   int64_t cols, bool resume, float* y, int64_t ldy) {
+void tile_any_rows(int64_t rows, const typename W::XElem* x, int64_t ldx, const T* panel, const T* next, int64_t s0,
+                   int64_t sc, bool last_is_half, int64_t cols, bool resume, float* y, int64_t ldy) {
   if constexpr (R == 1) {
-    tile<V, W, 1>(x, ldx, panel, next, k0, kc, cols, resume, y, ldy);
+    tile<V, W, 1>(x, ldx, panel, next, s0, sc, last_is_half, cols, resume, y, ldy);
   } else {
-    if (rows == R) return tile<V, W, R>(x, ldx, panel, next, k0, kc, cols, resume, y, ldy);
-    tile_any_rows<V, W, R - 1>(rows, x, ldx, panel, next, k0, kc, cols, resume, y, ldy);
+    if (rows == R) return tile<V, W, R>(x, ldx, panel, next, s0, sc, last_is_half, cols, resume, y, ldy);
+    tile_any_rows<V, W, R - 1>(rows, x, ldx, panel, next, s0, sc, last_is_half, cols, resume, y, ldy);
   }
 }
 
-// One activation row against P panels at once (decode): 2P independent FMA
-// chains keep the FMA units busy while the weights stream from memory, where
-// one panel's chain would wait on its own latency at every k step.
+// One activation row against P panels at once (decode): 2P independent
+// chains keep the arithmetic units busy while the weights stream from
+// memory, where one panel's chain would wait on its own latency at every step.
 template <typename V, typename W, int P, typename T>
-void row_panels(const float* x, const T* w, int64_t k_total, int64_t n, int64_t p0, float* y) {
-  constexpr int NV = static_cast<int>(kPanelWidth / V::kLanes);
+void row_panels(const typename W::XElem* x, const T* w, int64_t k_total, int64_t n, int64_t p0, float* y) {
+  constexpr int NV = kVectorsPerPanel<V, W>;
+  constexpr int64_t kStepElements = kPanelWidth * W::kStepK;
   typename V::Reg acc[P][NV];
-  for (int i = 0; i < P; ++i) {
-    for (int v = 0; v < NV; ++v) acc[i][v] = V::zero();
-  }
-  const T* panel = w + p0 * k_total * kPanelWidth;
+  for (int i = 0; i < P; ++i) load_accumulators<V, W>(nullptr, 0, false, acc[i]);
   const int64_t panel_stride = k_total * kPanelWidth;
-  for (int64_t k = 0; k < k_total; ++k) {
-    const typename V::Reg xr = V::broadcast(x + k);
+  const T* panel = w + p0 * panel_stride;
+  const bool last_is_half = k_total % W::kStepK != 0;
+  const int64_t full_steps = k_total / W::kStepK;
+  for (int64_t s = 0; s < full_steps; ++s) {
+    const auto xr = W::broadcast(x + s);
     for (int i = 0; i < P; ++i) {
-      typename V::Reg wv[NV];
-      W::load(panel + i * panel_stride + k * kPanelWidth, wv);
-      for (int v = 0; v < NV; ++v) acc[i][v] = V::fmadd(xr, wv[v], acc[i][v]);
+      typename W::WReg wv[NV];
+      W::load(panel + i * panel_stride + s * kStepElements, wv);
+      for (int v = 0; v < NV; ++v) acc[i][v] = W::madd(xr, wv[v], acc[i][v]);
+    }
+  }
+  if constexpr (W::kStepK > 1) {
+    if (last_is_half) {
+      const auto xr = W::broadcast(x + full_steps);
+      for (int i = 0; i < P; ++i) {
+        typename W::WReg wv[NV];
+        W::load_last(panel + i * panel_stride + full_steps * kStepElements, wv);
+        for (int v = 0; v < NV; ++v) acc[i][v] = W::madd(xr, wv[v], acc[i][v]);
+      }
     }
   }
   for (int i = 0; i < P; ++i) {
     const int64_t first_col = (p0 + i) * kPanelWidth;
-    for (int v = 0; v < NV; ++v) {
-      const int64_t count = std::clamp<int64_t>(n - first_col - v * V::kLanes, 0, V::kLanes);
-      V::store(y + first_col + v * V::kLanes, acc[i][v], count);
-    }
+    store_accumulators<V, W>(acc[i], std::clamp<int64_t>(n - first_col, 0, kPanelWidth), y + first_col);
+  }
+}
+
+// Activation rows as W's steps: x itself for float steps, else converted
+// into a per-thread buffer (a row block at a time, so that it stays small).
+template <typename W>
+const typename W::XElem* activation_steps(const float* x, int64_t rows, int64_t k_total) {
+  if constexpr (std::is_same_v<typename W::XElem, float>) {
+    (void)rows, (void)k_total;
+    return x;
+  } else {
+    const int64_t steps = (k_total + W::kStepK - 1) / W::kStepK;
+    thread_local std::vector<typename W::XElem> buffer;
+    if (buffer.size() < static_cast<size_t>(rows * steps)) buffer.resize(static_cast<size_t>(rows * steps));
+    for (int64_t r = 0; r < rows; ++r) W::convert(x + r * k_total, k_total, buffer.data() + r * steps);
+    return buffer.data();
   }
 }
 
@@ -104,32 +183,40 @@ template <typename V, typename W, typename T>
 void packed_gemm(const float* x, int64_t m, const void* panels, int64_t k_total, int64_t n, int64_t p_begin,
                  int64_t p_end, float* y, int64_t ldy) {
   const T* w = static_cast<const T*>(panels);
+  // Steps of the chain; an odd k with pairs ends on a lone row.
+  const int64_t steps = (k_total + W::kStepK - 1) / W::kStepK;
+  const bool odd_tail = k_total % W::kStepK != 0;
+  const int64_t panel_elements = k_total * kPanelWidth;
   if (m == 1) {
+    const typename W::XElem* xs = activation_steps<W>(x, 1, k_total);
     int64_t p = p_begin;
-    for (; p + 4 <= p_end; p += 4) row_panels<V, W, 4>(x, w, k_total, n, p, y);
-    if (p_end - p == 3) row_panels<V, W, 3>(x, w, k_total, n, p, y);
-    if (p_end - p == 2) row_panels<V, W, 2>(x, w, k_total, n, p, y);
-    if (p_end - p == 1) row_panels<V, W, 1>(x, w, k_total, n, p, y);
+    for (; p + 4 <= p_end; p += 4) row_panels<V, W, 4>(xs, w, k_total, n, p, y);
+    if (p_end - p == 3) row_panels<V, W, 3>(xs, w, k_total, n, p, y);
+    if (p_end - p == 2) row_panels<V, W, 2>(xs, w, k_total, n, p, y);
+    if (p_end - p == 1) row_panels<V, W, 1>(xs, w, k_total, n, p, y);
     return;
   }
+  // Depth blocks of near-equal length (576 = 288 + 288, not 256 + 256 + 64), in steps.
+  const int64_t block_steps = kDepthBlock / W::kStepK;
+  const int64_t depth_blocks = (steps + block_steps - 1) / block_steps;
+  const int64_t depth = (steps + depth_blocks - 1) / depth_blocks;
   for (int64_t r0 = 0; r0 < m; r0 += kRowBlock) {
     const int64_t r_end = std::min(m, r0 + kRowBlock);
-    // Depth blocks of near-equal length (576 = 288 + 288, not 256 + 256 + 64).
-    const int64_t depth_blocks = (k_total + kDepthBlock - 1) / kDepthBlock;
-    const int64_t depth = (k_total + depth_blocks - 1) / depth_blocks;
-    for (int64_t k0 = 0; k0 < k_total; k0 += depth) {
-      const int64_t kc = std::min(depth, k_total - k0);
+    const typename W::XElem* xs = activation_steps<W>(x + r0 * k_total, r_end - r0, k_total);
+    for (int64_t s0 = 0; s0 < steps; s0 += depth) {
+      const int64_t sc = std::min(depth, steps - s0);
+      const bool half = odd_tail && s0 + sc == steps;
       for (int64_t p = p_begin; p < p_end; ++p) {
-        const T* panel = w + p * k_total * kPanelWidth;
+        const T* panel = w + p * panel_elements;
         const int64_t cols = std::min(kPanelWidth, n - p * kPanelWidth);
         // Row tiles of near-equal height (16 rows: 8 + 8, not 12 + 4), so
-        // that no tile is left with too few FMA chains to hide their latency.
+        // that no tile is left with too few chains to hide their latency.
         const int64_t rows = r_end - r0;
         const int64_t tiles = (rows + V::kTileRows - 1) / V::kTileRows;
         for (int64_t t = 0, r = r0; t < tiles; ++t) {
           const int64_t height = rows / tiles + (t < rows % tiles ? 1 : 0);
-          const T* next = t == 0 && p + 1 < p_end ? panel + k_total * kPanelWidth : nullptr;
-          tile_any_rows<V, W>(height, x + r * k_total, k_total, panel, next, k0, kc, cols, k0 > 0,
+          const T* next = t == 0 && p + 1 < p_end ? panel + panel_elements : nullptr;
+          tile_any_rows<V, W>(height, xs + (r - r0) * steps, steps, panel, next, s0, sc, half, cols, s0 > 0,
                               y + r * ldy + p * kPanelWidth, ldy);
           r += height;
         }

@@ -1,5 +1,9 @@
 // The instruction set the kernels run with: the best this CPU has, detected
-// once, unless --cpu-isa forced a lower one (to test or compare the others).
+// once, unless --cpu-isa forced another it supports (to test or compare).
+// kAvx512Bf16 is AVX-512 with BF16 weights fed to vdpbf16ps (gemm.h's
+// second BF16 arithmetic); it is the best only where that instruction
+// measures faster than FP32 FMAs, which is so on AMD Zen 4 (twice the rate)
+// and not on Intel's Sapphire and Emerald Rapids (half).
 #pragma once
 
 #include "kernels/cpu/attention.h"
@@ -8,13 +12,16 @@
 
 namespace vllm::kernels::cpu {
 
-enum class CpuIsa { kScalar, kAvx2, kAvx512 };
+enum class CpuIsa { kScalar, kAvx2, kAvx512, kAvx512Bf16 };
 
-CpuIsa best_cpu_isa();
+CpuIsa supported_cpu_isa();  // the most this CPU can run
+CpuIsa best_cpu_isa();       // the fastest of those
 CpuIsa active_cpu_isa();
 const char* cpu_isa_name(CpuIsa isa);
 
 const GemmTable& gemm_table(CpuIsa isa);
+// The scalar definition of `isa`'s arithmetic, exact to its GEMM table.
+const GemmTable& reference_gemm_table(CpuIsa isa);
 const AttentionTable& attention_table(CpuIsa isa);
 const ProbeTable& probe_table(CpuIsa isa);
 

@@ -14,10 +14,14 @@ struct ProbeTable {
   // `iterations` rounds of independent FMAs; returns a value that depends on all of them.
   float (*fma_burst)(int64_t iterations);
   int64_t flops_per_iteration;
+  // The same for the BF16 dot product (vdpbf16ps), where the ISA has it.
+  float (*bf16_dot_burst)(int64_t iterations) = nullptr;
+  int64_t bf16_dot_flops_per_iteration = 0;
 };
 
 ProbeTable ref_probe_table();
 ProbeTable avx2_probe_table();
 ProbeTable avx512_probe_table();
+ProbeTable avx512_bf16_probe_table();  // AVX-512's, with bf16_dot_burst
 
 }  // namespace vllm::kernels::cpu

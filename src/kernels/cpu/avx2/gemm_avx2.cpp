@@ -8,13 +8,13 @@
 namespace vllm::kernels::cpu {
 namespace {
 
-struct F32Weights {
+struct F32Weights : blocks::WidenedSteps<Avx2> {
   static void load(const float* p, __m256 out[4]) {
     for (int v = 0; v < 4; ++v) out[v] = _mm256_load_ps(p + 8 * v);
   }
 };
 // Lane i holds column i in its low half and column 16 + i in its high half.
-struct BF16Weights {
+struct BF16Weights : blocks::WidenedSteps<Avx2> {
   static void load(const uint16_t* p, __m256 out[4]) {
     const __m256i high_half = _mm256_set1_epi32(static_cast<int>(0xffff0000u));
     const __m256i lo = _mm256_load_si256(reinterpret_cast<const __m256i*>(p));       // lanes 0-7
@@ -25,7 +25,7 @@ struct BF16Weights {
     out[3] = _mm256_castsi256_ps(_mm256_and_si256(hi, high_half));
   }
 };
-struct F16Weights {
+struct F16Weights : blocks::WidenedSteps<Avx2> {
   static void load(const uint16_t* p, __m256 out[4]) {
     for (int v = 0; v < 4; ++v) out[v] = _mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(p + 8 * v)));
   }

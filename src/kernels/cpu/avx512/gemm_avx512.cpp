@@ -10,21 +10,21 @@
 namespace vllm::kernels::cpu {
 namespace {
 
-struct F32Weights {
+struct F32Weights : blocks::WidenedSteps<Avx512> {
   static void load(const float* p, __m512 out[2]) {
     out[0] = _mm512_load_ps(p);
     out[1] = _mm512_load_ps(p + 16);
   }
 };
 // Lane i holds column i in its low half and column 16 + i in its high half.
-struct BF16Weights {
+struct BF16Weights : blocks::WidenedSteps<Avx512> {
   static void load(const uint16_t* p, __m512 out[2]) {
     const __m512i v = _mm512_load_si512(p);
     out[0] = _mm512_castsi512_ps(_mm512_slli_epi32(v, 16));
     out[1] = _mm512_castsi512_ps(_mm512_and_si512(v, _mm512_set1_epi32(static_cast<int>(0xffff0000u))));
   }
 };
-struct F16Weights {
+struct F16Weights : blocks::WidenedSteps<Avx512> {
   static void load(const uint16_t* p, __m512 out[2]) {
     out[0] = _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(p)));
     out[1] = _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(p + 16)));

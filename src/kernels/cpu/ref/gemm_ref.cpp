@@ -30,7 +30,34 @@ void packed_gemm(const float* x, int64_t m, const void* panels, int64_t k_total,
   }
 }
 
+// gemm.h's BF16 pair arithmetic: subnormals flushed as the instruction does.
+float flush_subnormal(float v) { return std::fpclassify(v) == FP_SUBNORMAL ? std::copysign(0.0f, v) : v; }
+float round_to_bf16(float v) { return bf16_to_f32(f32_to_bf16(flush_subnormal(v))); }
+
+void bf16_pair_gemm(const float* x, int64_t m, const void* panels, int64_t k_total, int64_t n, int64_t p_begin,
+                    int64_t p_end, float* y, int64_t ldy) {
+  const uint16_t* w = static_cast<const uint16_t*>(panels);
+  for (int64_t p = p_begin; p < p_end; ++p) {
+    const uint16_t* panel = w + p * k_total * kPanelWidth;
+    for (int64_t c = 0; c < kPanelWidth && p * kPanelWidth + c < n; ++c) {
+      const int64_t lane = packed_lane(DType::kBF16, c);
+      auto weight = [&](int64_t k) { return k < k_total ? flush_subnormal(bf16_to_f32(panel[k * kPanelWidth + lane])) : 0.0f; };
+      for (int64_t r = 0; r < m; ++r) {
+        auto act = [&](int64_t k) { return k < k_total ? round_to_bf16(x[r * k_total + k]) : 0.0f; };
+        float acc = 0.0f;
+        for (int64_t k = 0; k < k_total; k += 2) {
+          acc = flush_subnormal(std::fma(act(k + 1), weight(k + 1), acc));
+          acc = flush_subnormal(std::fma(act(k), weight(k), acc));
+        }
+        y[r * ldy + p * kPanelWidth + c] = acc;
+      }
+    }
+  }
+}
+
 }  // namespace
+
+PackedGemmFn ref_bf16_pair_gemm() { return bf16_pair_gemm; }
 
 GemmTable ref_gemm_table() {
   return {packed_gemm<float, widen, DType::kF32>, packed_gemm<uint16_t, widen_bf16, DType::kBF16>,
