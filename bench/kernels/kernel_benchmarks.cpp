@@ -65,36 +65,39 @@ void BM_Linear(benchmark::State& state, DType dtype) {
       benchmark::Counter(bytes / 1e9 / g_limits.bandwidth_gb_per_s, benchmark::Counter::kIsIterationInvariantRate);
 }
 
-// Batch-1 decode's matrix work: every weight of smollm-135m's 30 layers and
-// its LM head (269 MB in BF16, far beyond the caches), one activation row
-// each, in the model's order.  Counters: GB/s and its share of the measured
-// read bandwidth: what batch-1 decode can reach at best.
+// A decode step's matrix work: every weight of smollm-135m's 30 layers and
+// its LM head (269 MB in BF16, far beyond the caches), stacked as the model
+// stacks them, for `batch` activation rows (arg), in the model's order.
+// Counters: GB/s of weights and its share of the measured read bandwidth
+// (what batch-1 decode can reach at best), GFLOP/s and its share of the
+// FP32 FMA peak (what bounds large batches).
 void BM_DecodeWeightsSmollm(benchmark::State& state) {
-  const int64_t hidden = 576, kv = 192, inter = 1536, vocab = 49152, layers = 30;
+  const int64_t batch = state.range(0);
+  const int64_t hidden = 576, qkv = 576 + 2 * 192, inter = 1536, vocab = 49152, layers = 30;
   std::vector<PackedMatrix> matrices;
   for (int64_t l = 0; l < layers; ++l) {
-    for (auto [n, k] : {std::pair{hidden, hidden},
-                        {kv, hidden},
-                        {kv, hidden},
-                        {hidden, hidden},
-                        {inter, hidden},
-                        {inter, hidden},
-                        {hidden, inter}}) {
+    for (auto [n, k] : {std::pair{qkv, hidden}, {hidden, hidden}, {2 * inter, hidden}, {hidden, inter}}) {
       matrices.push_back(random_packed(DType::kBF16, n, k));
     }
   }
   matrices.push_back(random_packed(DType::kBF16, vocab, hidden));
-  const std::vector<float> x = random_floats(static_cast<size_t>(inter), 8);
-  std::vector<float> y(static_cast<size_t>(vocab));
-  double bytes = 0;
-  for (const PackedMatrix& m : matrices) bytes += static_cast<double>(m.rows * m.cols * 2);
+  const std::vector<float> x = random_floats(static_cast<size_t>(batch * 2 * inter), 8);
+  std::vector<float> y(static_cast<size_t>(batch * vocab));
+  double bytes = 0, flops = 0;
+  for (const PackedMatrix& m : matrices) {
+    bytes += static_cast<double>(m.rows * m.cols * 2);
+    flops += 2.0 * static_cast<double>(batch * m.rows * m.cols);
+  }
   for (auto _ : state) {
-    for (const PackedMatrix& m : matrices) linear(x.data(), 1, m, nullptr, y.data(), pool());
+    for (const PackedMatrix& m : matrices) linear(x.data(), batch, m, nullptr, y.data(), pool());
     benchmark::DoNotOptimize(y.data());
   }
   state.counters["GB/s"] = benchmark::Counter(bytes / 1e9, benchmark::Counter::kIsIterationInvariantRate);
   state.counters["of_bandwidth"] =
       benchmark::Counter(bytes / 1e9 / g_limits.bandwidth_gb_per_s, benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["GFLOP/s"] = benchmark::Counter(flops / 1e9, benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["of_peak"] =
+      benchmark::Counter(flops / 1e9 / g_limits.peak_gflops, benchmark::Counter::kIsIterationInvariantRate);
 }
 
 // Decode attention: args = sequences, context length.  Counter: GB/s of KV read.
@@ -153,6 +156,9 @@ void register_benchmarks() {
     }
   }
   benchmark::RegisterBenchmark("DecodeWeights/BF16/smollm", BM_DecodeWeightsSmollm)
+      ->Arg(1)
+      ->Arg(16)
+      ->ArgName("batch")
       ->Unit(benchmark::kMillisecond)
       ->UseRealTime();
   benchmark::RegisterBenchmark("PagedAttentionDecode", BM_PagedAttentionDecode)

@@ -47,8 +47,10 @@ void fused_add_rms_norm(float* residual, const float* delta, int64_t rows, int64
 void rope(float* x, int64_t num_tokens, int64_t num_heads, int64_t head_dim, const float* cos, const float* sin,
           ThreadPool& pool);
 
-// out[t, i] = silu(gate[t, i]) * up[t, i] (SwiGLU).  gate, up, out: [num_tokens, n] (out may alias gate).
-void silu_and_mul(const float* gate, const float* up, int64_t num_tokens, int64_t n, float* out, ThreadPool& pool);
+// out[t, i] = silu(gate_up[t, i]) * gate_up[t, n + i] (SwiGLU over the stacked
+// gate and up projections, as vLLM's SiluAndMul).  gate_up: [num_tokens, 2 * n];
+// out: [num_tokens, n].
+void silu_and_mul(const float* gate_up, int64_t num_tokens, int64_t n, float* out, ThreadPool& pool);
 
 // One layer of the paged KV cache.  Per block and KV head, the keys are
 // stored transposed, [head_dim, block_size], so that scores over consecutive

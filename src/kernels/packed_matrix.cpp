@@ -5,13 +5,24 @@
 namespace vllm::kernels {
 namespace {
 
+// Row r of the stacked matrix, which lives in one of the parts.
 template <typename T>
-void pack_panels(const T* src, int64_t rows, int64_t cols, DType dtype, T* dst, int64_t p_begin, int64_t p_end) {
+const T* stacked_row(const std::vector<Tensor>& parts, int64_t r) {
+  for (const Tensor& part : parts) {
+    if (r < part.dim(0)) return part.as<T>() + r * part.dim(1);
+    r -= part.dim(0);
+  }
+  return nullptr;
+}
+
+template <typename T>
+void pack_panels(const std::vector<Tensor>& parts, int64_t rows, int64_t cols, DType dtype, T* dst, int64_t p_begin,
+                 int64_t p_end) {
   for (int64_t p = p_begin; p < p_end; ++p) {
     T* panel = dst + p * cols * kPanelWidth;
     const int64_t width = std::min(kPanelWidth, rows - p * kPanelWidth);
     for (int64_t c = 0; c < width; ++c) {
-      const T* row = src + (p * kPanelWidth + c) * cols;
+      const T* row = stacked_row<T>(parts, p * kPanelWidth + c);
       const int64_t lane = packed_lane(dtype, c);
       for (int64_t k = 0; k < cols; ++k) panel[k * kPanelWidth + lane] = row[k];
     }
@@ -37,20 +48,27 @@ float PackedMatrix::at(int64_t row, int64_t col) const {
   return 0.0f;
 }
 
-PackedMatrix pack_matrix(const Tensor& w, ThreadPool& pool) {
-  VLLM_CHECK(w.rank() == 2, "pack_matrix: weight must be 2-D");
-  VLLM_CHECK(w.dtype == DType::kF32 || w.dtype == DType::kBF16 || w.dtype == DType::kF16,
+PackedMatrix pack_matrix(const Tensor& w, ThreadPool& pool) { return pack_stacked_matrices({w}, pool); }
+
+PackedMatrix pack_stacked_matrices(const std::vector<Tensor>& parts, ThreadPool& pool) {
+  VLLM_CHECK(!parts.empty(), "pack_matrix: nothing to pack");
+  const DType dtype = parts[0].dtype;
+  VLLM_CHECK(dtype == DType::kF32 || dtype == DType::kBF16 || dtype == DType::kF16,
              "pack_matrix: weight must be F32, BF16 or F16");
   PackedMatrix packed;
-  packed.dtype = w.dtype;
-  packed.rows = w.dim(0);
-  packed.cols = w.dim(1);
-  packed.data = AlignedBuffer(static_cast<size_t>(packed.num_panels()) * packed.panel_elements() * dtype_size(w.dtype));
+  packed.dtype = dtype;
+  packed.cols = parts[0].rank() == 2 ? parts[0].dim(1) : 0;
+  for (const Tensor& part : parts) {
+    VLLM_CHECK(part.rank() == 2 && part.dtype == dtype && part.dim(1) == packed.cols,
+               "pack_matrix: stacked weights must be 2-D with one dtype and one width");
+    packed.rows += part.dim(0);
+  }
+  packed.data = AlignedBuffer(static_cast<size_t>(packed.num_panels()) * packed.panel_elements() * dtype_size(dtype));
   pool.parallel_for(packed.num_panels(), [&](int64_t begin, int64_t end) {
-    if (w.dtype == DType::kF32) {
-      pack_panels(w.as<float>(), packed.rows, packed.cols, w.dtype, packed.data.as<float>(), begin, end);
+    if (dtype == DType::kF32) {
+      pack_panels(parts, packed.rows, packed.cols, dtype, packed.data.as<float>(), begin, end);
     } else {
-      pack_panels(w.as<uint16_t>(), packed.rows, packed.cols, w.dtype, packed.data.as<uint16_t>(), begin, end);
+      pack_panels(parts, packed.rows, packed.cols, dtype, packed.data.as<uint16_t>(), begin, end);
     }
   });
   return packed;

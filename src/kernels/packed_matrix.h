@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "base/aligned_buffer.h"
 #include "base/thread_pool.h"
@@ -40,5 +41,8 @@ inline int64_t packed_lane(DType dtype, int64_t c) {
 
 // Copies a 2-D F32/BF16/F16 tensor into the packed layout, panels split over the pool.
 PackedMatrix pack_matrix(const Tensor& w, ThreadPool& pool);
+// The same for several [rows_i, K] tensors of one dtype stacked by rows, as
+// one matrix [sum rows_i, K].
+PackedMatrix pack_stacked_matrices(const std::vector<Tensor>& parts, ThreadPool& pool);
 
 }  // namespace vllm::kernels

@@ -1,5 +1,6 @@
 #include "model/decoder_model.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "base/logging.h"
@@ -49,7 +50,7 @@ DecoderModel::Cost DecoderModel::cost() const {
   };
   for (const DecoderLayerWeights& w : weights_.layers) {
     for (const kernels::PackedMatrix* m :
-         {&w.q_proj, &w.k_proj, &w.v_proj, &w.o_proj, &w.gate_proj, &w.up_proj, &w.down_proj}) {
+         {&w.qkv_proj, &w.o_proj, &w.gate_up_proj, &w.down_proj}) {
       add_layer_matrix(*m);
     }
   }
@@ -67,13 +68,14 @@ void DecoderModel::forward(const ForwardBatch& batch, const KVCacheView& kv_cach
   VLLM_CHECK(kv_cache.layers.size() == weights_.layers.size(), "KV cache has the wrong number of layers");
   ensure_size(ws_.hidden, t * h);
   ensure_size(ws_.normed, t * h);
+  ensure_size(ws_.qkv, t * (q_dim + 2 * kv_dim));
   ensure_size(ws_.q, t * q_dim);
   ensure_size(ws_.k, t * kv_dim);
   ensure_size(ws_.v, t * kv_dim);
   ensure_size(ws_.attn_out, t * q_dim);
   ensure_size(ws_.proj_out, t * h);
-  ensure_size(ws_.gate, t * config_.intermediate_size);
-  ensure_size(ws_.up, t * config_.intermediate_size);
+  ensure_size(ws_.gate_up, t * 2 * config_.intermediate_size);
+  ensure_size(ws_.act, t * config_.intermediate_size);
   ensure_size(ws_.cos, t * config_.head_dim / 2);
   ensure_size(ws_.sin, t * config_.head_dim / 2);
   ensure_size(ws_.last, batch.num_logits * h);
@@ -111,9 +113,14 @@ void DecoderModel::attention_block(const DecoderLayerWeights& w, const ForwardBa
   const int64_t nkv = config_.num_key_value_heads;
   const float eps = static_cast<float>(config_.rms_norm_eps);
 
-  kernels::linear(ws_.normed.data(), t, w.q_proj, bias_or_null(w.q_bias), ws_.q.data(), pool);
-  kernels::linear(ws_.normed.data(), t, w.k_proj, bias_or_null(w.k_bias), ws_.k.data(), pool);
-  kernels::linear(ws_.normed.data(), t, w.v_proj, bias_or_null(w.v_bias), ws_.v.data(), pool);
+  const int64_t q_dim = nh * hd, kv_dim = nkv * hd, qkv_dim = q_dim + 2 * kv_dim;
+  kernels::linear(ws_.normed.data(), t, w.qkv_proj, bias_or_null(w.qkv_bias), ws_.qkv.data(), pool);
+  for (int64_t r = 0; r < t; ++r) {
+    const float* row = ws_.qkv.data() + r * qkv_dim;
+    std::copy_n(row, q_dim, ws_.q.data() + r * q_dim);
+    std::copy_n(row + q_dim, kv_dim, ws_.k.data() + r * kv_dim);
+    std::copy_n(row + q_dim + kv_dim, kv_dim, ws_.v.data() + r * kv_dim);
+  }
   if (variant_.qk_norm) {
     per_head_rms_norm(ws_.q.data(), t * nh, hd, w.q_norm, eps, pool);
     per_head_rms_norm(ws_.k.data(), t * nkv, hd, w.k_norm, eps, pool);
@@ -130,10 +137,9 @@ void DecoderModel::attention_block(const DecoderLayerWeights& w, const ForwardBa
 
 void DecoderModel::mlp_block(const DecoderLayerWeights& w, int64_t t, ThreadPool& pool) {
   const int64_t inter = config_.intermediate_size;
-  kernels::linear(ws_.normed.data(), t, w.gate_proj, nullptr, ws_.gate.data(), pool);
-  kernels::linear(ws_.normed.data(), t, w.up_proj, nullptr, ws_.up.data(), pool);
-  kernels::silu_and_mul(ws_.gate.data(), ws_.up.data(), t, inter, ws_.gate.data(), pool);
-  kernels::linear(ws_.gate.data(), t, w.down_proj, nullptr, ws_.proj_out.data(), pool);
+  kernels::linear(ws_.normed.data(), t, w.gate_up_proj, nullptr, ws_.gate_up.data(), pool);
+  kernels::silu_and_mul(ws_.gate_up.data(), t, inter, ws_.act.data(), pool);
+  kernels::linear(ws_.act.data(), t, w.down_proj, nullptr, ws_.proj_out.data(), pool);
 }
 
 }  // namespace vllm

@@ -59,10 +59,12 @@ class DecoderModel {
   struct Workspace {
     std::vector<float> hidden;    // [T, hidden]: the residual stream
     std::vector<float> normed;    // [T, hidden]
+    std::vector<float> qkv;       // [T, (heads + 2 * kv_heads) * head_dim]: the stacked projection
     std::vector<float> q, k, v;   // [T, heads * head_dim], [T, kv_heads * head_dim] x2
     std::vector<float> attn_out;  // [T, heads * head_dim]
     std::vector<float> proj_out;  // [T, hidden]
-    std::vector<float> gate, up;  // [T, intermediate]
+    std::vector<float> gate_up;   // [T, 2 * intermediate]
+    std::vector<float> act;       // [T, intermediate]: silu(gate) * up
     std::vector<float> cos, sin;  // [T, head_dim / 2]
     std::vector<float> last;      // [num_logits, hidden]
   } ws_;

@@ -9,8 +9,19 @@ namespace {
 class WeightSink {
  public:
   virtual ~WeightSink() = default;
-  virtual Status matrix(const std::string& name, int64_t rows, int64_t cols, kernels::PackedMatrix& slot) = 0;
-  virtual Status vector(const std::string& name, int64_t n, WeightKind kind, std::vector<float>& slot) = 0;
+  // Checkpoint matrices [rows[i], cols] stacked by rows into one slot.
+  virtual Status matrices(const std::vector<std::string>& names, const std::vector<int64_t>& rows, int64_t cols,
+                          kernels::PackedMatrix& slot) = 0;
+  // Checkpoint vectors [n[i]] concatenated into one slot.
+  virtual Status vectors(const std::vector<std::string>& names, const std::vector<int64_t>& n, WeightKind kind,
+                         std::vector<float>& slot) = 0;
+
+  Status matrix(const std::string& name, int64_t rows, int64_t cols, kernels::PackedMatrix& slot) {
+    return matrices({name}, {rows}, cols, slot);
+  }
+  Status vector(const std::string& name, int64_t n, WeightKind kind, std::vector<float>& slot) {
+    return vectors({name}, {n}, kind, slot);
+  }
 };
 
 Status describe_layer(WeightSink& s, const std::string& p, const ModelConfig& c, const DecoderVariant& v,
@@ -18,14 +29,13 @@ Status describe_layer(WeightSink& s, const std::string& p, const ModelConfig& c,
   const int64_t h = c.hidden_size, hd = c.head_dim;
   const int64_t q_dim = c.num_attention_heads * hd, kv_dim = c.num_key_value_heads * hd;
   VLLM_RETURN_IF_ERROR(s.vector(p + "input_layernorm.weight", h, WeightKind::kNorm, w.input_norm));
-  VLLM_RETURN_IF_ERROR(s.matrix(p + "self_attn.q_proj.weight", q_dim, h, w.q_proj));
-  VLLM_RETURN_IF_ERROR(s.matrix(p + "self_attn.k_proj.weight", kv_dim, h, w.k_proj));
-  VLLM_RETURN_IF_ERROR(s.matrix(p + "self_attn.v_proj.weight", kv_dim, h, w.v_proj));
-  VLLM_RETURN_IF_ERROR(s.matrix(p + "self_attn.o_proj.weight", h, q_dim, w.o_proj));
+  const std::string a = p + "self_attn.";
+  VLLM_RETURN_IF_ERROR(s.matrices({a + "q_proj.weight", a + "k_proj.weight", a + "v_proj.weight"},
+                                  {q_dim, kv_dim, kv_dim}, h, w.qkv_proj));
+  VLLM_RETURN_IF_ERROR(s.matrix(a + "o_proj.weight", h, q_dim, w.o_proj));
   if (v.qkv_bias) {
-    VLLM_RETURN_IF_ERROR(s.vector(p + "self_attn.q_proj.bias", q_dim, WeightKind::kBias, w.q_bias));
-    VLLM_RETURN_IF_ERROR(s.vector(p + "self_attn.k_proj.bias", kv_dim, WeightKind::kBias, w.k_bias));
-    VLLM_RETURN_IF_ERROR(s.vector(p + "self_attn.v_proj.bias", kv_dim, WeightKind::kBias, w.v_bias));
+    VLLM_RETURN_IF_ERROR(s.vectors({a + "q_proj.bias", a + "k_proj.bias", a + "v_proj.bias"}, {q_dim, kv_dim, kv_dim},
+                                   WeightKind::kBias, w.qkv_bias));
   }
   if (v.o_bias) VLLM_RETURN_IF_ERROR(s.vector(p + "self_attn.o_proj.bias", h, WeightKind::kBias, w.o_bias));
   if (v.qk_norm) {
@@ -33,8 +43,8 @@ Status describe_layer(WeightSink& s, const std::string& p, const ModelConfig& c,
     VLLM_RETURN_IF_ERROR(s.vector(p + "self_attn.k_norm.weight", hd, WeightKind::kNorm, w.k_norm));
   }
   VLLM_RETURN_IF_ERROR(s.vector(p + "post_attention_layernorm.weight", h, WeightKind::kNorm, w.post_attention_norm));
-  VLLM_RETURN_IF_ERROR(s.matrix(p + "mlp.gate_proj.weight", c.intermediate_size, h, w.gate_proj));
-  VLLM_RETURN_IF_ERROR(s.matrix(p + "mlp.up_proj.weight", c.intermediate_size, h, w.up_proj));
+  VLLM_RETURN_IF_ERROR(s.matrices({p + "mlp.gate_proj.weight", p + "mlp.up_proj.weight"},
+                                  {c.intermediate_size, c.intermediate_size}, h, w.gate_up_proj));
   return s.matrix(p + "mlp.down_proj.weight", h, c.intermediate_size, w.down_proj);
 }
 
@@ -52,12 +62,14 @@ Status describe_weights(WeightSink& s, const ModelConfig& c, const DecoderVarian
 
 class SpecCollector : public WeightSink {
  public:
-  Status matrix(const std::string& name, int64_t rows, int64_t cols, kernels::PackedMatrix&) override {
-    specs.push_back({name, {rows, cols}, WeightKind::kMatrix});
+  Status matrices(const std::vector<std::string>& names, const std::vector<int64_t>& rows, int64_t cols,
+                  kernels::PackedMatrix&) override {
+    for (size_t i = 0; i < names.size(); ++i) specs.push_back({names[i], {rows[i], cols}, WeightKind::kMatrix});
     return Status::ok();
   }
-  Status vector(const std::string& name, int64_t n, WeightKind kind, std::vector<float>&) override {
-    specs.push_back({name, {n}, kind});
+  Status vectors(const std::vector<std::string>& names, const std::vector<int64_t>& n, WeightKind kind,
+                 std::vector<float>&) override {
+    for (size_t i = 0; i < names.size(); ++i) specs.push_back({names[i], {n[i]}, kind});
     return Status::ok();
   }
   std::vector<WeightSpec> specs;
@@ -67,30 +79,41 @@ class CheckpointBinder : public WeightSink {
  public:
   CheckpointBinder(const Checkpoint& ckpt, ThreadPool& pool) : ckpt_(ckpt), pool_(pool) {}
 
-  Status matrix(const std::string& name, int64_t rows, int64_t cols, kernels::PackedMatrix& slot) override {
-    VLLM_ASSIGN_OR_RETURN(Tensor t, checked(name, {rows, cols}));
-    slot = kernels::pack_matrix(t, pool_);
+  Status matrices(const std::vector<std::string>& names, const std::vector<int64_t>& rows, int64_t cols,
+                  kernels::PackedMatrix& slot) override {
+    std::vector<Tensor> parts;
+    for (size_t i = 0; i < names.size(); ++i) {
+      VLLM_ASSIGN_OR_RETURN(Tensor t, checked(names[i], {rows[i], cols}));
+      if (!parts.empty() && t.dtype != parts[0].dtype) {
+        return invalid_argument(ckpt_.source() + ": tensor '" + names[i] + "' is " + dtype_name(t.dtype) + " but '" +
+                                names[0] + "' is " + dtype_name(parts[0].dtype) + ": they must share a dtype");
+      }
+      parts.push_back(t);
+    }
+    slot = kernels::pack_stacked_matrices(parts, pool_);
     return Status::ok();
   }
 
   // Small vectors are widened to float32 once, here.
-  Status vector(const std::string& name, int64_t n, WeightKind, std::vector<float>& slot) override {
-    VLLM_ASSIGN_OR_RETURN(Tensor t, checked(name, {n}));
-    slot.resize(static_cast<size_t>(n));
-    for (int64_t i = 0; i < n; ++i) {
-      const auto idx = static_cast<size_t>(i);
-      switch (t.dtype) {
-        case DType::kF32:
-          slot[idx] = t.as<float>()[i];
-          break;
-        case DType::kBF16:
-          slot[idx] = bf16_to_f32(t.as<uint16_t>()[i]);
-          break;
-        case DType::kF16:
-          slot[idx] = f16_to_f32(t.as<uint16_t>()[i]);
-          break;
-        case DType::kI32:
-          break;  // rejected by checked()
+  Status vectors(const std::vector<std::string>& names, const std::vector<int64_t>& n, WeightKind,
+                 std::vector<float>& slot) override {
+    slot.clear();
+    for (size_t part = 0; part < names.size(); ++part) {
+      VLLM_ASSIGN_OR_RETURN(Tensor t, checked(names[part], {n[part]}));
+      for (int64_t i = 0; i < n[part]; ++i) {
+        switch (t.dtype) {
+          case DType::kF32:
+            slot.push_back(t.as<float>()[i]);
+            break;
+          case DType::kBF16:
+            slot.push_back(bf16_to_f32(t.as<uint16_t>()[i]));
+            break;
+          case DType::kF16:
+            slot.push_back(f16_to_f32(t.as<uint16_t>()[i]));
+            break;
+          case DType::kI32:
+            break;  // rejected by checked()
+        }
       }
     }
     return Status::ok();

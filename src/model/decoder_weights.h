@@ -2,6 +2,10 @@
 // Matrices are repacked once into the kernels' layout in their stored dtype
 // (kernels/packed_matrix.h); small vectors (norms, biases) are widened once
 // to float32.  Nothing refers to the checkpoint's files afterwards.
+// Matrices that read the same input are stacked into one (q, k, v; gate,
+// up), as vLLM's QKVParallelLinear and MergedColumnParallelLinear do: one
+// pass over the activations and one split of the work instead of three or
+// two.  Every output is computed as it would be alone.
 #pragma once
 
 #include <vector>
@@ -16,13 +20,13 @@ namespace vllm {
 
 struct DecoderLayerWeights {
   std::vector<float> input_norm;                 // [hidden]
-  kernels::PackedMatrix q_proj, k_proj, v_proj;  // [heads * head_dim, hidden], [kv_heads * head_dim, hidden] x2
-  std::vector<float> q_bias, k_bias, v_bias;     // empty unless variant.qkv_bias
+  kernels::PackedMatrix qkv_proj;                // [(heads + 2 * kv_heads) * head_dim, hidden]: q, k, v rows
+  std::vector<float> qkv_bias;                   // [(heads + 2 * kv_heads) * head_dim], empty unless variant.qkv_bias
   std::vector<float> q_norm, k_norm;             // [head_dim], empty unless variant.qk_norm
   kernels::PackedMatrix o_proj;                  // [hidden, heads * head_dim]
   std::vector<float> o_bias;                     // empty unless variant.o_bias
   std::vector<float> post_attention_norm;        // [hidden]
-  kernels::PackedMatrix gate_proj, up_proj;      // [intermediate, hidden]
+  kernels::PackedMatrix gate_up_proj;            // [2 * intermediate, hidden]: gate rows, then up rows
   kernels::PackedMatrix down_proj;               // [hidden, intermediate]
 };
 

@@ -38,11 +38,17 @@ TEST(RopeTest, RotatesPairsHalfADimensionApart) {
 }
 
 TEST(SiluAndMulTest, MatchesFormula) {
-  const std::vector<float> gate = {-1, 0, 2}, up = {3, 4, 5};
-  std::vector<float> out(3);
+  // Two tokens, each row = gate | up.
+  const std::vector<float> gate_up = {-1, 0, 2, 3, 4, 5, 0.5f, -2, 7, 1, 2, -3};
+  std::vector<float> out(6);
   ThreadPool pool(1);
-  silu_and_mul(gate.data(), up.data(), 1, 3, out.data(), pool);
-  for (int i = 0; i < 3; ++i) EXPECT_NEAR(out[i], gate[i] / (1 + std::exp(-gate[i])) * up[i], 1e-6);
+  silu_and_mul(gate_up.data(), 2, 3, out.data(), pool);
+  for (int t = 0; t < 2; ++t) {
+    for (int i = 0; i < 3; ++i) {
+      const float g = gate_up[t * 6 + i], u = gate_up[t * 6 + 3 + i];
+      EXPECT_NEAR(out[t * 3 + i], g / (1 + std::exp(-g)) * u, 1e-6);
+    }
+  }
 }
 
 // The fused op is the residual add then the norm, bit for bit, and rows big

@@ -71,11 +71,12 @@ void rope(float* x, int64_t num_tokens, int64_t num_heads, int64_t head_dim, con
   });
 }
 
-void silu_and_mul(const float* gate, const float* up, int64_t num_tokens, int64_t n, float* out, ThreadPool& pool) {
+void silu_and_mul(const float* gate_up, int64_t num_tokens, int64_t n, float* out, ThreadPool& pool) {
   for_rows(num_tokens, n, pool, [&](int64_t begin, int64_t end) {
-    for (int64_t i = begin * n; i < end * n; ++i) {
-      const float g = gate[i];
-      out[i] = g / (1.0f + std::exp(-g)) * up[i];
+    for (int64_t t = begin; t < end; ++t) {
+      const float* gate = gate_up + t * 2 * n;
+      const float* up = gate + n;
+      for (int64_t i = 0; i < n; ++i) out[t * n + i] = gate[i] / (1.0f + std::exp(-gate[i])) * up[i];
     }
   });
 }
