@@ -18,8 +18,8 @@
 
 namespace vllm::kernels {
 
-// The instruction set in use ("avx512", "avx2" or "scalar"): the best this
-// CPU has unless force_cpu_isa chose a lower one.
+// The instruction set in use ("avx512_bf16", "avx512", "avx2" or "scalar"):
+// the fastest this CPU has unless force_cpu_isa chose another.
 std::string cpu_isa();
 // "auto" or one of the names above; an error names what the CPU supports.
 // Call before any kernel runs.
@@ -51,6 +51,10 @@ void rope(float* x, int64_t num_tokens, int64_t num_heads, int64_t head_dim, con
 // gate and up projections, as vLLM's SiluAndMul).  gate_up: [num_tokens, 2 * n];
 // out: [num_tokens, n].
 void silu_and_mul(const float* gate_up, int64_t num_tokens, int64_t n, float* out, ThreadPool& pool);
+
+// out[i] = e^(x[i] - shift), for x[i] - shift <= 87 (a softmax's or a
+// log-sum-exp's terms).  x, out: [n] (may alias).
+void exp_shifted(const float* x, int64_t n, float shift, float* out);
 
 // One layer of the paged KV cache.  Per block and KV head, the keys are
 // stored transposed, [head_dim, block_size], so that scores over consecutive

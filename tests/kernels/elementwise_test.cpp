@@ -3,6 +3,7 @@
 #include <cmath>
 #include <vector>
 
+#include "kernels/cpu/isa.h"
 #include "kernels/kernels.h"
 #include "test_util.h"
 
@@ -47,6 +48,45 @@ TEST(SiluAndMulTest, MatchesFormula) {
     for (int i = 0; i < 3; ++i) {
       const float g = gate_up[t * 6 + i], u = gate_up[t * 6 + 3 + i];
       EXPECT_NEAR(out[t * 3 + i], g / (1 + std::exp(-g)) * u, 1e-6);
+    }
+  }
+}
+
+std::vector<cpu::CpuIsa> supported_isas() {
+  std::vector<cpu::CpuIsa> isas;
+  for (cpu::CpuIsa isa : {cpu::CpuIsa::kScalar, cpu::CpuIsa::kAvx2, cpu::CpuIsa::kAvx512, cpu::CpuIsa::kAvx512Bf16}) {
+    if (isa <= cpu::supported_cpu_isa()) isas.push_back(isa);
+  }
+  return isas;
+}
+
+// SwiGLU and the shifted exponentials: the formula within float32 rounding,
+// and every ISA the same bits as the scalar reference (lengths off every
+// vector width; gates large enough that e^-gate would overflow unclamped).
+TEST(ActivationsTest, MatchTheFormulaAndAgreeAcrossIsasBitForBit) {
+  for (int64_t n : {1, 7, 16, 37, 1536}) {
+    auto gate_up = testing::random_normal(2 * n, 21);
+    for (int64_t i = 0; i < n; i += 5) gate_up[static_cast<size_t>(i)] *= 60.0f;  // some at +-100 and beyond
+    std::vector<float> ref(static_cast<size_t>(n)), exps_ref(static_cast<size_t>(2 * n));
+    cpu::activation_table(cpu::CpuIsa::kScalar).silu_and_mul_row(gate_up.data(), n, ref.data());
+    cpu::activation_table(cpu::CpuIsa::kScalar).exp_shifted(gate_up.data(), 2 * n, 90.0f, exps_ref.data());
+    for (int64_t i = 0; i < n; ++i) {
+      const double g = gate_up[static_cast<size_t>(i)], u = gate_up[static_cast<size_t>(n + i)];
+      const double want = g / (1 + std::exp(-g)) * u;
+      EXPECT_NEAR(ref[static_cast<size_t>(i)], want, 1e-6 * std::max(1.0, std::abs(want))) << "n " << n << " i " << i;
+    }
+    for (int64_t i = 0; i < 2 * n; ++i) {
+      const float arg = gate_up[static_cast<size_t>(i)] - 90.0f;  // in float32, as the kernel forms it
+      if (arg < -87) continue;                                   // clamped there, by contract
+      const double want = std::exp(arg);
+      EXPECT_NEAR(exps_ref[static_cast<size_t>(i)], want, 1e-6 * want) << "x " << gate_up[static_cast<size_t>(i)];
+    }
+    for (cpu::CpuIsa isa : supported_isas()) {
+      std::vector<float> out(static_cast<size_t>(n)), exps(static_cast<size_t>(2 * n));
+      cpu::activation_table(isa).silu_and_mul_row(gate_up.data(), n, out.data());
+      cpu::activation_table(isa).exp_shifted(gate_up.data(), 2 * n, 90.0f, exps.data());
+      EXPECT_EQ(out, ref) << cpu::cpu_isa_name(isa) << " n " << n;
+      EXPECT_EQ(exps, exps_ref) << cpu::cpu_isa_name(isa) << " n " << n;
     }
   }
 }

@@ -3,16 +3,23 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <vector>
+
+#include "kernels/kernels.h"
 
 namespace vllm {
 
 double log_sum_exp(const float* logits, int32_t vocab_size) {
   const float max_logit = *std::max_element(logits, logits + vocab_size);
   if (std::isinf(max_logit)) return max_logit;
-  // Single-precision exponentials (well within the 1e-4 logprobs are held
-  // to), summed in double: this runs over the vocabulary for every token.
+  // Vectorised single-precision exponentials (well within the 1e-4 logprobs
+  // are held to), summed in double in index order: this runs over the
+  // vocabulary for every token.
+  thread_local std::vector<float> terms;
+  terms.resize(static_cast<size_t>(vocab_size));
+  kernels::exp_shifted(logits, vocab_size, max_logit, terms.data());
   double sum = 0.0;
-  for (int32_t i = 0; i < vocab_size; ++i) sum += std::exp(logits[i] - max_logit);
+  for (float t : terms) sum += t;
   return max_logit + std::log(sum);
 }
 

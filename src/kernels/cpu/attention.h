@@ -52,8 +52,8 @@ AttentionTable ref_attention_table();
 AttentionTable avx2_attention_table();
 AttentionTable avx512_attention_table();
 
-// e^x for x <= 0 (softmax arguments; below -87 it returns a tiny positive
-// number, never 0: callers zero masked lanes themselves), as a Cody-Waite
+// e^x for x <= 87 (softmax arguments and SwiGLU's e^-x; below -87 it returns
+// a tiny positive number, never 0: callers zero masked lanes themselves), as a Cody-Waite
 // reduction and a degree-6 polynomial, written with the operations every
 // ISA has lane-wise (FMA, round to nearest even, exponent bits) so that
 // scalar and vector results are identical.

@@ -11,25 +11,9 @@
 #include <numeric>
 
 #include "kernels/cpu/attention.h"
+#include "kernels/cpu/vec_math.h"
 
 namespace vllm::kernels::cpu::blocks {
-
-// exp_poly of attention.h, lane by lane.
-template <typename V>
-typename V::Reg exp_lanes(typename V::Reg x) {
-  x = V::max(x, V::set1(-87.0f));
-  const typename V::Reg n = V::round(V::mul(x, V::set1(1.44269504088896341f)));
-  typename V::Reg r = V::fmadd(n, V::set1(-0.693359375f), x);
-  r = V::fmadd(n, V::set1(2.12194440e-4f), r);
-  typename V::Reg p = V::set1(1.9875691500e-4f);
-  p = V::fmadd(p, r, V::set1(1.3981999507e-3f));
-  p = V::fmadd(p, r, V::set1(8.3334519073e-3f));
-  p = V::fmadd(p, r, V::set1(4.1665795894e-2f));
-  p = V::fmadd(p, r, V::set1(1.6666665459e-1f));
-  p = V::fmadd(p, r, V::set1(5.0000001201e-1f));
-  const typename V::Reg y = V::add(V::fmadd(p, V::mul(r, r), r), V::set1(1.0f));
-  return V::mul(y, V::pow2(n));
-}
 
 struct RowGeometry {
   const AttentionRowArgs& a;

@@ -128,6 +128,12 @@ const AttentionTable& attention_table(CpuIsa isa) {
   return isa >= CpuIsa::kAvx512 ? avx512 : isa == CpuIsa::kAvx2 ? avx2 : ref;
 }
 
+const ActivationTable& activation_table(CpuIsa isa) {
+  static const ActivationTable ref = ref_activation_table(), avx2 = avx2_activation_table(),
+                               avx512 = avx512_activation_table();
+  return isa >= CpuIsa::kAvx512 ? avx512 : isa == CpuIsa::kAvx2 ? avx2 : ref;
+}
+
 const ProbeTable& probe_table(CpuIsa isa) {
   static const ProbeTable ref = ref_probe_table(), avx2 = avx2_probe_table(), avx512 = avx512_probe_table();
   if (isa == CpuIsa::kAvx512Bf16) {

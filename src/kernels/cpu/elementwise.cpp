@@ -3,6 +3,7 @@
 #include <functional>
 
 #include "base/logging.h"
+#include "kernels/cpu/isa.h"
 #include "kernels/kernels.h"
 
 namespace vllm::kernels {
@@ -72,13 +73,14 @@ void rope(float* x, int64_t num_tokens, int64_t num_heads, int64_t head_dim, con
 }
 
 void silu_and_mul(const float* gate_up, int64_t num_tokens, int64_t n, float* out, ThreadPool& pool) {
+  const auto row_fn = cpu::active_activation_table().silu_and_mul_row;
   for_rows(num_tokens, n, pool, [&](int64_t begin, int64_t end) {
-    for (int64_t t = begin; t < end; ++t) {
-      const float* gate = gate_up + t * 2 * n;
-      const float* up = gate + n;
-      for (int64_t i = 0; i < n; ++i) out[t * n + i] = gate[i] / (1.0f + std::exp(-gate[i])) * up[i];
-    }
+    for (int64_t t = begin; t < end; ++t) row_fn(gate_up + t * 2 * n, n, out + t * n);
   });
+}
+
+void exp_shifted(const float* x, int64_t n, float shift, float* out) {
+  cpu::active_activation_table().exp_shifted(x, n, shift, out);
 }
 
 }  // namespace vllm::kernels

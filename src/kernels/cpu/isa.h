@@ -6,6 +6,7 @@
 // and not on Intel's Sapphire and Emerald Rapids (half).
 #pragma once
 
+#include "kernels/cpu/activations.h"
 #include "kernels/cpu/attention.h"
 #include "kernels/cpu/gemm.h"
 #include "kernels/cpu/probe.h"
@@ -23,9 +24,11 @@ const GemmTable& gemm_table(CpuIsa isa);
 // The scalar definition of `isa`'s arithmetic, exact to its GEMM table.
 const GemmTable& reference_gemm_table(CpuIsa isa);
 const AttentionTable& attention_table(CpuIsa isa);
+const ActivationTable& activation_table(CpuIsa isa);
 const ProbeTable& probe_table(CpuIsa isa);
 
 inline const GemmTable& active_gemm_table() { return gemm_table(active_cpu_isa()); }
 inline const AttentionTable& active_attention_table() { return attention_table(active_cpu_isa()); }
+inline const ActivationTable& active_activation_table() { return activation_table(active_cpu_isa()); }
 
 }  // namespace vllm::kernels::cpu

@@ -1,37 +1,7 @@
-#include <cmath>
-#include <cstring>
-
 #include "kernels/cpu/attention_blocks.h"
+#include "kernels/cpu/ref/scalar_vec.h"
 
 namespace vllm::kernels::cpu {
-namespace {
-
-// One-lane "vectors": the same arithmetic as the ISA versions, a lane at a time.
-struct Scalar {
-  using Reg = float;
-  static constexpr int64_t kLanes = 1;
-  static Reg zero() { return 0.0f; }
-  static Reg set1(float v) { return v; }
-  static Reg load(const float* p, int64_t count) { return count > 0 ? *p : 0.0f; }
-  static void store(float* p, Reg v, int64_t count) {
-    if (count > 0) *p = v;
-  }
-  static Reg add(Reg a, Reg b) { return a + b; }
-  static Reg sub(Reg a, Reg b) { return a - b; }
-  static Reg mul(Reg a, Reg b) { return a * b; }
-  static Reg fmadd(Reg a, Reg b, Reg c) { return std::fma(a, b, c); }
-  static Reg max(Reg a, Reg b) { return std::fmax(a, b); }
-  static Reg round(Reg a) { return std::nearbyint(a); }
-  static Reg pow2(Reg n) {
-    const uint32_t bits = static_cast<uint32_t>(static_cast<int32_t>(n) + 127) << 23;
-    float f;
-    std::memcpy(&f, &bits, sizeof f);
-    return f;
-  }
-};
-
-}  // namespace
-
 AttentionTable ref_attention_table() { return {blocks::attend_row<Scalar>}; }
 
 }  // namespace vllm::kernels::cpu
