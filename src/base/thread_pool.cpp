@@ -4,6 +4,7 @@
 #include <sched.h>
 
 #include <algorithm>
+#include <atomic>
 #include <string>
 
 namespace vllm {
@@ -108,15 +109,17 @@ void ThreadPool::parallel_for(int64_t n, const std::function<void(int64_t, int64
     fn(0, n);
     return;
   }
-  run([&](int worker) {
-    if (worker >= workers) return;
-    const int64_t base = num_grains / workers;
-    const int64_t extra = num_grains % workers;
-    const int64_t first = worker * base + std::min<int64_t>(worker, extra);
-    const int64_t count = base + (worker < extra ? 1 : 0);
-    const int64_t begin = first * grain;
-    const int64_t end = std::min(n, (first + count) * grain);
-    if (begin < end) fn(begin, end);
+  constexpr int64_t kChunksPerThread = 4;
+  const int64_t chunks = std::min(num_grains, kChunksPerThread * workers);
+  std::atomic<int64_t> next{0};
+  run([&](int) {
+    for (int64_t c = next.fetch_add(1, std::memory_order_relaxed); c < chunks;
+         c = next.fetch_add(1, std::memory_order_relaxed)) {
+      // Chunk c: grains [c * num_grains / chunks, (c + 1) * num_grains / chunks).
+      const int64_t begin = c * num_grains / chunks * grain;
+      const int64_t end = std::min(n, (c + 1) * num_grains / chunks * grain);
+      if (begin < end) fn(begin, end);
+    }
   });
 }
 

@@ -33,9 +33,12 @@ class ThreadPool {
   // Not re-entrant: a job must not call run() on the same pool.
   void run(const std::function<void(int worker)>& job);
 
-  // Splits [0, n) into num_threads() contiguous ranges (the first ones one
-  // longer when n does not divide) and calls fn(begin, end) for each
-  // non-empty range. Ranges are multiples of `grain` except the last.
+  // Splits [0, n) into contiguous chunks, a few per thread, which the
+  // threads take in turn as each finishes its last: on a shared machine a
+  // thread that runs slower for a while then does less, instead of keeping
+  // the others waiting.  Calls fn(begin, end) once per chunk; chunks are
+  // multiples of `grain` except the last.  Which thread runs a chunk is not
+  // fixed, so fn's result must not depend on it.
   void parallel_for(int64_t n, const std::function<void(int64_t begin, int64_t end)>& fn, int64_t grain = 1);
 
   // The default size: one thread per CPU the process may run on.

@@ -2,7 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
+#include <chrono>
+#include <mutex>
+#include <thread>
 #include <vector>
 
 namespace vllm {
@@ -28,18 +32,42 @@ TEST(ThreadPoolTest, ParallelForCoversRangeExactlyOnce) {
   }
 }
 
-TEST(ThreadPoolTest, ParallelForRespectsGrain) {
+TEST(ThreadPoolTest, ParallelForChunksAreWholeGrainsCoveringTheRangeOnce) {
   ThreadPool pool(2);
-  std::vector<std::pair<int64_t, int64_t>> ranges(2, {-1, -1});
+  std::mutex mutex;
+  std::vector<std::pair<int64_t, int64_t>> ranges;
   pool.parallel_for(
       100,
       [&](int64_t b, int64_t e) {
-        ranges[b == 0 ? 0 : 1] = {b, e};
+        std::lock_guard lock(mutex);
+        ranges.emplace_back(b, e);
       },
-      32);
-  using Range = std::pair<int64_t, int64_t>;
-  EXPECT_EQ(ranges[0], Range(0, 64));
-  EXPECT_EQ(ranges[1], Range(64, 100));
+      8);
+  std::sort(ranges.begin(), ranges.end());
+  ASSERT_EQ(ranges.size(), 8u);  // 13 grains, four chunks per thread
+  int64_t next = 0;
+  for (const auto& [b, e] : ranges) {
+    EXPECT_EQ(b, next);
+    EXPECT_TRUE(e == 100 || e % 8 == 0) << e;
+    next = e;
+  }
+  EXPECT_EQ(next, 100);
+}
+
+// A worker that is slow (here: held up) leaves its share to the other.
+TEST(ThreadPoolTest, ParallelForLetsAFastThreadTakeMoreChunks) {
+  ThreadPool pool(2);
+  std::atomic<int> first_chunk_seen{0};
+  std::vector<std::thread::id> owner(8);
+  std::thread::id slow;
+  pool.parallel_for(8, [&](int64_t b, int64_t e) {
+    if (first_chunk_seen.fetch_add(1) == 0) {
+      slow = std::this_thread::get_id();
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+    for (int64_t i = b; i < e; ++i) owner[static_cast<size_t>(i)] = std::this_thread::get_id();
+  });
+  EXPECT_EQ(std::count(owner.begin(), owner.end(), slow), 1);  // the other thread took the other seven
 }
 
 TEST(ThreadPoolTest, SingleThreadRunsInline) {

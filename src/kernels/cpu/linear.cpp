@@ -26,14 +26,19 @@ void linear(const float* x, int64_t m, const PackedMatrix& w, const float* bias,
       VLLM_CHECK(false, "linear: unsupported weight dtype");
   }
   const int64_t n = w.rows;
-  pool.parallel_for(w.num_panels(), [&](int64_t p_begin, int64_t p_end) {
-    fn(x, m, w.data.data(), w.cols, n, p_begin, p_end, y, n);
-    if (bias == nullptr) return;
-    const int64_t j_end = std::min(n, p_end * kPanelWidth);
-    for (int64_t r = 0; r < m; ++r) {
-      for (int64_t j = p_begin * kPanelWidth; j < j_end; ++j) y[r * n + j] += bias[j];
-    }
-  });
+  // Decode takes panels four at a time (gemm_blocks.h): chunks keep those groups whole.
+  const int64_t grain = m == 1 ? 4 : 1;
+  pool.parallel_for(
+      w.num_panels(),
+      [&](int64_t p_begin, int64_t p_end) {
+        fn(x, m, w.data.data(), w.cols, n, p_begin, p_end, y, n);
+        if (bias == nullptr) return;
+        const int64_t j_end = std::min(n, p_end * kPanelWidth);
+        for (int64_t r = 0; r < m; ++r) {
+          for (int64_t j = p_begin * kPanelWidth; j < j_end; ++j) y[r * n + j] += bias[j];
+        }
+      },
+      grain);
 }
 
 }  // namespace vllm::kernels
