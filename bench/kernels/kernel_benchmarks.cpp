@@ -63,6 +63,10 @@ void BM_Linear(benchmark::State& state, DType dtype) {
       benchmark::Counter(flops / 1e9 / g_limits.peak_gflops, benchmark::Counter::kIsIterationInvariantRate);
   state.counters["of_bandwidth"] =
       benchmark::Counter(bytes / 1e9 / g_limits.bandwidth_gb_per_s, benchmark::Counter::kIsIterationInvariantRate);
+  if (dtype == DType::kBF16 && cpu_isa() == "avx512_bf16") {  // BF16 weights run on the dot-product unit
+    state.counters["of_bf16_peak"] =
+        benchmark::Counter(flops / 1e9 / g_limits.peak_bf16_gflops, benchmark::Counter::kIsIterationInvariantRate);
+  }
 }
 
 // A decode step's matrix work: every weight of smollm-135m's 30 layers and
@@ -189,6 +193,7 @@ int main(int argc, char** argv) {
   benchmark::AddCustomContext("cpu_isa", vllm::kernels::cpu_isa());
   benchmark::AddCustomContext("bandwidth_gb_per_s", std::to_string(vllm::kernels::g_limits.bandwidth_gb_per_s));
   benchmark::AddCustomContext("peak_gflops", std::to_string(vllm::kernels::g_limits.peak_gflops));
+  benchmark::AddCustomContext("peak_bf16_gflops", std::to_string(vllm::kernels::g_limits.peak_bf16_gflops));
   vllm::kernels::register_benchmarks();
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();

@@ -72,10 +72,19 @@ int run(const BenchLatencyOptions& o) {
 
   // The limits: a prefill token costs 2 FLOPs per layer weight; a decode step
   // reads every weight once for the whole batch, or is bound by its FLOPs.
+  // FP32 FMAs are the yardstick (BF16 weights widened in registers); where
+  // the kernels feed BF16 weights to a dot-product unit instead, its peak is
+  // the limit of the arithmetic in use, reported beside it.
   const DecoderModel::Cost cost = loaded->model->cost();
-  const double prefill_limit = limits.peak_gflops * 1e9 / (2 * cost.layer_params);
-  const double decode_limit = std::min(batch * limits.bandwidth_gb_per_s * 1e9 / cost.weight_bytes,
-                                       limits.peak_gflops * 1e9 / (2 * (cost.layer_params + cost.lm_head_params)));
+  const bool bf16_dot = cost.bf16_matrices && limits.peak_bf16_gflops > 0 && kernels::cpu_isa() == "avx512_bf16";
+  const double kernel_peak_gflops = bf16_dot ? limits.peak_bf16_gflops : limits.peak_gflops;
+  auto prefill_limit_at = [&](double gflops) { return gflops * 1e9 / (2 * cost.layer_params); };
+  auto decode_limit_at = [&](double gflops) {
+    return std::min(batch * limits.bandwidth_gb_per_s * 1e9 / cost.weight_bytes,
+                    gflops * 1e9 / (2 * (cost.layer_params + cost.lm_head_params)));
+  };
+  const double prefill_limit = prefill_limit_at(limits.peak_gflops);
+  const double decode_limit = decode_limit_at(limits.peak_gflops);
 
   std::printf("model %s, batch %d, %d in / %d out, %d threads, %s kernels, median of %d\n", c.model.c_str(),
               o.batch_size, c.input_len, c.output_len, engine_threads(c.engine), kernels::cpu_isa().c_str(),
@@ -87,6 +96,13 @@ int run(const BenchLatencyOptions& o) {
               decode_limit, 100 * decode_tps / decode_limit);
   std::printf("limits measured now: read bandwidth %.1f GB/s, FP32 FMA peak %.0f GFLOP/s; weights %.1f MB\n",
               limits.bandwidth_gb_per_s, limits.peak_gflops, cost.weight_bytes / 1e6);
+  if (bf16_dot) {
+    std::printf("BF16 weights run on the BF16 dot product, peak %.0f GFLOP/s: prefill %.1f%% and decode %.1f%% of "
+                "that arithmetic's limits (%.1f, %.1f tok/s)\n",
+                limits.peak_bf16_gflops, 100 * prefill_tps / prefill_limit_at(kernel_peak_gflops),
+                100 * decode_tps / decode_limit_at(kernel_peak_gflops), prefill_limit_at(kernel_peak_gflops),
+                decode_limit_at(kernel_peak_gflops));
+  }
 
   OrderedJson report = report_base(c, limits);
   report["batch_size"] = o.batch_size;
@@ -100,6 +116,10 @@ int run(const BenchLatencyOptions& o) {
   report["decode_limit_tokens_per_s"] = decode_limit;
   report["prefill_fraction_of_limit"] = prefill_tps / prefill_limit;
   report["decode_fraction_of_limit"] = decode_tps / decode_limit;
+  // The same against the peak of the arithmetic in use (the BF16 dot product's, where it runs).
+  report["kernel_peak_gflops"] = kernel_peak_gflops;
+  report["prefill_fraction_of_kernel_limit"] = prefill_tps / prefill_limit_at(kernel_peak_gflops);
+  report["decode_fraction_of_kernel_limit"] = decode_tps / decode_limit_at(kernel_peak_gflops);
   for (size_t i = 0; i < prefill.size(); ++i) {
     report["prefill_times_ms"].push_back(prefill[i] * 1e3);
     report["decode_times_per_step_ms"].push_back(decode[i] * 1e3);

@@ -52,11 +52,14 @@ kernels::MachineLimits measure_limits(const EngineFlags& flags, double weight_by
   const size_t working_set = std::max<size_t>(size_t{16} << 20, static_cast<size_t>(weight_bytes));
   limits.bandwidth_gb_per_s = kernels::measure_read_bandwidth(pool, working_set);
   limits.peak_gflops = kernels::measure_fma_peak(pool);
+  limits.peak_bf16_gflops = kernels::measure_bf16_dot_peak(pool);
   std::fprintf(stderr,
                "machine limits now (%d threads, %s): read bandwidth %.1f GB/s over %.0f MB, FP32 FMA peak %.0f "
-               "GFLOP/s\n",
+               "GFLOP/s",
                pool.num_threads(), kernels::cpu_isa().c_str(), limits.bandwidth_gb_per_s, working_set / 1e6,
                limits.peak_gflops);
+  if (limits.peak_bf16_gflops > 0) std::fprintf(stderr, ", BF16 dot peak %.0f GFLOP/s", limits.peak_bf16_gflops);
+  std::fprintf(stderr, "\n");
   return limits;
 }
 
@@ -69,6 +72,7 @@ OrderedJson report_base(const OfflineBenchOptions& o, const kernels::MachineLimi
   report["cpu_isa"] = kernels::cpu_isa();
   report["bandwidth_gb_per_s"] = limits.bandwidth_gb_per_s;
   report["peak_gflops"] = limits.peak_gflops;
+  if (limits.peak_bf16_gflops > 0) report["peak_bf16_gflops"] = limits.peak_bf16_gflops;
   return report;
 }
 

@@ -10,15 +10,21 @@
 namespace vllm::kernels {
 
 struct MachineLimits {
-  double bandwidth_gb_per_s = 0;  // read-only sweep of a buffer far larger than the caches
+  double bandwidth_gb_per_s = 0;  // read-only sweep of a buffer as large as the weights read
   double peak_gflops = 0;         // float32 FMA, all threads
+  double peak_bf16_gflops = 0;    // BF16 dot product (vdpbf16ps), all threads; 0 where the ISA in use has none
 };
 
 // The best of `repetitions` (the closest to the uncontended figure on a
 // shared machine, so that fractions of it are not flattered); `buffer_bytes`
-// is split between the threads.
+// is split between the threads.  Each thread sweeps its part both as one
+// stream and as four interleaved ones (4 KiB from each in turn, as the GEMV
+// reads four weight panels at once): some memory systems serve several
+// streams faster than one, and the limit is the best either gets.
 double measure_read_bandwidth(ThreadPool& pool, size_t buffer_bytes = size_t{1} << 30, int repetitions = 5);
 double measure_fma_peak(ThreadPool& pool, int repetitions = 5);
+// 0 where the ISA in use has no BF16 dot product.
+double measure_bf16_dot_peak(ThreadPool& pool, int repetitions = 5);
 MachineLimits measure_machine_limits(ThreadPool& pool);
 
 }  // namespace vllm::kernels

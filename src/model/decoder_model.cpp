@@ -45,6 +45,7 @@ DecoderModel::DecoderModel(ModelConfig config, DecoderVariant variant, DecoderWe
 DecoderModel::Cost DecoderModel::cost() const {
   Cost cost;
   auto add_layer_matrix = [&cost](const kernels::PackedMatrix& m) {
+    cost.bf16_matrices &= m.dtype == DType::kBF16;
     cost.layer_params += static_cast<double>(m.rows * m.cols);
     cost.weight_bytes += static_cast<double>(m.rows * m.cols) * static_cast<double>(dtype_size(m.dtype));
   };
@@ -56,6 +57,7 @@ DecoderModel::Cost DecoderModel::cost() const {
   }
   const kernels::PackedMatrix& head = weights_.output_projection();
   cost.lm_head_params = static_cast<double>(head.rows * head.cols);
+  cost.bf16_matrices &= head.dtype == DType::kBF16;
   cost.weight_bytes += cost.lm_head_params * static_cast<double>(dtype_size(head.dtype));
   return cost;
 }

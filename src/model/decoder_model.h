@@ -32,6 +32,7 @@ class DecoderModel {
     double weight_bytes = 0;
     double layer_params = 0;
     double lm_head_params = 0;
+    bool bf16_matrices = true;  // every matrix BF16 (what the BF16 dot-product kernels take)
   };
   Cost cost() const;
 
