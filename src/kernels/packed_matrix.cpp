@@ -19,7 +19,7 @@ template <typename T>
 void pack_panels(const std::vector<Tensor>& parts, int64_t rows, int64_t cols, DType dtype, T* dst, int64_t p_begin,
                  int64_t p_end) {
   for (int64_t p = p_begin; p < p_end; ++p) {
-    T* panel = dst + p * cols * kPanelWidth;
+    T* panel = dst + p * panel_stride(cols);
     const int64_t width = std::min(kPanelWidth, rows - p * kPanelWidth);
     for (int64_t c = 0; c < width; ++c) {
       const T* row = stacked_row<T>(parts, p * kPanelWidth + c);
@@ -33,7 +33,7 @@ void pack_panels(const std::vector<Tensor>& parts, int64_t rows, int64_t cols, D
 
 float PackedMatrix::at(int64_t row, int64_t col) const {
   const int64_t offset =
-      (row / kPanelWidth) * cols * kPanelWidth + col * kPanelWidth + packed_lane(dtype, row % kPanelWidth);
+      (row / kPanelWidth) * panel_stride(cols) + col * kPanelWidth + packed_lane(dtype, row % kPanelWidth);
   switch (dtype) {
     case DType::kF32:
       return data.as<float>()[offset];

@@ -1,7 +1,8 @@
 // A weight matrix w[N, K] (used as y = x w^T) repacked once, at load, into the
 // layout the GEMM kernels stream: N is cut into panels of kPanelWidth output
-// columns, and each panel is stored [K][kPanelWidth], so one k step of a panel
-// is one 64-byte line (BF16, F16) or two (F32) that feed kPanelWidth FMAs.
+// columns, and each panel is stored [K][kPanelWidth] (then one step of
+// padding: panel_stride), so one k step of a panel is one 64-byte line
+// (BF16, F16) or two (F32) that feed kPanelWidth FMAs.
 // The last panel is zero-padded.  Values keep their stored dtype and are
 // widened to float32 in registers.
 //
@@ -21,6 +22,12 @@ namespace vllm::kernels {
 
 inline constexpr int64_t kPanelWidth = 32;
 
+// Elements from one panel's start to the next: K steps and one step of
+// padding, so that panels of a power-of-two K do not start a power of two
+// apart (the GEMV streams four panels at once, and four streams whose
+// addresses agree in their low bits contend for the same cache sets).
+inline int64_t panel_stride(int64_t k_total) { return (k_total + 1) * kPanelWidth; }
+
 struct PackedMatrix {
   DType dtype = DType::kF32;
   int64_t rows = 0;  // N: output features
@@ -28,7 +35,7 @@ struct PackedMatrix {
   AlignedBuffer data;
 
   int64_t num_panels() const { return (rows + kPanelWidth - 1) / kPanelWidth; }
-  size_t panel_elements() const { return static_cast<size_t>(cols * kPanelWidth); }
+  size_t panel_elements() const { return static_cast<size_t>(panel_stride(cols)); }
   // w[row, col] widened to float32.
   float at(int64_t row, int64_t col) const;
 };

@@ -135,15 +135,15 @@ void row_panels(const typename W::XElem* x, const T* w, int64_t k_total, int64_t
   constexpr int64_t kStepElements = kPanelWidth * W::kStepK;
   typename V::Reg acc[P][NV];
   for (int i = 0; i < P; ++i) load_accumulators<V, W>(nullptr, 0, false, acc[i]);
-  const int64_t panel_stride = k_total * kPanelWidth;
-  const T* panel = w + p0 * panel_stride;
+  const int64_t stride = panel_stride(k_total);
+  const T* panel = w + p0 * stride;
   const bool last_is_half = k_total % W::kStepK != 0;
   const int64_t full_steps = k_total / W::kStepK;
   for (int64_t s = 0; s < full_steps; ++s) {
     const auto xr = W::broadcast(x + s);
     for (int i = 0; i < P; ++i) {
       typename W::WReg wv[NV];
-      W::load(panel + i * panel_stride + s * kStepElements, wv);
+      W::load(panel + i * stride + s * kStepElements, wv);
       for (int v = 0; v < NV; ++v) acc[i][v] = W::madd(xr, wv[v], acc[i][v]);
     }
   }
@@ -152,7 +152,7 @@ void row_panels(const typename W::XElem* x, const T* w, int64_t k_total, int64_t
       const auto xr = W::broadcast(x + full_steps);
       for (int i = 0; i < P; ++i) {
         typename W::WReg wv[NV];
-        W::load_last(panel + i * panel_stride + full_steps * kStepElements, wv);
+        W::load_last(panel + i * stride + full_steps * kStepElements, wv);
         for (int v = 0; v < NV; ++v) acc[i][v] = W::madd(xr, wv[v], acc[i][v]);
       }
     }
@@ -186,7 +186,7 @@ void packed_gemm(const float* x, int64_t m, const void* panels, int64_t k_total,
   // Steps of the chain; an odd k with pairs ends on a lone row.
   const int64_t steps = (k_total + W::kStepK - 1) / W::kStepK;
   const bool odd_tail = k_total % W::kStepK != 0;
-  const int64_t panel_elements = k_total * kPanelWidth;
+  const int64_t panel_elements = panel_stride(k_total);
   if (m == 1) {
     const typename W::XElem* xs = activation_steps<W>(x, 1, k_total);
     int64_t p = p_begin;

@@ -17,7 +17,7 @@ void packed_gemm(const float* x, int64_t m, const void* panels, int64_t k_total,
                  int64_t p_end, float* y, int64_t ldy) {
   const T* w = static_cast<const T*>(panels);
   for (int64_t p = p_begin; p < p_end; ++p) {
-    const T* panel = w + p * k_total * kPanelWidth;
+    const T* panel = w + p * panel_stride(k_total);
     for (int64_t c = 0; c < kPanelWidth && p * kPanelWidth + c < n; ++c) {
       const int64_t lane = packed_lane(kDType, c);
       for (int64_t r = 0; r < m; ++r) {
@@ -38,7 +38,7 @@ void bf16_pair_gemm(const float* x, int64_t m, const void* panels, int64_t k_tot
                     int64_t p_end, float* y, int64_t ldy) {
   const uint16_t* w = static_cast<const uint16_t*>(panels);
   for (int64_t p = p_begin; p < p_end; ++p) {
-    const uint16_t* panel = w + p * k_total * kPanelWidth;
+    const uint16_t* panel = w + p * panel_stride(k_total);
     for (int64_t c = 0; c < kPanelWidth && p * kPanelWidth + c < n; ++c) {
       const int64_t lane = packed_lane(DType::kBF16, c);
       auto weight = [&](int64_t k) { return k < k_total ? flush_subnormal(bf16_to_f32(panel[k * kPanelWidth + lane])) : 0.0f; };
