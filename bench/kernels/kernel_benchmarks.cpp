@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "base/aligned_buffer.h"
 #include "base/thread_pool.h"
 #include "kernels/kernels.h"
 #include "kernels/machine_limits.h"
@@ -104,15 +105,23 @@ void BM_DecodeWeightsSmollm(benchmark::State& state) {
       benchmark::Counter(flops / 1e9 / g_limits.peak_gflops, benchmark::Counter::kIsIterationInvariantRate);
 }
 
-// Decode attention: args = sequences, context length.  Counter: GB/s of KV read.
-void BM_PagedAttentionDecode(benchmark::State& state) {
+// Decode attention: args = sequences, context length; the KV cache's dtype.
+// Counter: GB/s of KV read.
+void BM_PagedAttentionDecode(benchmark::State& state, DType dtype) {
   const int32_t num_seqs = static_cast<int32_t>(state.range(0)), context = static_cast<int32_t>(state.range(1));
   const int32_t block_size = 16, kv_heads = 3, heads = 9, head_dim = 64;
   const int32_t blocks_per_seq = (context + block_size - 1) / block_size;
   const int32_t num_blocks = num_seqs * blocks_per_seq;
-  std::vector<float> keys = random_floats(static_cast<size_t>(num_blocks) * kv_heads * block_size * head_dim, 1);
-  std::vector<float> values = random_floats(keys.size(), 2);
-  PagedKVLayer layer{keys.data(), values.data(), num_blocks, block_size, kv_heads, head_dim};
+  const size_t elements = static_cast<size_t>(num_blocks) * kv_heads * block_size * head_dim;
+  AlignedBuffer keys(elements * dtype_size(dtype)), values(elements * dtype_size(dtype));
+  PagedKVLayer layer{keys.data(), values.data(), dtype, num_blocks, block_size, kv_heads, head_dim};
+  // Every slot written once, through the kernel that fills the cache.
+  const int64_t tokens = int64_t{num_blocks} * block_size;
+  const std::vector<float> k = random_floats(static_cast<size_t>(tokens) * kv_heads * head_dim, 1);
+  const std::vector<float> v = random_floats(k.size(), 2);
+  std::vector<int32_t> slots(static_cast<size_t>(tokens));
+  for (int32_t i = 0; i < tokens; ++i) slots[static_cast<size_t>(i)] = i;
+  write_kv_cache(k.data(), v.data(), slots.data(), tokens, layer);
   std::vector<int32_t> query_start(static_cast<size_t>(num_seqs) + 1), seq_lens(static_cast<size_t>(num_seqs), context);
   std::vector<int32_t> tables(static_cast<size_t>(num_blocks));
   for (int32_t s = 0; s <= num_seqs; ++s) query_start[static_cast<size_t>(s)] = s;
@@ -129,7 +138,7 @@ void BM_PagedAttentionDecode(benchmark::State& state) {
     paged_attention(q.data(), heads, layer, meta, 0.125f, 0, out.data(), pool());
     benchmark::DoNotOptimize(out.data());
   }
-  const double bytes = 2.0 * num_seqs * context * kv_heads * head_dim * sizeof(float);
+  const double bytes = 2.0 * num_seqs * context * kv_heads * head_dim * static_cast<double>(dtype_size(dtype));
   state.counters["GB/s"] = benchmark::Counter(bytes / 1e9, benchmark::Counter::kIsIterationInvariantRate);
 }
 
@@ -165,12 +174,15 @@ void register_benchmarks() {
       ->ArgName("batch")
       ->Unit(benchmark::kMillisecond)
       ->UseRealTime();
-  benchmark::RegisterBenchmark("PagedAttentionDecode", BM_PagedAttentionDecode)
-      ->Args({1, 512})
-      ->Args({16, 256})
-      ->ArgNames({"seqs", "context"})
-      ->Unit(benchmark::kMicrosecond)
-      ->UseRealTime();
+  for (DType dtype : {DType::kF32, DType::kBF16}) {
+    const std::string name = std::string("PagedAttentionDecode/") + dtype_name(dtype);
+    benchmark::RegisterBenchmark(name.c_str(), BM_PagedAttentionDecode, dtype)
+        ->Args({1, 512})
+        ->Args({16, 256})
+        ->ArgNames({"seqs", "context"})
+        ->Unit(benchmark::kMicrosecond)
+        ->UseRealTime();
+  }
   benchmark::RegisterBenchmark("ThreadPoolEmptyOp", BM_ThreadPoolEmptyOp)->Unit(benchmark::kMicrosecond)->UseRealTime();
 }
 

@@ -97,11 +97,12 @@ int run(const BenchLatencyOptions& o) {
   std::printf("limits measured now: read bandwidth %.1f GB/s, FP32 FMA peak %.0f GFLOP/s; weights %.1f MB\n",
               limits.bandwidth_gb_per_s, limits.peak_gflops, cost.weight_bytes / 1e6);
   if (bf16_dot) {
-    std::printf("BF16 weights run on the BF16 dot product, peak %.0f GFLOP/s: prefill %.1f%% and decode %.1f%% of "
-                "that arithmetic's limits (%.1f, %.1f tok/s)\n",
-                limits.peak_bf16_gflops, 100 * prefill_tps / prefill_limit_at(kernel_peak_gflops),
-                100 * decode_tps / decode_limit_at(kernel_peak_gflops), prefill_limit_at(kernel_peak_gflops),
-                decode_limit_at(kernel_peak_gflops));
+    std::printf(
+        "BF16 weights run on the BF16 dot product, peak %.0f GFLOP/s: prefill %.1f%% and decode %.1f%% of "
+        "that arithmetic's limits (%.1f, %.1f tok/s)\n",
+        limits.peak_bf16_gflops, 100 * prefill_tps / prefill_limit_at(kernel_peak_gflops),
+        100 * decode_tps / decode_limit_at(kernel_peak_gflops), prefill_limit_at(kernel_peak_gflops),
+        decode_limit_at(kernel_peak_gflops));
   }
 
   OrderedJson report = report_base(c, limits);

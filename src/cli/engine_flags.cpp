@@ -33,7 +33,12 @@ void add_engine_flags(CLI::App& app, EngineFlags& f) {
   app.add_option("--max-logprobs", f.max_logprobs, "Most logprobs / prompt_logprobs a request may ask for")
       ->capture_default_str()
       ->check(CLI::Range(0, 1 << 20));
-  app.add_option("--cpu-isa", f.cpu_isa, "Kernels' instruction set: auto (the fastest this CPU has), avx512_bf16, avx512, avx2, scalar")
+  app.add_option("--kv-cache-dtype", f.kv_cache_dtype,
+                 "KV cache element type: auto (the model's: bfloat16 for a bfloat16 checkpoint, else float32), "
+                 "bfloat16, float32")
+      ->capture_default_str();
+  app.add_option("--cpu-isa", f.cpu_isa,
+                 "Kernels' instruction set: auto (the fastest this CPU has), avx512_bf16, avx512, avx2, scalar")
       ->capture_default_str();
 }
 
@@ -66,6 +71,13 @@ Result<EngineConfig> make_engine_config(const EngineFlags& f) {
       return invalid_argument(std::string("VLLM_CPU_KVCACHE_SPACE must be a number of GiB, got '") + gib + "'");
     }
     config.cache.kv_cache_memory_bytes = static_cast<int64_t>(value * 1073741824.0);
+  }
+  if (f.kv_cache_dtype == "bfloat16") {
+    config.cache.kv_cache_dtype = DType::kBF16;
+  } else if (f.kv_cache_dtype == "float32") {
+    config.cache.kv_cache_dtype = DType::kF32;
+  } else if (f.kv_cache_dtype != "auto") {
+    return invalid_argument("--kv-cache-dtype must be auto, bfloat16 or float32, got '" + f.kv_cache_dtype + "'");
   }
   config.num_threads = engine_threads(f);
   config.max_logprobs = f.max_logprobs;

@@ -24,6 +24,7 @@ struct EngineFlags {
   int threads = 0;  // 0: one per CPU the process may use
   int32_t max_logprobs = 20;
   std::string cpu_isa = "auto";
+  std::string kv_cache_dtype = "auto";
 };
 
 void add_engine_flags(CLI::App& app, EngineFlags& flags);

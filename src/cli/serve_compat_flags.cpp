@@ -32,7 +32,6 @@ void add_compat_flags(CLI::App& app, CompatFlags& f) {
   app.add_flag("--enable-force-include-usage", f.enable_force_include_usage, "Not yet");
   app.add_flag("--return-tokens-as-token-ids", f.return_tokens_as_token_ids, "Not yet");
   app.add_flag("--enable-request-id-headers", f.enable_request_id_headers, "Not yet");
-  app.add_option("--kv-cache-dtype", f.kv_cache_dtype, "Not yet: only auto");
 }
 
 void expand_vllm_short_flags(std::vector<std::string>& args) {
@@ -63,7 +62,6 @@ Status check_compat_flags(const CompatFlags& f) {
   if (f.enable_force_include_usage) return not_yet("--enable-force-include-usage");
   if (f.return_tokens_as_token_ids) return not_yet("--return-tokens-as-token-ids");
   if (f.enable_request_id_headers) return not_yet("--enable-request-id-headers");
-  if (f.kv_cache_dtype != "auto") return not_yet("--kv-cache-dtype");
   if (f.gpu_memory_utilization_given) {
     VLLM_LOG(Info) << "--gpu-memory-utilization has no effect on CPU; size the KV cache with "
                       "--kv-cache-memory-bytes or VLLM_CPU_KVCACHE_SPACE";

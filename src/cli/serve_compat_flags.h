@@ -38,7 +38,6 @@ struct CompatFlags {
   bool enable_force_include_usage = false;
   bool return_tokens_as_token_ids = false;
   bool enable_request_id_headers = false;
-  std::string kv_cache_dtype = "auto";
 };
 
 void add_compat_flags(CLI::App& app, CompatFlags& flags);

@@ -17,9 +17,7 @@ struct TokenizerOptions {
   bool flag = false;  // --add-special-tokens / --skip-special-tokens
 };
 
-void write_line(const OrderedJson& out) {
-  std::cout << dump_json(out) << '\n';
-}
+void write_line(const OrderedJson& out) { std::cout << dump_json(out) << '\n'; }
 
 // Runs `handle` on each input line's JSON object; a line that is not a JSON
 // object gets {"error": ...} and the others carry on.

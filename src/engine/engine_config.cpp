@@ -4,6 +4,10 @@
 
 namespace vllm {
 
+DType auto_kv_cache_dtype(const ModelConfig& model) {
+  return model.torch_dtype == "bfloat16" ? DType::kBF16 : DType::kF32;
+}
+
 Result<ResolvedEngineConfig> resolve_engine_config(const EngineConfig& config, const ModelConfig& model) {
   ResolvedEngineConfig r;
   r.config = config;
@@ -22,9 +26,9 @@ Result<ResolvedEngineConfig> resolve_engine_config(const EngineConfig& config, c
   if (config.cache.kv_cache_memory_bytes < 0) return invalid_argument("the KV cache size must not be negative");
   if (config.num_threads < 1) return invalid_argument("num_threads must be at least 1");
 
-  r.kv_shape =
-      KVCacheShape{static_cast<int32_t>(model.num_hidden_layers), static_cast<int32_t>(model.num_key_value_heads),
-                   static_cast<int32_t>(model.head_dim), config.cache.block_size};
+  r.kv_shape = KVCacheShape{static_cast<int32_t>(model.num_hidden_layers),
+                            static_cast<int32_t>(model.num_key_value_heads), static_cast<int32_t>(model.head_dim),
+                            config.cache.block_size, config.cache.kv_cache_dtype.value_or(auto_kv_cache_dtype(model))};
   const auto block_bytes = static_cast<int64_t>(r.kv_shape.bytes_per_block());
   int64_t bytes = config.cache.kv_cache_memory_bytes;
   if (bytes == 0) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 
 #include "base/status.h"
 #include "engine/runner/kv_cache_storage.h"
@@ -15,6 +16,9 @@ struct CacheConfig {
   int32_t block_size = 16;            // tokens per KV block
   int64_t kv_cache_memory_bytes = 0;  // the whole KV pool; 0: automatic (see resolve_engine_config)
   bool enable_prefix_caching = true;
+  // F32 or BF16; unset ("auto", as vLLM): the model's dtype, BF16 for a
+  // bfloat16 checkpoint and F32 otherwise.
+  std::optional<DType> kv_cache_dtype;
 };
 
 struct EngineConfig {
@@ -35,5 +39,8 @@ struct ResolvedEngineConfig {
 inline constexpr int64_t kMaxAutoKVCacheBytes = int64_t{4} << 30;
 
 Result<ResolvedEngineConfig> resolve_engine_config(const EngineConfig& config, const ModelConfig& model);
+
+// The KV cache dtype of "auto": BF16 for a bfloat16 checkpoint, else F32.
+DType auto_kv_cache_dtype(const ModelConfig& model);
 
 }  // namespace vllm

@@ -59,10 +59,13 @@ void exp_shifted(const float* x, int64_t n, float shift, float* out);
 // One layer of the paged KV cache.  Per block and KV head, the keys are
 // stored transposed, [head_dim, block_size], so that scores over consecutive
 // keys are vectors; the values are [block_size, head_dim].  Both caches:
-// [num_blocks, num_kv_heads, block_size * head_dim].
+// [num_blocks, num_kv_heads, block_size * head_dim] of `dtype`: F32, or BF16
+// (keys and values rounded to nearest even when written, widened exactly
+// when read: half the memory and half the bytes each decode step reads).
 struct PagedKVLayer {
-  float* key_cache = nullptr;
-  float* value_cache = nullptr;
+  void* key_cache = nullptr;
+  void* value_cache = nullptr;
+  DType dtype = DType::kF32;
   int32_t num_blocks = 0;
   int32_t block_size = 0;
   int32_t num_kv_heads = 0;

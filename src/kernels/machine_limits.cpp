@@ -21,8 +21,8 @@ double measure_read_bandwidth(ThreadPool& pool, size_t buffer_bytes, int repetit
   constexpr int64_t kStreams = 4;
   constexpr int64_t kPieceFloats = 1024;  // 4 KiB
   const int64_t threads = pool.num_threads();
-  const int64_t per_thread =
-      static_cast<int64_t>(buffer_bytes / sizeof(float)) / threads / (kStreams * kPieceFloats) * (kStreams * kPieceFloats);
+  const int64_t per_thread = static_cast<int64_t>(buffer_bytes / sizeof(float)) / threads / (kStreams * kPieceFloats) *
+                             (kStreams * kPieceFloats);
   AlignedBuffer buffer(static_cast<size_t>(per_thread * threads) * sizeof(float));
   // Written first, each part by the thread that reads it: untouched pages
   // would all read the kernel's one shared zero page, from cache.

@@ -50,8 +50,7 @@ DecoderModel::Cost DecoderModel::cost() const {
     cost.weight_bytes += static_cast<double>(m.rows * m.cols) * static_cast<double>(dtype_size(m.dtype));
   };
   for (const DecoderLayerWeights& w : weights_.layers) {
-    for (const kernels::PackedMatrix* m :
-         {&w.qkv_proj, &w.o_proj, &w.gate_up_proj, &w.down_proj}) {
+    for (const kernels::PackedMatrix* m : {&w.qkv_proj, &w.o_proj, &w.gate_up_proj, &w.down_proj}) {
       add_layer_matrix(*m);
     }
   }

@@ -19,15 +19,15 @@
 namespace vllm {
 
 struct DecoderLayerWeights {
-  std::vector<float> input_norm;                 // [hidden]
-  kernels::PackedMatrix qkv_proj;                // [(heads + 2 * kv_heads) * head_dim, hidden]: q, k, v rows
-  std::vector<float> qkv_bias;                   // [(heads + 2 * kv_heads) * head_dim], empty unless variant.qkv_bias
-  std::vector<float> q_norm, k_norm;             // [head_dim], empty unless variant.qk_norm
-  kernels::PackedMatrix o_proj;                  // [hidden, heads * head_dim]
-  std::vector<float> o_bias;                     // empty unless variant.o_bias
-  std::vector<float> post_attention_norm;        // [hidden]
-  kernels::PackedMatrix gate_up_proj;            // [2 * intermediate, hidden]: gate rows, then up rows
-  kernels::PackedMatrix down_proj;               // [hidden, intermediate]
+  std::vector<float> input_norm;           // [hidden]
+  kernels::PackedMatrix qkv_proj;          // [(heads + 2 * kv_heads) * head_dim, hidden]: q, k, v rows
+  std::vector<float> qkv_bias;             // [(heads + 2 * kv_heads) * head_dim], empty unless variant.qkv_bias
+  std::vector<float> q_norm, k_norm;       // [head_dim], empty unless variant.qk_norm
+  kernels::PackedMatrix o_proj;            // [hidden, heads * head_dim]
+  std::vector<float> o_bias;               // empty unless variant.o_bias
+  std::vector<float> post_attention_norm;  // [hidden]
+  kernels::PackedMatrix gate_up_proj;      // [2 * intermediate, hidden]: gate rows, then up rows
+  kernels::PackedMatrix down_proj;         // [hidden, intermediate]
 };
 
 struct DecoderWeights {

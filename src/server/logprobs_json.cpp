@@ -1,6 +1,5 @@
 #include "server/logprobs_json.h"
 
-
 #include "api/output_json.h"
 
 namespace vllm::server {

@@ -46,7 +46,8 @@ Result<std::vector<int32_t>> parse_detokenize_request(const std::string& body, i
   VLLM_ASSIGN_OR_RETURN(std::vector<int32_t> ids,
                         api::read_token_ids(j.contains("tokens") ? j["tokens"] : Json(), "tokens"));
   for (int32_t id : ids) {
-    if (id < 0 || id >= vocab_size) return bad("token id " + std::to_string(id) + " is outside the vocabulary", "tokens");
+    if (id < 0 || id >= vocab_size)
+      return bad("token id " + std::to_string(id) + " is outside the vocabulary", "tokens");
   }
   return ids;
 }

@@ -73,6 +73,8 @@ VLLM_CPU_KVCACHE_SPACE=lots check_error "bad VLLM_CPU_KVCACHE_SPACE" "VLLM_CPU_K
   "$bin" generate --prompt hi
 check_error "unknown ISA" "--cpu-isa must be auto, avx512_bf16, avx512, avx2 or scalar, got 'sse9'" \
   "$bin" generate --prompt hi --cpu-isa sse9
+check_error "unknown KV cache dtype" "--kv-cache-dtype must be auto, bfloat16 or float32, got 'fp8'" \
+  "$bin" generate --prompt hi --kv-cache-dtype fp8
 check_error "KV cache below one block" "is smaller than one block" "$bin" generate --prompt hi --kv-cache-memory-bytes 1k
 
 # tokenize / detokenize / chat-template on the embedded model.

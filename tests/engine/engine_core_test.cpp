@@ -258,6 +258,25 @@ TEST_F(EngineCoreTest, RefusesConfigurationsThatCannotWork) {
   EXPECT_FALSE(EngineCore::create(*model_->model, no_chunking).is_ok());
 }
 
+// "auto" is the checkpoint's dtype; a BF16 cache holds twice the blocks.
+TEST_F(EngineCoreTest, KVCacheDtypeFollowsTheModelAndSizesTheBlocks) {
+  ModelConfig model = model_->model->config();
+  EngineConfig config;
+  config.cache.kv_cache_memory_bytes = 20480 * 10;  // ten F32 blocks of stories260k
+  Result<ResolvedEngineConfig> f32 = resolve_engine_config(config, model);
+  ASSERT_TRUE(f32.is_ok());
+  EXPECT_EQ(f32->kv_shape.dtype, DType::kF32);
+  EXPECT_EQ(f32->num_blocks, 10);
+  model.torch_dtype = "bfloat16";
+  Result<ResolvedEngineConfig> bf16 = resolve_engine_config(config, model);
+  ASSERT_TRUE(bf16.is_ok());
+  EXPECT_EQ(bf16->kv_shape.dtype, DType::kBF16);
+  EXPECT_EQ(bf16->kv_shape.bytes_per_block(), 10240u);
+  EXPECT_EQ(bf16->num_blocks, 20);
+  config.cache.kv_cache_dtype = DType::kF32;  // --kv-cache-dtype float32 wins
+  EXPECT_EQ(resolve_engine_config(config, model)->kv_shape.dtype, DType::kF32);
+}
+
 TEST_F(EngineCoreTest, StreamedDeltasConcatenateToTheFinalOutput) {
   auto engine = testing::make_engine(*model_);
   SamplingParams delta = greedy(60, /*ignore_eos=*/false);

@@ -233,9 +233,11 @@ TEST_F(SamplingEngineTest, BeamSearchOverTwoTokensMatchesBruteForce) {
   const std::vector<int32_t> prompt = {1, 300, 42, 77};
   const int32_t width = 3;
 
-  // Every two-token continuation, scored by plain forward passes.
+  // Every two-token continuation, scored by plain forward passes over the
+  // KV cache the engine picks.
   ThreadPool pool(2);
-  const std::vector<float> first = std::move(score_all_positions(*tiny.model, pool, prompt, 64)).value();
+  const DType kv_dtype = auto_kv_cache_dtype(tiny.model->config());
+  const std::vector<float> first = std::move(score_all_positions(*tiny.model, pool, prompt, 64, 16, kv_dtype)).value();
   const float* first_row = first.data() + (prompt.size() - 1) * static_cast<size_t>(vocab);
   const double first_z = log_sum_exp(first_row, vocab);
   std::vector<int32_t> by_first(static_cast<size_t>(vocab));
@@ -250,7 +252,7 @@ TEST_F(SamplingEngineTest, BeamSearchOverTwoTokensMatchesBruteForce) {
     const int32_t t1 = by_first[static_cast<size_t>(rank)];
     std::vector<int32_t> ids = prompt;
     ids.push_back(t1);
-    const std::vector<float> second = std::move(score_all_positions(*tiny.model, pool, ids, 64)).value();
+    const std::vector<float> second = std::move(score_all_positions(*tiny.model, pool, ids, 64, 16, kv_dtype)).value();
     const float* row = second.data() + prompt.size() * static_cast<size_t>(vocab);
     const double z = log_sum_exp(row, vocab);
     for (int32_t t2 = 0; t2 < vocab; ++t2) {

@@ -61,8 +61,9 @@ std::vector<double> reference(const Shape& shape, const float* q, const Sequence
   return out;
 }
 
-// Every ISA's output for the batch, checked against the float64 reference.
-std::vector<float> run_case(const Shape& shape, int32_t window) {
+// Every ISA's output for the batch, checked against the float64 reference
+// (over the values as the cache holds them: BF16-rounded for a BF16 cache).
+std::vector<float> run_case(const Shape& shape, int32_t window, DType dtype) {
   const int32_t kHeads = shape.heads, kKvHeads = shape.kv_heads, kHeadDim = shape.head_dim;
   const int32_t kBlockSize = shape.block_size, kNumBlocks = shape.num_blocks;
   std::mt19937_64 rng(42);
@@ -73,9 +74,18 @@ std::vector<float> run_case(const Shape& shape, int32_t window) {
   std::vector<int32_t> free_blocks(kNumBlocks);
   std::iota(free_blocks.begin(), free_blocks.end(), 0);
   std::shuffle(free_blocks.begin(), free_blocks.end(), rng);  // scattered physical blocks
-  std::vector<float> key_cache(static_cast<size_t>(kNumBlocks * kKvHeads * kBlockSize * kHeadDim), NAN);
-  std::vector<float> value_cache(key_cache.size(), NAN);
-  PagedKVLayer layer{key_cache.data(), value_cache.data(), kNumBlocks, kBlockSize, kKvHeads, kHeadDim};
+  // Slots nobody wrote hold NaN, so that reading one shows.
+  const size_t elements = static_cast<size_t>(kNumBlocks * kKvHeads * kBlockSize * kHeadDim);
+  std::vector<float> f32_keys(elements, NAN), f32_values(elements, NAN);
+  std::vector<uint16_t> bf16_keys(elements, 0x7fc0), bf16_values(elements, 0x7fc0);
+  const bool bf16 = dtype == DType::kBF16;
+  PagedKVLayer layer{bf16 ? static_cast<void*>(bf16_keys.data()) : f32_keys.data(),
+                     bf16 ? static_cast<void*>(bf16_values.data()) : f32_values.data(),
+                     dtype,
+                     kNumBlocks,
+                     kBlockSize,
+                     kKvHeads,
+                     kHeadDim};
 
   std::vector<Sequence> seqs;
   std::vector<float> q, step_k, step_v;
@@ -95,6 +105,12 @@ std::vector<float> run_case(const Shape& shape, int32_t window) {
       seq.k.push_back(dist(rng));
       seq.v.push_back(dist(rng));
     }
+    // What the reference sees: the cache's values.
+    Sequence stored = seq;
+    if (bf16) {
+      for (float& x : stored.k) x = bf16_to_f32(f32_to_bf16(x));
+      for (float& x : stored.v) x = bf16_to_f32(f32_to_bf16(x));
+    }
     // Earlier tokens were written by earlier steps; this step writes the queried ones.
     std::vector<int32_t> earlier_slots;
     for (int32_t pos = 0; pos < len; ++pos) {
@@ -112,7 +128,7 @@ std::vector<float> run_case(const Shape& shape, int32_t window) {
     }
     query_start.push_back(query_start.back() + nq);
     seq_lens.push_back(len);
-    seqs.push_back(std::move(seq));
+    seqs.push_back(std::move(stored));
   }
   const int64_t num_tokens = query_start.back();
   write_kv_cache(step_k.data(), step_v.data(), slots.data(), num_tokens, layer);
@@ -132,7 +148,8 @@ std::vector<float> run_case(const Shape& shape, int32_t window) {
     for (size_t i = 0; i < expected.size(); ++i) {
       const float got = out[static_cast<size_t>(row0 * kHeads * kHeadDim) + i];
       if (std::abs(got - expected[i]) > 1e-5) {
-        ADD_FAILURE() << cpu_isa() << " seq " << s << " element " << i << ": " << got << " vs " << expected[i];
+        ADD_FAILURE() << cpu_isa() << " " << dtype_name(dtype) << " seq " << s << " element " << i << ": " << got
+                      << " vs " << expected[i];
         return out;
       }
     }
@@ -143,12 +160,16 @@ std::vector<float> run_case(const Shape& shape, int32_t window) {
 // The reference check on every ISA, and attention.h's promise: all ISAs
 // compute the same arithmetic, so their outputs are equal bit for bit.
 void run_every_isa(const Shape& shape, int32_t window) {
-  ASSERT_TRUE(force_cpu_isa("scalar").is_ok());
-  const std::vector<float> scalar = run_case(shape, window);
-  for (const char* isa : {"avx2", "avx512"}) {
-    if (!force_cpu_isa(isa).is_ok()) continue;  // not on this CPU
-    const std::vector<float> out = run_case(shape, window);
-    for (size_t i = 0; i < out.size(); ++i) ASSERT_EQ(out[i], scalar[i]) << isa << " element " << i;
+  for (DType dtype : {DType::kF32, DType::kBF16}) {
+    ASSERT_TRUE(force_cpu_isa("scalar").is_ok());
+    const std::vector<float> scalar = run_case(shape, window, dtype);
+    for (const char* isa : {"avx2", "avx512"}) {
+      if (!force_cpu_isa(isa).is_ok()) continue;  // not on this CPU
+      const std::vector<float> out = run_case(shape, window, dtype);
+      for (size_t i = 0; i < out.size(); ++i) {
+        ASSERT_EQ(out[i], scalar[i]) << isa << " " << dtype_name(dtype) << " element " << i;
+      }
+    }
   }
   ASSERT_TRUE(force_cpu_isa("auto").is_ok());
 }

@@ -77,7 +77,7 @@ TEST(ActivationsTest, MatchTheFormulaAndAgreeAcrossIsasBitForBit) {
     }
     for (int64_t i = 0; i < 2 * n; ++i) {
       const float arg = gate_up[static_cast<size_t>(i)] - 90.0f;  // in float32, as the kernel forms it
-      if (arg < -87) continue;                                   // clamped there, by contract
+      if (arg < -87) continue;                                    // clamped there, by contract
       const double want = std::exp(arg);
       EXPECT_NEAR(exps_ref[static_cast<size_t>(i)], want, 1e-6 * want) << "x " << gate_up[static_cast<size_t>(i)];
     }

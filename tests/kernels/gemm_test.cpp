@@ -104,8 +104,7 @@ TEST(PackedGemmTest, EveryIsaEqualsItsReferenceBitForBit) {
       const PackedMatrix packed = pack_matrix(w.tensor(), pool);
       for (cpu::CpuIsa isa : supported_isas()) {
         std::vector<float> ref(static_cast<size_t>(s.m * s.n)), y(ref.size(), -1.0f);
-        reference_for(isa, dtype)(x.data(), s.m, packed.data.data(), s.k, s.n, 0, packed.num_panels(), ref.data(),
-                                  s.n);
+        reference_for(isa, dtype)(x.data(), s.m, packed.data.data(), s.k, s.n, 0, packed.num_panels(), ref.data(), s.n);
         gemm_for(isa, dtype)(x.data(), s.m, packed.data.data(), s.k, s.n, 0, packed.num_panels(), y.data(), s.n);
         for (size_t i = 0; i < y.size(); ++i) {
           ASSERT_EQ(y[i], ref[i]) << cpu::cpu_isa_name(isa) << " " << dtype_name(dtype) << " m=" << s.m << " n=" << s.n

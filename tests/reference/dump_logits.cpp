@@ -1,10 +1,12 @@
 // Test helper: prints the logits of every position of a token sequence, as
 // computed by the engine in prefill chunks, for the numpy reference check.
-// Usage: dump_logits MODEL_DIR CHUNK_TOKENS OUT_FILE [CPU_ISA] < ids (whitespace-separated)
+// Usage: dump_logits MODEL_DIR CHUNK_TOKENS OUT_FILE [CPU_ISA [float32|bfloat16]] < ids (whitespace-separated)
+// The last argument is the KV cache's dtype (default float32).
 // OUT_FILE receives float32 [num_tokens, vocab_size], little-endian.
 // Exit 77 when this CPU cannot run CPU_ISA.
 #include <cstdio>
 #include <iostream>
+#include <string>
 #include <vector>
 
 #include "base/thread_pool.h"
@@ -13,11 +15,12 @@
 #include "model/decoder_model.h"
 
 int main(int argc, char** argv) {
-  if (argc != 4 && argc != 5) {
-    std::fprintf(stderr, "usage: dump_logits MODEL_DIR CHUNK_TOKENS OUT_FILE [CPU_ISA] < ids\n");
+  if (argc < 4 || argc > 6) {
+    std::fprintf(stderr, "usage: dump_logits MODEL_DIR CHUNK_TOKENS OUT_FILE [CPU_ISA [float32|bfloat16]] < ids\n");
     return 2;
   }
-  if (argc == 5) {
+  const vllm::DType kv_dtype = argc == 6 && std::string(argv[5]) == "bfloat16" ? vllm::DType::kBF16 : vllm::DType::kF32;
+  if (argc >= 5) {
     const vllm::Status forced = vllm::kernels::force_cpu_isa(argv[4]);
     if (!forced.is_ok()) {
       std::fprintf(stderr, "%s\n", forced.message().c_str());
@@ -32,7 +35,8 @@ int main(int argc, char** argv) {
   std::vector<int32_t> ids;
   for (int32_t id; std::cin >> id;) ids.push_back(id);
   vllm::ThreadPool pool(2);
-  vllm::Result<std::vector<float>> logits = vllm::score_all_positions(**model, pool, ids, std::stoi(argv[2]));
+  vllm::Result<std::vector<float>> logits =
+      vllm::score_all_positions(**model, pool, ids, std::stoi(argv[2]), 16, kv_dtype);
   if (!logits.is_ok()) {
     std::fprintf(stderr, "error: %s\n", logits.status().message().c_str());
     return 1;

@@ -4,7 +4,9 @@ modelling code's equations.  It reads config.json and the safetensors files
 itself and uses every bias / q-k norm tensor the checkpoint holds.
 With bf16_activations, every matrix product first rounds its input to
 bfloat16 (to nearest even, subnormals to zero), as the engine's BF16 pair
-kernels do for BF16 weights (kernels/cpu/gemm.h)."""
+kernels do for BF16 weights (kernels/cpu/gemm.h); with bf16_kv, keys (after
+the rotary embedding) and values are rounded to bfloat16 (to nearest even),
+as a BF16 KV cache stores them."""
 import json
 import math
 import os
@@ -63,8 +65,10 @@ def inv_frequencies(config, head_dim):
     return inv
 
 
-def round_to_bf16(x):
-    bits = np.where(np.abs(x) < np.finfo(np.float32).tiny, 0.0, x).astype(np.float32).view(np.uint32)
+def round_to_bf16(x, flush=True):
+    if flush:  # the dot-product kernels' conversion flushes subnormals; the KV cache's keeps them
+        x = np.where(np.abs(x) < np.finfo(np.float32).tiny, 0.0, x)
+    bits = x.astype(np.float32).view(np.uint32)
     bits = (bits + np.uint32(0x7FFF) + ((bits >> 16) & 1)) & np.uint32(0xFFFF0000)
     return bits.view(np.float32).astype(np.float64)
 
@@ -92,7 +96,7 @@ def sliding_window(config):
     return 0
 
 
-def forward(model_dir, ids, bf16_activations=False):
+def forward(model_dir, ids, bf16_activations=False, bf16_kv=False):
     """Logits [len(ids), vocab] for the sequence `ids` (positions 0..n-1)."""
     with open(os.path.join(model_dir, "config.json")) as f:
         config = json.load(f)
@@ -131,6 +135,8 @@ def forward(model_dir, ids, bf16_activations=False):
             q = rms_norm(q, w[p + "self_attn.q_norm.weight"], eps)
             k = rms_norm(k, w[p + "self_attn.k_norm.weight"], eps)
         q, k = rotate(q, cos, sin), rotate(k, cos, sin)
+        if bf16_kv:
+            k, v = round_to_bf16(k, flush=False), round_to_bf16(v, flush=False)
         group = n_heads // n_kv
         k = np.repeat(k, group, axis=1)
         v = np.repeat(v, group, axis=1)

@@ -1,5 +1,5 @@
 // The memory of the paged KV cache: per layer, one key and one value pool of
-// [num_blocks, num_kv_heads, block_size, head_dim] float32.
+// [num_blocks, num_kv_heads, block_size, head_dim] elements of `dtype`.
 #pragma once
 
 #include <cstdint>
@@ -15,6 +15,7 @@ struct KVCacheShape {
   int32_t num_kv_heads = 0;
   int32_t head_dim = 0;
   int32_t block_size = 16;
+  DType dtype = DType::kF32;  // F32 or BF16
 
   size_t bytes_per_block() const;  // all layers, keys and values
 };

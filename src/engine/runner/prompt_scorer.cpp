@@ -9,7 +9,7 @@ namespace vllm {
 
 Result<std::vector<float>> score_all_positions(DecoderModel& model, ThreadPool& pool,
                                                const std::vector<int32_t>& token_ids, int32_t chunk_tokens,
-                                               int32_t block_size) {
+                                               int32_t block_size, DType kv_dtype) {
   const ModelConfig& config = model.config();
   const auto n = static_cast<int32_t>(token_ids.size());
   if (n == 0) return invalid_argument("the sequence is empty");
@@ -27,7 +27,7 @@ Result<std::vector<float>> score_all_positions(DecoderModel& model, ThreadPool& 
   std::iota(block_table.begin(), block_table.end(), 0);
   const KVCacheShape shape{static_cast<int32_t>(config.num_hidden_layers),
                            static_cast<int32_t>(config.num_key_value_heads), static_cast<int32_t>(config.head_dim),
-                           block_size};
+                           block_size, kv_dtype};
   ModelRunner runner(model, pool, shape, num_blocks);
 
   const auto vocab = static_cast<size_t>(config.vocab_size);

@@ -11,9 +11,10 @@
 
 namespace vllm {
 
-// [token_ids.size(), vocab_size]; chunks of `chunk_tokens` tokens.
+// [token_ids.size(), vocab_size]; chunks of `chunk_tokens` tokens, over a KV
+// cache of `kv_dtype` (F32 or BF16).
 Result<std::vector<float>> score_all_positions(DecoderModel& model, ThreadPool& pool,
                                                const std::vector<int32_t>& token_ids, int32_t chunk_tokens,
-                                               int32_t block_size = 16);
+                                               int32_t block_size = 16, DType kv_dtype = DType::kF32);
 
 }  // namespace vllm

@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "base/logging.h"
 #include "kernels/cpu/isa.h"
 #include "kernels/kernels.h"
 
@@ -11,22 +12,35 @@ inline int64_t block_offset(const PagedKVLayer& layer, int32_t block, int32_t kv
   return (static_cast<int64_t>(block) * layer.num_kv_heads + kv_head) * layer.block_size * layer.head_dim;
 }
 
-}  // namespace
-
-void write_kv_cache(const float* k, const float* v, const int32_t* slot_mapping, int64_t num_tokens,
-                    const PagedKVLayer& layer) {
+template <typename T, T (*Store)(float)>
+void write_slots(const float* k, const float* v, const int32_t* slot_mapping, int64_t num_tokens,
+                 const PagedKVLayer& layer) {
   const int32_t hd = layer.head_dim, bs = layer.block_size;
+  T* keys = static_cast<T*>(layer.key_cache);
+  T* values = static_cast<T*>(layer.value_cache);
   for (int64_t t = 0; t < num_tokens; ++t) {
     const int32_t block = slot_mapping[t] / bs;
     const int32_t offset = slot_mapping[t] % bs;
     for (int32_t h = 0; h < layer.num_kv_heads; ++h) {
       const int64_t base = block_offset(layer, block, h);
       const float* key = k + (t * layer.num_kv_heads + h) * hd;
-      for (int32_t d = 0; d < hd; ++d) layer.key_cache[base + static_cast<int64_t>(d) * bs + offset] = key[d];
-      std::copy_n(v + (t * layer.num_kv_heads + h) * hd, hd,
-                  layer.value_cache + base + static_cast<int64_t>(offset) * hd);
+      const float* value = v + (t * layer.num_kv_heads + h) * hd;
+      for (int32_t d = 0; d < hd; ++d) keys[base + static_cast<int64_t>(d) * bs + offset] = Store(key[d]);
+      T* value_row = values + base + static_cast<int64_t>(offset) * hd;
+      for (int32_t d = 0; d < hd; ++d) value_row[d] = Store(value[d]);
     }
   }
+}
+
+float as_f32(float x) { return x; }
+
+}  // namespace
+
+void write_kv_cache(const float* k, const float* v, const int32_t* slot_mapping, int64_t num_tokens,
+                    const PagedKVLayer& layer) {
+  VLLM_CHECK(layer.dtype == DType::kF32 || layer.dtype == DType::kBF16, "KV cache must be F32 or BF16");
+  if (layer.dtype == DType::kBF16) return write_slots<uint16_t, f32_to_bf16>(k, v, slot_mapping, num_tokens, layer);
+  write_slots<float, as_f32>(k, v, slot_mapping, num_tokens, layer);
 }
 
 void paged_attention(const float* q, int32_t num_heads, const PagedKVLayer& layer, const AttentionMetadata& meta,
@@ -44,7 +58,8 @@ void paged_attention(const float* q, int32_t num_heads, const PagedKVLayer& laye
   for (int32_t s = 0; s < meta.num_seqs; ++s) {
     for (int32_t r = meta.query_start_loc[s]; r < meta.query_start_loc[s + 1]; ++r) row_seq[static_cast<size_t>(r)] = s;
   }
-  const cpu::AttentionRowFn attend_row = cpu::active_attention_table().attend_row;
+  const cpu::AttentionTable& table = cpu::active_attention_table();
+  const cpu::AttentionRowFn attend_row = layer.dtype == DType::kBF16 ? table.attend_row_bf16 : table.attend_row;
   const int32_t num_kv_heads = layer.num_kv_heads;
   const int64_t num_items = num_tokens * num_kv_heads;
   // Items dealt round-robin rather than in contiguous ranges: a causal

@@ -27,10 +27,10 @@ struct AttentionRowArgs {
   int32_t group;
   int32_t head_dim;
   int32_t block_size;
-  const float* key_cache;    // the layer's, with kv_head_stride floats between heads of a block
-  const float* value_cache;  // same layout sizes
-  int64_t block_stride;      // floats per block (all KV heads)
-  int64_t head_offset;       // floats from a block's start to this KV head's slice
+  const void* key_cache;    // the layer's: float, or uint16_t BF16 (AttentionTable picks the function)
+  const void* value_cache;  // same layout sizes
+  int64_t block_stride;     // elements per block (all KV heads)
+  int64_t head_offset;      // elements from a block's start to this KV head's slice
   const int32_t* block_table;
   int32_t first_key, last_key;  // inclusive
   float scale;
@@ -45,7 +45,8 @@ inline int64_t attention_scratch_floats(int32_t group, int32_t head_dim) {
 using AttentionRowFn = void (*)(const AttentionRowArgs& args);
 
 struct AttentionTable {
-  AttentionRowFn attend_row;
+  AttentionRowFn attend_row;       // F32 KV cache
+  AttentionRowFn attend_row_bf16;  // BF16 KV cache, widened on load
 };
 
 AttentionTable ref_attention_table();

@@ -1,6 +1,8 @@
 // The attention of attention.h, written once for any vector ISA.  An ISA
-// file defines a traits struct V and instantiates attend_row<V>:
+// file defines a traits struct V and instantiates attend_row<V, T> for the
+// KV cache's element type T (float, or uint16_t BF16):
 //   V::Reg, V::kLanes, V::zero(), V::set1(float), V::load(const float*, count),
+//   V::load_bf16(const uint16_t*, count) (widened exactly),
 //   V::store(float*, Reg, count) (count <= kLanes lanes), V::add, V::sub,
 //   V::mul, V::fmadd(a, b, c) = a * b + c, V::max, V::round (to nearest
 //   even) and V::pow2(Reg n) = 2^n for integral n in [-126, 127].
@@ -15,15 +17,26 @@
 
 namespace vllm::kernels::cpu::blocks {
 
+template <typename V>
+typename V::Reg load_kv(const float* p, int64_t count) {
+  return V::load(p, count);
+}
+template <typename V>
+typename V::Reg load_kv(const uint16_t* p, int64_t count) {
+  return V::load_bf16(p, count);
+}
+
+template <typename T>
 struct RowGeometry {
   const AttentionRowArgs& a;
   int32_t chunk;  // keys per vector step: gcd(block_size, lanes), so a step never leaves its block
 
-  const float* keys_at(int32_t pos) const {
-    return a.key_cache + a.block_table[pos / a.block_size] * a.block_stride + a.head_offset + pos % a.block_size;
+  const T* keys_at(int32_t pos) const {
+    return static_cast<const T*>(a.key_cache) + a.block_table[pos / a.block_size] * a.block_stride + a.head_offset +
+           pos % a.block_size;
   }
-  const float* value_row(int32_t pos) const {
-    return a.value_cache + a.block_table[pos / a.block_size] * a.block_stride + a.head_offset +
+  const T* value_row(int32_t pos) const {
+    return static_cast<const T*>(a.value_cache) + a.block_table[pos / a.block_size] * a.block_stride + a.head_offset +
            static_cast<int64_t>(pos % a.block_size) * a.head_dim;
   }
 };
@@ -31,11 +44,11 @@ struct RowGeometry {
 // Scores of head g's query against NC consecutive chunks of keys starting
 // at `pos`: per lane, an FMA chain over the even dimensions and one over the
 // odd ones, summed, times the scale.
-template <typename V, int NC>
-void score_chunks(const RowGeometry& geo, const float* q, int32_t pos, float* out) {
+template <typename V, int NC, typename T>
+void score_chunks(const RowGeometry<T>& geo, const float* q, int32_t pos, float* out) {
   const AttentionRowArgs& a = geo.a;
   typename V::Reg even[NC], odd[NC];
-  const float* keys[NC];
+  const T* keys[NC];
   for (int c = 0; c < NC; ++c) {
     even[c] = odd[c] = V::zero();
     keys[c] = geo.keys_at(pos + c * geo.chunk);
@@ -43,12 +56,12 @@ void score_chunks(const RowGeometry& geo, const float* q, int32_t pos, float* ou
   for (int32_t d = 0; d < a.head_dim; d += 2) {
     const typename V::Reg qe = V::set1(q[d]);
     for (int c = 0; c < NC; ++c) {
-      even[c] = V::fmadd(qe, V::load(keys[c] + static_cast<int64_t>(d) * a.block_size, geo.chunk), even[c]);
+      even[c] = V::fmadd(qe, load_kv<V>(keys[c] + static_cast<int64_t>(d) * a.block_size, geo.chunk), even[c]);
     }
     if (d + 1 == a.head_dim) break;
     const typename V::Reg qo = V::set1(q[d + 1]);
     for (int c = 0; c < NC; ++c) {
-      odd[c] = V::fmadd(qo, V::load(keys[c] + static_cast<int64_t>(d + 1) * a.block_size, geo.chunk), odd[c]);
+      odd[c] = V::fmadd(qo, load_kv<V>(keys[c] + static_cast<int64_t>(d + 1) * a.block_size, geo.chunk), odd[c]);
     }
   }
   const typename V::Reg scale = V::set1(a.scale);
@@ -58,8 +71,8 @@ void score_chunks(const RowGeometry& geo, const float* q, int32_t pos, float* ou
 // For NG heads at once (sharing each value load): acc_g[dims] = acc_g * corr_g
 // + sum over keys [lo, hi) of p_g[key] * value[key], in key order per lane;
 // NV vectors of dimensions from `dim`.
-template <typename V, int NG, int NV>
-void accumulate_values(const RowGeometry& geo, const float* const* p, const float* corr, int32_t tile, int32_t lo,
+template <typename V, int NG, int NV, typename T>
+void accumulate_values(const RowGeometry<T>& geo, const float* const* p, const float* corr, int32_t tile, int32_t lo,
                        int32_t hi, float* const* acc, int32_t dim) {
   typename V::Reg o[NG][NV];
   int64_t count[NV];
@@ -68,9 +81,9 @@ void accumulate_values(const RowGeometry& geo, const float* const* p, const floa
     for (int v = 0; v < NV; ++v) o[g][v] = V::mul(V::load(acc[g] + dim + v * V::kLanes, count[v]), V::set1(corr[g]));
   }
   for (int32_t pos = lo; pos < hi; ++pos) {
-    const float* row = geo.value_row(pos) + dim;
+    const T* row = geo.value_row(pos) + dim;
     typename V::Reg values[NV];
-    for (int v = 0; v < NV; ++v) values[v] = V::load(row + v * V::kLanes, count[v]);
+    for (int v = 0; v < NV; ++v) values[v] = load_kv<V>(row + v * V::kLanes, count[v]);
     for (int g = 0; g < NG; ++g) {
       const typename V::Reg weight = V::set1(p[g][pos - tile]);
       for (int v = 0; v < NV; ++v) o[g][v] = V::fmadd(weight, values[v], o[g][v]);
@@ -81,8 +94,8 @@ void accumulate_values(const RowGeometry& geo, const float* const* p, const floa
   }
 }
 
-template <typename V, int NG>
-void accumulate_values_all_dims(const RowGeometry& geo, const float* const* p, const float* corr, int32_t tile,
+template <typename V, int NG, typename T>
+void accumulate_values_all_dims(const RowGeometry<T>& geo, const float* const* p, const float* corr, int32_t tile,
                                 int32_t lo, int32_t hi, float* const* acc) {
   int32_t dim = 0;
   for (; dim + 4 * V::kLanes <= geo.a.head_dim; dim += 4 * V::kLanes) {
@@ -104,9 +117,9 @@ inline float sum_range(const float* s, int32_t lo, int32_t hi) {
   return (part[0] + part[1]) + (part[2] + part[3]);
 }
 
-template <typename V>
+template <typename V, typename T>
 void attend_row(const AttentionRowArgs& a) {
-  const RowGeometry geo{a, std::gcd(a.block_size, static_cast<int32_t>(V::kLanes))};
+  const RowGeometry<T> geo{a, std::gcd(a.block_size, static_cast<int32_t>(V::kLanes))};
   const int32_t g_count = a.group, hd = a.head_dim;
   float* scores = a.scratch;                                       // [group, kKeyTile]
   float* acc = scores + static_cast<int64_t>(g_count) * kKeyTile;  // [group, head_dim]

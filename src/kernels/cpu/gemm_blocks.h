@@ -39,9 +39,7 @@ struct WidenedSteps {
   using XElem = float;
   using WReg = typename V::Reg;
   static typename V::Reg broadcast(const float* x) { return V::broadcast(x); }
-  static typename V::Reg madd(typename V::Reg x, typename V::Reg w, typename V::Reg acc) {
-    return V::fmadd(x, w, acc);
-  }
+  static typename V::Reg madd(typename V::Reg x, typename V::Reg w, typename V::Reg acc) { return V::fmadd(x, w, acc); }
   template <typename Reg, int NV>
   static void to_columns(Reg (&)[NV]) {}
   template <typename Reg, int NV>

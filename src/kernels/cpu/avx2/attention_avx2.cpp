@@ -4,6 +4,6 @@
 
 namespace vllm::kernels::cpu {
 
-AttentionTable avx2_attention_table() { return {blocks::attend_row<Avx2>}; }
+AttentionTable avx2_attention_table() { return {blocks::attend_row<Avx2, float>, blocks::attend_row<Avx2, uint16_t>}; }
 
 }  // namespace vllm::kernels::cpu

@@ -5,6 +5,7 @@
 
 #include <immintrin.h>
 
+#include <algorithm>
 #include <cstdint>
 
 namespace vllm::kernels::cpu {
@@ -24,6 +25,13 @@ struct Avx2 {
   }
   static Reg load(const float* p, int64_t count) {
     return count == kLanes ? _mm256_loadu_ps(p) : _mm256_maskload_ps(p, mask(count));
+  }
+  // count BF16 values widened exactly (a shift into the high half); the rest of the lanes zero.
+  static Reg load_bf16(const uint16_t* p, int64_t count) {
+    alignas(16) uint16_t part[kLanes] = {};
+    if (count < kLanes) std::copy_n(p, count, part);
+    const __m128i bits = _mm_loadu_si128(reinterpret_cast<const __m128i*>(count < kLanes ? part : p));
+    return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(bits), 16));
   }
   static void store(float* p, Reg v, int64_t count) {
     if (count == kLanes) return _mm256_storeu_ps(p, v);

@@ -4,6 +4,8 @@
 
 namespace vllm::kernels::cpu {
 
-AttentionTable avx512_attention_table() { return {blocks::attend_row<Avx512>}; }
+AttentionTable avx512_attention_table() {
+  return {blocks::attend_row<Avx512, float>, blocks::attend_row<Avx512, uint16_t>};
+}
 
 }  // namespace vllm::kernels::cpu

@@ -5,6 +5,7 @@
 
 #include <immintrin.h>
 
+#include <algorithm>
 #include <cstdint>
 
 namespace vllm::kernels::cpu {
@@ -22,6 +23,13 @@ struct Avx512 {
   static __mmask16 mask(int64_t count) { return static_cast<__mmask16>((1u << count) - 1u); }
   static Reg load(const float* p, int64_t count) {
     return count == kLanes ? _mm512_loadu_ps(p) : _mm512_maskz_loadu_ps(mask(count), p);
+  }
+  // count BF16 values widened exactly (a shift into the high half); the rest of the lanes zero.
+  static Reg load_bf16(const uint16_t* p, int64_t count) {
+    alignas(32) uint16_t part[kLanes] = {};
+    if (count < kLanes) std::copy_n(p, count, part);
+    const __m256i bits = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(count < kLanes ? part : p));
+    return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(bits), 16));
   }
   static void store(float* p, Reg v, int64_t count) {
     if (count == kLanes) return _mm512_storeu_ps(p, v);

@@ -2,6 +2,8 @@
 #include "kernels/cpu/ref/scalar_vec.h"
 
 namespace vllm::kernels::cpu {
-AttentionTable ref_attention_table() { return {blocks::attend_row<Scalar>}; }
+AttentionTable ref_attention_table() {
+  return {blocks::attend_row<Scalar, float>, blocks::attend_row<Scalar, uint16_t>};
+}
 
 }  // namespace vllm::kernels::cpu

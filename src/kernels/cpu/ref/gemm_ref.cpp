@@ -41,7 +41,9 @@ void bf16_pair_gemm(const float* x, int64_t m, const void* panels, int64_t k_tot
     const uint16_t* panel = w + p * panel_stride(k_total);
     for (int64_t c = 0; c < kPanelWidth && p * kPanelWidth + c < n; ++c) {
       const int64_t lane = packed_lane(DType::kBF16, c);
-      auto weight = [&](int64_t k) { return k < k_total ? flush_subnormal(bf16_to_f32(panel[k * kPanelWidth + lane])) : 0.0f; };
+      auto weight = [&](int64_t k) {
+        return k < k_total ? flush_subnormal(bf16_to_f32(panel[k * kPanelWidth + lane])) : 0.0f;
+      };
       for (int64_t r = 0; r < m; ++r) {
         auto act = [&](int64_t k) { return k < k_total ? round_to_bf16(x[r * k_total + k]) : 0.0f; };
         float acc = 0.0f;

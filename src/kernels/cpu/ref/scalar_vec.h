@@ -15,6 +15,13 @@ struct Scalar {
   static Reg zero() { return 0.0f; }
   static Reg set1(float v) { return v; }
   static Reg load(const float* p, int64_t count) { return count > 0 ? *p : 0.0f; }
+  static Reg load_bf16(const uint16_t* p, int64_t count) {
+    if (count <= 0) return 0.0f;
+    const uint32_t bits = static_cast<uint32_t>(*p) << 16;
+    float f;
+    std::memcpy(&f, &bits, sizeof f);
+    return f;
+  }
   static void store(float* p, Reg v, int64_t count) {
     if (count > 0) *p = v;
   }
@@ -32,6 +39,5 @@ struct Scalar {
     return f;
   }
 };
-
 
 }  // namespace vllm::kernels::cpu
