@@ -11,23 +11,30 @@ float widen(float v) { return v; }
 float widen_bf16(uint16_t v) { return bf16_to_f32(v); }
 float widen_f16(uint16_t v) { return f16_to_f32(v); }
 
-// The definition of gemm.h's arithmetic, one output at a time.
-template <typename T, float (*Widen)(T), DType kDType>
-void packed_gemm(const float* x, int64_t m, const void* panels, int64_t k_total, int64_t n, int64_t p_begin,
-                 int64_t p_end, float* y, int64_t ldy) {
+// y[r, column] = dot(panel, lane, r) for every row and existing column of
+// panels [p_begin, p_end): one output at a time.
+template <typename T, typename Dot>
+void each_output(const void* panels, int64_t m, int64_t k_total, int64_t n, int64_t p_begin, int64_t p_end, DType dtype,
+                 float* y, int64_t ldy, Dot dot) {
   const T* w = static_cast<const T*>(panels);
   for (int64_t p = p_begin; p < p_end; ++p) {
     const T* panel = w + p * panel_stride(k_total);
     for (int64_t c = 0; c < kPanelWidth && p * kPanelWidth + c < n; ++c) {
-      const int64_t lane = packed_lane(kDType, c);
-      for (int64_t r = 0; r < m; ++r) {
-        float acc = 0.0f;
-        for (int64_t k = 0; k < k_total; ++k)
-          acc = std::fma(x[r * k_total + k], Widen(panel[k * kPanelWidth + lane]), acc);
-        y[r * ldy + p * kPanelWidth + c] = acc;
-      }
+      const int64_t lane = packed_lane(dtype, c);
+      for (int64_t r = 0; r < m; ++r) y[r * ldy + p * kPanelWidth + c] = dot(panel, lane, r);
     }
   }
+}
+
+// The definition of gemm.h's arithmetic.
+template <typename T, float (*Widen)(T), DType kDType>
+void packed_gemm(const float* x, int64_t m, const void* panels, int64_t k_total, int64_t n, int64_t p_begin,
+                 int64_t p_end, float* y, int64_t ldy) {
+  each_output<T>(panels, m, k_total, n, p_begin, p_end, kDType, y, ldy, [&](const T* panel, int64_t lane, int64_t r) {
+    float acc = 0.0f;
+    for (int64_t k = 0; k < k_total; ++k) acc = std::fma(x[r * k_total + k], Widen(panel[k * kPanelWidth + lane]), acc);
+    return acc;
+  });
 }
 
 // gemm.h's BF16 pair arithmetic: subnormals flushed as the instruction does.
@@ -36,25 +43,19 @@ float round_to_bf16(float v) { return bf16_to_f32(f32_to_bf16(flush_subnormal(v)
 
 void bf16_pair_gemm(const float* x, int64_t m, const void* panels, int64_t k_total, int64_t n, int64_t p_begin,
                     int64_t p_end, float* y, int64_t ldy) {
-  const uint16_t* w = static_cast<const uint16_t*>(panels);
-  for (int64_t p = p_begin; p < p_end; ++p) {
-    const uint16_t* panel = w + p * panel_stride(k_total);
-    for (int64_t c = 0; c < kPanelWidth && p * kPanelWidth + c < n; ++c) {
-      const int64_t lane = packed_lane(DType::kBF16, c);
-      auto weight = [&](int64_t k) {
-        return k < k_total ? flush_subnormal(bf16_to_f32(panel[k * kPanelWidth + lane])) : 0.0f;
-      };
-      for (int64_t r = 0; r < m; ++r) {
-        auto act = [&](int64_t k) { return k < k_total ? round_to_bf16(x[r * k_total + k]) : 0.0f; };
-        float acc = 0.0f;
-        for (int64_t k = 0; k < k_total; k += 2) {
-          acc = flush_subnormal(std::fma(act(k + 1), weight(k + 1), acc));
-          acc = flush_subnormal(std::fma(act(k), weight(k), acc));
-        }
-        y[r * ldy + p * kPanelWidth + c] = acc;
-      }
-    }
-  }
+  each_output<uint16_t>(panels, m, k_total, n, p_begin, p_end, DType::kBF16, y, ldy,
+                        [&](const uint16_t* panel, int64_t lane, int64_t r) {
+                          auto weight = [&](int64_t k) {
+                            return k < k_total ? flush_subnormal(bf16_to_f32(panel[k * kPanelWidth + lane])) : 0.0f;
+                          };
+                          auto act = [&](int64_t k) { return k < k_total ? round_to_bf16(x[r * k_total + k]) : 0.0f; };
+                          float acc = 0.0f;
+                          for (int64_t k = 0; k < k_total; k += 2) {
+                            acc = flush_subnormal(std::fma(act(k + 1), weight(k + 1), acc));
+                            acc = flush_subnormal(std::fma(act(k), weight(k), acc));
+                          }
+                          return acc;
+                        });
 }
 
 }  // namespace
