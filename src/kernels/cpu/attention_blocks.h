@@ -5,7 +5,9 @@
 //   V::load_bf16(const uint16_t*, count) (widened exactly),
 //   V::store(float*, Reg, count) (count <= kLanes lanes), V::add, V::sub,
 //   V::mul, V::fmadd(a, b, c) = a * b + c, V::max, V::round (to nearest
-//   even) and V::pow2(Reg n) = 2^n for integral n in [-126, 127].
+//   even) and V::pow2(Reg n) = 2^n for integral n in [-126, 127];
+//   V::kAttentionHeads, how many heads of a group share each key and value
+//   load (as many as the registers hold; it changes no head's arithmetic).
 #pragma once
 
 #include <algorithm>
@@ -41,31 +43,39 @@ struct RowGeometry {
   }
 };
 
-// Scores of head g's query against NC consecutive chunks of keys starting
-// at `pos`: per lane, an FMA chain over the even dimensions and one over the
-// odd ones, summed, times the scale.
-template <typename V, int NC, typename T>
-void score_chunks(const RowGeometry<T>& geo, const float* q, int32_t pos, float* out) {
+// Scores of NH heads' queries (q[h]) against NC consecutive chunks of keys
+// starting at `pos`, into out[h]: per head and lane, an FMA chain over the
+// even dimensions and one over the odd ones, summed, times the scale.  The
+// heads share each key load.
+template <typename V, int NH, int NC, typename T>
+void score_chunks(const RowGeometry<T>& geo, const float* const* q, int32_t pos, float* const* out) {
   const AttentionRowArgs& a = geo.a;
-  typename V::Reg even[NC], odd[NC];
+  typename V::Reg even[NH][NC], odd[NH][NC];
   const T* keys[NC];
-  for (int c = 0; c < NC; ++c) {
-    even[c] = odd[c] = V::zero();
-    keys[c] = geo.keys_at(pos + c * geo.chunk);
+  for (int c = 0; c < NC; ++c) keys[c] = geo.keys_at(pos + c * geo.chunk);
+  for (int h = 0; h < NH; ++h) {
+    for (int c = 0; c < NC; ++c) even[h][c] = odd[h][c] = V::zero();
   }
   for (int32_t d = 0; d < a.head_dim; d += 2) {
-    const typename V::Reg qe = V::set1(q[d]);
-    for (int c = 0; c < NC; ++c) {
-      even[c] = V::fmadd(qe, load_kv<V>(keys[c] + static_cast<int64_t>(d) * a.block_size, geo.chunk), even[c]);
+    typename V::Reg k[NC];
+    for (int c = 0; c < NC; ++c) k[c] = load_kv<V>(keys[c] + static_cast<int64_t>(d) * a.block_size, geo.chunk);
+    for (int h = 0; h < NH; ++h) {
+      const typename V::Reg qe = V::set1(q[h][d]);
+      for (int c = 0; c < NC; ++c) even[h][c] = V::fmadd(qe, k[c], even[h][c]);
     }
     if (d + 1 == a.head_dim) break;
-    const typename V::Reg qo = V::set1(q[d + 1]);
-    for (int c = 0; c < NC; ++c) {
-      odd[c] = V::fmadd(qo, load_kv<V>(keys[c] + static_cast<int64_t>(d + 1) * a.block_size, geo.chunk), odd[c]);
+    for (int c = 0; c < NC; ++c) k[c] = load_kv<V>(keys[c] + static_cast<int64_t>(d + 1) * a.block_size, geo.chunk);
+    for (int h = 0; h < NH; ++h) {
+      const typename V::Reg qo = V::set1(q[h][d + 1]);
+      for (int c = 0; c < NC; ++c) odd[h][c] = V::fmadd(qo, k[c], odd[h][c]);
     }
   }
   const typename V::Reg scale = V::set1(a.scale);
-  for (int c = 0; c < NC; ++c) V::store(out + c * geo.chunk, V::mul(V::add(even[c], odd[c]), scale), geo.chunk);
+  for (int h = 0; h < NH; ++h) {
+    for (int c = 0; c < NC; ++c) {
+      V::store(out[h] + c * geo.chunk, V::mul(V::add(even[h][c], odd[h][c]), scale), geo.chunk);
+    }
+  }
 }
 
 // For NG heads at once (sharing each value load): acc_g[dims] = acc_g * corr_g
@@ -104,6 +114,18 @@ void accumulate_values_all_dims(const RowGeometry<T>& geo, const float* const* p
   for (; dim < geo.a.head_dim; dim += V::kLanes) accumulate_values<V, NG, 1>(geo, p, corr, tile, lo, hi, acc, dim);
 }
 
+// f.template operator()<N>(g) for heads [g, g + N) covering [0, count): groups
+// of M while they last, then one smaller group (a template argument, so that
+// each group's registers are sized at compile time).
+template <int M, typename F>
+void for_head_groups(int32_t count, const F& f) {
+  int32_t g = 0;
+  for (; g + M <= count; g += M) f.template operator()<M>(g);
+  if constexpr (M > 1) {
+    if (g < count) for_head_groups<M - 1>(count - g, [&]<int N>(int32_t h) { f.template operator()<N>(g + h); });
+  }
+}
+
 // Sum of s[lo, hi) as four interleaved partial sums, ((s0 + s1) + (s2 + s3)):
 // a fixed order (every ISA runs this same scalar code) without one long
 // chain of dependent additions.
@@ -134,37 +156,50 @@ void attend_row(const AttentionRowArgs& a) {
     const int32_t lo = std::max(tile, a.first_key), hi = std::min(tile + kKeyTile, a.last_key + 1);
     const int32_t start = lo - (lo - tile) % geo.chunk;  // chunk-aligned within the tile
     const int32_t end = hi + (geo.chunk - (hi - tile) % geo.chunk) % geo.chunk;
+    // Scores, V::kAttentionHeads heads at a time sharing the key loads.
+    for_head_groups<V::kAttentionHeads>(g_count, [&]<int N>(int32_t g0) {
+      const float* q[N];
+      float* s[N];
+      for (int h = 0; h < N; ++h) {
+        q[h] = a.q + static_cast<int64_t>(g0 + h) * hd;
+        s[h] = scores + static_cast<int64_t>(g0 + h) * kKeyTile + (start - tile);
+      }
+      for (int32_t pos = start; pos < end;) {
+        if (pos + 2 * geo.chunk <= end) {
+          score_chunks<V, N, 2>(geo, q, pos, s);
+          for (int h = 0; h < N; ++h) s[h] += 2 * geo.chunk;
+          pos += 2 * geo.chunk;
+        } else {
+          score_chunks<V, N, 1>(geo, q, pos, s);
+          for (int h = 0; h < N; ++h) s[h] += geo.chunk;
+          pos += geo.chunk;
+        }
+      }
+    });
+    // The online softmax update of each head.
     for (int32_t g = 0; g < g_count; ++g) {
-      const float* q = a.q + static_cast<int64_t>(g) * hd;
       float* s = scores + static_cast<int64_t>(g) * kKeyTile;
-      int32_t pos = start;
-      for (; pos + 4 * geo.chunk <= end; pos += 4 * geo.chunk) score_chunks<V, 4>(geo, q, pos, s + (pos - tile));
-      for (; pos < end; pos += geo.chunk) score_chunks<V, 1>(geo, q, pos, s + (pos - tile));
-
       float tile_max = -std::numeric_limits<float>::infinity();
       for (int32_t j = lo; j < hi; ++j) tile_max = std::max(tile_max, s[j - tile]);
       const float new_max = std::max(run_max[g], tile_max);
       corr[g] = run_max[g] == -std::numeric_limits<float>::infinity() ? 0.0f : exp_poly(run_max[g] - new_max);
-      for (pos = start; pos < end; pos += geo.chunk) {
+      for (int32_t pos = start; pos < end; pos += geo.chunk) {
         float* sp = s + (pos - tile);
         V::store(sp, exp_lanes<V>(V::sub(V::load(sp, geo.chunk), V::set1(new_max))), geo.chunk);
       }
       denom[g] = denom[g] * corr[g] + sum_range(s, lo - tile, hi - tile);
       run_max[g] = new_max;
     }
-    // Values, two heads at a time.
-    int32_t g = 0;
-    for (; g + 2 <= g_count; g += 2) {
-      const float* p[2] = {scores + static_cast<int64_t>(g) * kKeyTile,
-                           scores + static_cast<int64_t>(g + 1) * kKeyTile};
-      float* acc_g[2] = {acc + static_cast<int64_t>(g) * hd, acc + static_cast<int64_t>(g + 1) * hd};
-      accumulate_values_all_dims<V, 2>(geo, p, corr + g, tile, lo, hi, acc_g);
-    }
-    if (g < g_count) {
-      const float* p[1] = {scores + static_cast<int64_t>(g) * kKeyTile};
-      float* acc_g[1] = {acc + static_cast<int64_t>(g) * hd};
-      accumulate_values_all_dims<V, 1>(geo, p, corr + g, tile, lo, hi, acc_g);
-    }
+    // Values, V::kAttentionHeads heads at a time sharing the value loads.
+    for_head_groups<V::kAttentionHeads>(g_count, [&]<int N>(int32_t g0) {
+      const float* p[N];
+      float* acc_g[N];
+      for (int h = 0; h < N; ++h) {
+        p[h] = scores + static_cast<int64_t>(g0 + h) * kKeyTile;
+        acc_g[h] = acc + static_cast<int64_t>(g0 + h) * hd;
+      }
+      accumulate_values_all_dims<V, N>(geo, p, corr + g0, tile, lo, hi, acc_g);
+    });
   }
   for (int32_t g = 0; g < g_count; ++g) {
     for (int32_t d = 0; d < hd; ++d) a.out[g * hd + d] = acc[g * hd + d] / denom[g];

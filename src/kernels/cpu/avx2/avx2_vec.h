@@ -13,6 +13,8 @@ namespace vllm::kernels::cpu {
 struct Avx2 {
   using Reg = __m256;
   static constexpr int64_t kLanes = 8;
+  // Attention: 2 heads x 2 chunks x 2 chains of scores, or 2 heads x 4 vectors of values, fit the 16 ymm registers.
+  static constexpr int kAttentionHeads = 2;
   // GEMM: 3 rows x 4 vectors = 12 accumulators; with the weight vectors
   // and the broadcast they fill the 16 ymm registers.
   static constexpr int kTileRows = 3;

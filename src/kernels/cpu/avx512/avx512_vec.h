@@ -13,6 +13,8 @@ namespace vllm::kernels::cpu {
 struct Avx512 {
   using Reg = __m512;
   static constexpr int64_t kLanes = 16;
+  // Attention: 4 heads x 2 chunks x 2 chains of scores, or 4 heads x 4 vectors of values, fit the 32 zmm registers.
+  static constexpr int kAttentionHeads = 4;
   // GEMM: 12 rows x 2 vectors = 24 accumulators, 2 weight vectors, the
   // broadcast and the BF16 mask stay within the 32 zmm registers.
   static constexpr int kTileRows = 12;

@@ -12,6 +12,8 @@ namespace vllm::kernels::cpu {
 struct Scalar {
   using Reg = float;
   static constexpr int64_t kLanes = 1;
+  // Attention: any: a scalar has no registers to run out of.
+  static constexpr int kAttentionHeads = 4;
   static Reg zero() { return 0.0f; }
   static Reg set1(float v) { return v; }
   static Reg load(const float* p, int64_t count) { return count > 0 ? *p : 0.0f; }
