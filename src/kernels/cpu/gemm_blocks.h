@@ -47,13 +47,13 @@ struct WidenedSteps {
   static void convert(const float*, int64_t, float*) {}
 };
 
-template <typename V, typename W>
+template <typename V>
 constexpr int kVectorsPerPanel = static_cast<int>(kPanelWidth / V::kLanes);
 
 // The panel's accumulators of one row, from y (in column order) or zero.
 template <typename V, typename W>
-void load_accumulators(const float* y, int64_t cols, bool resume, typename V::Reg (&acc)[kVectorsPerPanel<V, W>]) {
-  constexpr int NV = kVectorsPerPanel<V, W>;
+void load_accumulators(const float* y, int64_t cols, bool resume, typename V::Reg (&acc)[kVectorsPerPanel<V>]) {
+  constexpr int NV = kVectorsPerPanel<V>;
   for (int v = 0; v < NV; ++v) {
     const int64_t count = std::clamp<int64_t>(cols - v * V::kLanes, 0, V::kLanes);
     acc[v] = resume ? V::load(y + v * V::kLanes, count) : V::zero();
@@ -62,8 +62,8 @@ void load_accumulators(const float* y, int64_t cols, bool resume, typename V::Re
 }
 
 template <typename V, typename W>
-void store_accumulators(typename V::Reg (&acc)[kVectorsPerPanel<V, W>], int64_t cols, float* y) {
-  constexpr int NV = kVectorsPerPanel<V, W>;
+void store_accumulators(typename V::Reg (&acc)[kVectorsPerPanel<V>], int64_t cols, float* y) {
+  constexpr int NV = kVectorsPerPanel<V>;
   W::to_columns(acc);
   for (int v = 0; v < NV; ++v) {
     const int64_t count = std::clamp<int64_t>(cols - v * V::kLanes, 0, V::kLanes);
@@ -80,7 +80,7 @@ void store_accumulators(typename V::Reg (&acc)[kVectorsPerPanel<V, W>], int64_t 
 template <typename V, typename W, int R, typename T>
 void tile(const typename W::XElem* x, int64_t ldx, const T* panel, const T* next, int64_t s0, int64_t sc,
           bool last_is_half, int64_t cols, bool resume, float* y, int64_t ldy) {
-  constexpr int NV = kVectorsPerPanel<V, W>;
+  constexpr int NV = kVectorsPerPanel<V>;
   constexpr int64_t kStepElements = kPanelWidth * W::kStepK;
   typename V::Reg acc[R][NV];
   for (int r = 0; r < R; ++r) load_accumulators<V, W>(y + r * ldy, cols, resume, acc[r]);
@@ -129,7 +129,7 @@ void tile_any_rows(int64_t rows, const typename W::XElem* x, int64_t ldx, const 
 // memory, where one panel's chain would wait on its own latency at every step.
 template <typename V, typename W, int P, typename T>
 void row_panels(const typename W::XElem* x, const T* w, int64_t k_total, int64_t n, int64_t p0, float* y) {
-  constexpr int NV = kVectorsPerPanel<V, W>;
+  constexpr int NV = kVectorsPerPanel<V>;
   constexpr int64_t kStepElements = kPanelWidth * W::kStepK;
   typename V::Reg acc[P][NV];
   for (int i = 0; i < P; ++i) load_accumulators<V, W>(nullptr, 0, false, acc[i]);
