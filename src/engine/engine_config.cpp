@@ -5,7 +5,8 @@
 namespace vllm {
 
 DType auto_kv_cache_dtype(const ModelConfig& model) {
-  return model.torch_dtype == "bfloat16" ? DType::kBF16 : DType::kF32;
+  // A BF16 cache pairs dimensions in words (kernels/cpu/attention.h).
+  return model.torch_dtype == "bfloat16" && model.head_dim % 2 == 0 ? DType::kBF16 : DType::kF32;
 }
 
 Result<ResolvedEngineConfig> resolve_engine_config(const EngineConfig& config, const ModelConfig& model) {
@@ -29,6 +30,10 @@ Result<ResolvedEngineConfig> resolve_engine_config(const EngineConfig& config, c
   r.kv_shape = KVCacheShape{static_cast<int32_t>(model.num_hidden_layers),
                             static_cast<int32_t>(model.num_key_value_heads), static_cast<int32_t>(model.head_dim),
                             config.cache.block_size, config.cache.kv_cache_dtype.value_or(auto_kv_cache_dtype(model))};
+  if (r.kv_shape.dtype == DType::kBF16 && r.kv_shape.head_dim % 2 != 0) {
+    return invalid_argument("a bfloat16 KV cache needs an even head_dim, the model's is " +
+                            std::to_string(r.kv_shape.head_dim));
+  }
   const auto block_bytes = static_cast<int64_t>(r.kv_shape.bytes_per_block());
   int64_t bytes = config.cache.kv_cache_memory_bytes;
   if (bytes == 0) {

@@ -40,7 +40,8 @@ inline constexpr int64_t kMaxAutoKVCacheBytes = int64_t{4} << 30;
 
 Result<ResolvedEngineConfig> resolve_engine_config(const EngineConfig& config, const ModelConfig& model);
 
-// The KV cache dtype of "auto": BF16 for a bfloat16 checkpoint, else F32.
+// The KV cache dtype of "auto": BF16 for a bfloat16 checkpoint (whose
+// head_dim is even, as every real one's is), else F32.
 DType auto_kv_cache_dtype(const ModelConfig& model);
 
 }  // namespace vllm

@@ -20,6 +20,9 @@ struct Shape {
 };
 const Shape kSmall{4, 2, 8, 4, 32, {{7, 7}, {13, 1}, {22, 9}}};
 const Shape kSmollm{9, 3, 64, 16, 64, {{150, 150}, {300, 1}, {200, 37}}};
+// A head of 48 dimensions (one 32-dimension block of a BF16 value row and 16
+// in order) in blocks of 8 keys (fewer keys than an AVX-512 vector has lanes).
+const Shape kUneven{6, 2, 48, 8, 96, {{70, 70}, {90, 1}, {80, 11}}};
 
 struct Sequence {
   std::vector<float> k, v;  // [len, kv_heads, head_dim]: the whole context
@@ -181,6 +184,8 @@ TEST(PagedAttentionTest, SlidingWindowLimitsTheKeys) { run_every_isa(kSmall, 5);
 TEST(PagedAttentionTest, SmollmShapesMatchTheReference) { run_every_isa(kSmollm, 0); }
 
 TEST(PagedAttentionTest, SmollmShapesWithASlidingWindow) { run_every_isa(kSmollm, 70); }
+
+TEST(PagedAttentionTest, UnevenHeadAndBlockSizesMatchTheReference) { run_every_isa(kUneven, 0); }
 
 }  // namespace
 }  // namespace vllm::kernels

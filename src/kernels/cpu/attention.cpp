@@ -12,7 +12,12 @@ inline int64_t block_offset(const PagedKVLayer& layer, int32_t block, int32_t kv
   return (static_cast<int64_t>(block) * layer.num_kv_heads + kv_head) * layer.block_size * layer.head_dim;
 }
 
-template <typename T, T (*Store)(float)>
+int64_t f32_key_offset(int32_t d, int32_t j, int32_t block_size) { return static_cast<int64_t>(d) * block_size + j; }
+int64_t f32_value_offset(int32_t c, int32_t) { return c; }
+float as_f32(float x) { return x; }
+
+template <typename T, T (*Store)(float), int64_t (*KeyOffset)(int32_t, int32_t, int32_t),
+          int64_t (*ValueOffset)(int32_t, int32_t)>
 void write_slots(const float* k, const float* v, const int32_t* slot_mapping, int64_t num_tokens,
                  const PagedKVLayer& layer) {
   const int32_t hd = layer.head_dim, bs = layer.block_size;
@@ -25,22 +30,24 @@ void write_slots(const float* k, const float* v, const int32_t* slot_mapping, in
       const int64_t base = block_offset(layer, block, h);
       const float* key = k + (t * layer.num_kv_heads + h) * hd;
       const float* value = v + (t * layer.num_kv_heads + h) * hd;
-      for (int32_t d = 0; d < hd; ++d) keys[base + static_cast<int64_t>(d) * bs + offset] = Store(key[d]);
+      for (int32_t d = 0; d < hd; ++d) keys[base + KeyOffset(d, offset, bs)] = Store(key[d]);
       T* value_row = values + base + static_cast<int64_t>(offset) * hd;
-      for (int32_t d = 0; d < hd; ++d) value_row[d] = Store(value[d]);
+      for (int32_t d = 0; d < hd; ++d) value_row[ValueOffset(d, hd)] = Store(value[d]);
     }
   }
 }
-
-float as_f32(float x) { return x; }
 
 }  // namespace
 
 void write_kv_cache(const float* k, const float* v, const int32_t* slot_mapping, int64_t num_tokens,
                     const PagedKVLayer& layer) {
   VLLM_CHECK(layer.dtype == DType::kF32 || layer.dtype == DType::kBF16, "KV cache must be F32 or BF16");
-  if (layer.dtype == DType::kBF16) return write_slots<uint16_t, f32_to_bf16>(k, v, slot_mapping, num_tokens, layer);
-  write_slots<float, as_f32>(k, v, slot_mapping, num_tokens, layer);
+  if (layer.dtype == DType::kBF16) {
+    VLLM_CHECK(layer.head_dim % 2 == 0, "a BF16 KV cache needs an even head_dim");
+    return write_slots<uint16_t, f32_to_bf16, cpu::bf16_key_offset, cpu::bf16_value_offset>(k, v, slot_mapping,
+                                                                                            num_tokens, layer);
+  }
+  write_slots<float, as_f32, f32_key_offset, f32_value_offset>(k, v, slot_mapping, num_tokens, layer);
 }
 
 void paged_attention(const float* q, int32_t num_heads, const PagedKVLayer& layer, const AttentionMetadata& meta,

@@ -38,6 +38,22 @@ struct AttentionRowArgs {
   float* scratch;  // attention_scratch_floats(group, head_dim)
 };
 
+// Where a BF16 cache keeps element (dimension d, key j) of a block's keys
+// and dimension c of a value row (kernels.h has the F32 layouts): a key's
+// dimensions d and d + 1 share a 32-bit word ([head_dim / 2][block_size][2]),
+// and in each whole 32-dimension block of a value row dimensions c and c + 16
+// do, so that one load and a shift or a mask give two float32 vectors (a
+// value row's last dimensions, when fewer than 32, stay in order).  head_dim
+// must be even.
+inline int64_t bf16_key_offset(int32_t d, int32_t j, int32_t block_size) {
+  return (static_cast<int64_t>(d / 2) * block_size + j) * 2 + d % 2;
+}
+inline int64_t bf16_value_offset(int32_t c, int32_t head_dim) {
+  const int32_t block = c / 32 * 32, r = c - block;
+  if (block + 32 > head_dim) return c;
+  return block + (r % 16) * 2 + r / 16;
+}
+
 inline int64_t attention_scratch_floats(int32_t group, int32_t head_dim) {
   return static_cast<int64_t>(group) * (kKeyTile + head_dim + 3);
 }

@@ -3,6 +3,8 @@
 // KV cache's element type T (float, or uint16_t BF16):
 //   V::Reg, V::kLanes, V::zero(), V::set1(float), V::load(const float*, count),
 //   V::load_bf16(const uint16_t*, count) (widened exactly),
+//   V::load_bf16_words(const uint16_t*, count, high): count 32-bit words, the
+//   low (or high) BF16 of each widened,
 //   V::store(float*, Reg, count) (count <= kLanes lanes), V::add, V::sub,
 //   V::mul, V::fmadd(a, b, c) = a * b + c, V::max, V::round (to nearest
 //   even) and V::pow2(Reg n) = 2^n for integral n in [-126, 127];
@@ -13,20 +15,64 @@
 #include <algorithm>
 #include <limits>
 #include <numeric>
+#include <type_traits>
 
 #include "kernels/cpu/attention.h"
 #include "kernels/cpu/vec_math.h"
 
 namespace vllm::kernels::cpu::blocks {
 
-template <typename V>
-typename V::Reg load_kv(const float* p, int64_t count) {
-  return V::load(p, count);
-}
-template <typename V>
-typename V::Reg load_kv(const uint16_t* p, int64_t count) {
-  return V::load_bf16(p, count);
-}
+// How each KV element type is read (attention.h, kernels.h have the layouts).
+template <typename T>
+struct KVLayout;
+
+template <>
+struct KVLayout<float> {
+  static const float* key_column(const float* slice, int32_t j) { return slice + j; }
+  // Dimensions d and d + 1 of `count` consecutive keys from key_column.
+  template <typename V>
+  static void key_dims(const float* column, int32_t d, int32_t block_size, int64_t count, typename V::Reg& even,
+                       typename V::Reg& odd) {
+    even = V::load(column + static_cast<int64_t>(d) * block_size, count);
+    odd = V::load(column + static_cast<int64_t>(d + 1) * block_size, count);
+  }
+  // Where a value row's vector of dimensions from `dim` is, and how to read it.
+  struct ValueSpot {
+    int64_t offset;
+  };
+  static ValueSpot value_spot(int32_t dim, int32_t) { return {dim}; }
+  template <typename V>
+  static typename V::Reg load_value(const float* row, const ValueSpot& spot, int64_t count) {
+    return V::load(row + spot.offset, count);
+  }
+};
+
+template <>
+struct KVLayout<uint16_t> {
+  static const uint16_t* key_column(const uint16_t* slice, int32_t j) { return slice + 2 * j; }
+  template <typename V>
+  static void key_dims(const uint16_t* column, int32_t d, int32_t block_size, int64_t count, typename V::Reg& even,
+                       typename V::Reg& odd) {
+    const uint16_t* words = column + static_cast<int64_t>(d / 2) * block_size * 2;
+    even = V::load_bf16_words(words, count, false);
+    odd = V::load_bf16_words(words, count, true);
+  }
+  enum class Kind { kInOrder, kLowWords, kHighWords };
+  struct ValueSpot {
+    int64_t offset;
+    Kind kind;
+  };
+  static ValueSpot value_spot(int32_t dim, int32_t head_dim) {
+    const int32_t block = dim / 32 * 32, r = dim - block;
+    if (block + 32 > head_dim) return {dim, Kind::kInOrder};
+    return {block + (r % 16) * 2, r >= 16 ? Kind::kHighWords : Kind::kLowWords};
+  }
+  template <typename V>
+  static typename V::Reg load_value(const uint16_t* row, const ValueSpot& spot, int64_t count) {
+    if (spot.kind == Kind::kInOrder) return V::load_bf16(row + spot.offset, count);
+    return V::load_bf16_words(row + spot.offset, count, spot.kind == Kind::kHighWords);
+  }
+};
 
 template <typename T>
 struct RowGeometry {
@@ -34,8 +80,9 @@ struct RowGeometry {
   int32_t chunk;  // keys per vector step: gcd(block_size, lanes), so a step never leaves its block
 
   const T* keys_at(int32_t pos) const {
-    return static_cast<const T*>(a.key_cache) + a.block_table[pos / a.block_size] * a.block_stride + a.head_offset +
-           pos % a.block_size;
+    const T* slice =
+        static_cast<const T*>(a.key_cache) + a.block_table[pos / a.block_size] * a.block_stride + a.head_offset;
+    return KVLayout<T>::key_column(slice, pos % a.block_size);
   }
   const T* value_row(int32_t pos) const {
     return static_cast<const T*>(a.value_cache) + a.block_table[pos / a.block_size] * a.block_stride + a.head_offset +
@@ -56,18 +103,30 @@ void score_chunks(const RowGeometry<T>& geo, const float* const* q, int32_t pos,
   for (int h = 0; h < NH; ++h) {
     for (int c = 0; c < NC; ++c) even[h][c] = odd[h][c] = V::zero();
   }
-  for (int32_t d = 0; d < a.head_dim; d += 2) {
-    typename V::Reg k[NC];
-    for (int c = 0; c < NC; ++c) k[c] = load_kv<V>(keys[c] + static_cast<int64_t>(d) * a.block_size, geo.chunk);
+  // Pairs of dimensions (a BF16 cache stores them in one word; head_dim is
+  // even there); an odd head_dim's last dimension goes alone.
+  const int32_t paired = a.head_dim / 2 * 2;
+  for (int32_t d = 0; d < paired; d += 2) {
+    typename V::Reg ke[NC], ko[NC];
+    for (int c = 0; c < NC; ++c) KVLayout<T>::template key_dims<V>(keys[c], d, a.block_size, geo.chunk, ke[c], ko[c]);
     for (int h = 0; h < NH; ++h) {
       const typename V::Reg qe = V::set1(q[h][d]);
-      for (int c = 0; c < NC; ++c) even[h][c] = V::fmadd(qe, k[c], even[h][c]);
+      for (int c = 0; c < NC; ++c) even[h][c] = V::fmadd(qe, ke[c], even[h][c]);
     }
-    if (d + 1 == a.head_dim) break;
-    for (int c = 0; c < NC; ++c) k[c] = load_kv<V>(keys[c] + static_cast<int64_t>(d + 1) * a.block_size, geo.chunk);
     for (int h = 0; h < NH; ++h) {
       const typename V::Reg qo = V::set1(q[h][d + 1]);
-      for (int c = 0; c < NC; ++c) odd[h][c] = V::fmadd(qo, k[c], odd[h][c]);
+      for (int c = 0; c < NC; ++c) odd[h][c] = V::fmadd(qo, ko[c], odd[h][c]);
+    }
+  }
+  if constexpr (std::is_same_v<T, float>) {
+    if (paired < a.head_dim) {
+      for (int h = 0; h < NH; ++h) {
+        const typename V::Reg qe = V::set1(q[h][paired]);
+        for (int c = 0; c < NC; ++c) {
+          even[h][c] =
+              V::fmadd(qe, V::load(keys[c] + static_cast<int64_t>(paired) * a.block_size, geo.chunk), even[h][c]);
+        }
+      }
     }
   }
   const typename V::Reg scale = V::set1(a.scale);
@@ -81,7 +140,9 @@ void score_chunks(const RowGeometry<T>& geo, const float* const* q, int32_t pos,
 // For NG heads at once (sharing each value load): acc_g[dims] = acc_g * corr_g
 // + sum over keys [lo, hi) of p_g[key] * value[key], in key order per lane;
 // NV vectors of dimensions from `dim`.
-template <typename V, int NG, int NV, typename T>
+// Interleaved: the NV vectors lie in whole 32-dimension blocks of a BF16
+// value row, so where each is read is known at compile time.
+template <typename V, int NG, int NV, typename T, bool Interleaved = false>
 void accumulate_values(const RowGeometry<T>& geo, const float* const* p, const float* corr, int32_t tile, int32_t lo,
                        int32_t hi, float* const* acc, int32_t dim) {
   typename V::Reg o[NG][NV];
@@ -90,10 +151,22 @@ void accumulate_values(const RowGeometry<T>& geo, const float* const* p, const f
   for (int g = 0; g < NG; ++g) {
     for (int v = 0; v < NV; ++v) o[g][v] = V::mul(V::load(acc[g] + dim + v * V::kLanes, count[v]), V::set1(corr[g]));
   }
+  typename KVLayout<T>::ValueSpot spots[NV];
+  for (int v = 0; v < NV; ++v) {
+    spots[v] = KVLayout<T>::value_spot(dim + static_cast<int32_t>(v * V::kLanes), geo.a.head_dim);
+  }
   for (int32_t pos = lo; pos < hi; ++pos) {
-    const T* row = geo.value_row(pos) + dim;
+    const T* row = geo.value_row(pos);
     typename V::Reg values[NV];
-    for (int v = 0; v < NV; ++v) values[v] = load_kv<V>(row + v * V::kLanes, count[v]);
+    if constexpr (Interleaved) {
+      for (int v = 0; v < NV; ++v) {
+        const int64_t in_block = v * V::kLanes % 32;  // dimension within its block: words from in_block % 16
+        const uint16_t* words = row + dim + v * V::kLanes / 32 * 32 + in_block % 16 * 2;
+        values[v] = V::load_bf16_words(words, V::kLanes, in_block >= 16);
+      }
+    } else {
+      for (int v = 0; v < NV; ++v) values[v] = KVLayout<T>::template load_value<V>(row, spots[v], count[v]);
+    }
     for (int g = 0; g < NG; ++g) {
       const typename V::Reg weight = V::set1(p[g][pos - tile]);
       for (int v = 0; v < NV; ++v) o[g][v] = V::fmadd(weight, values[v], o[g][v]);
@@ -108,7 +181,14 @@ template <typename V, int NG, typename T>
 void accumulate_values_all_dims(const RowGeometry<T>& geo, const float* const* p, const float* corr, int32_t tile,
                                 int32_t lo, int32_t hi, float* const* acc) {
   int32_t dim = 0;
-  for (; dim + 4 * V::kLanes <= geo.a.head_dim; dim += 4 * V::kLanes) {
+  constexpr int32_t kGroup = 4 * V::kLanes;
+  for (; dim + kGroup <= geo.a.head_dim; dim += kGroup) {
+    if constexpr (std::is_same_v<T, uint16_t> && kGroup % 32 == 0) {
+      if (dim + kGroup <= geo.a.head_dim / 32 * 32) {
+        accumulate_values<V, NG, 4, T, true>(geo, p, corr, tile, lo, hi, acc, dim);
+        continue;
+      }
+    }
     accumulate_values<V, NG, 4>(geo, p, corr, tile, lo, hi, acc, dim);
   }
   for (; dim < geo.a.head_dim; dim += V::kLanes) accumulate_values<V, NG, 1>(geo, p, corr, tile, lo, hi, acc, dim);

@@ -30,10 +30,21 @@ struct Avx2 {
   }
   // count BF16 values widened exactly (a shift into the high half); the rest of the lanes zero.
   static Reg load_bf16(const uint16_t* p, int64_t count) {
-    alignas(16) uint16_t part[kLanes] = {};
-    if (count < kLanes) std::copy_n(p, count, part);
-    const __m128i bits = _mm_loadu_si128(reinterpret_cast<const __m128i*>(count < kLanes ? part : p));
+    if (count < kLanes) {
+      alignas(16) uint16_t part[kLanes] = {};
+      std::copy_n(p, count, part);
+      return load_bf16(part, kLanes);
+    }
+    const __m128i bits = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
     return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(bits), 16));
+  }
+  // count 32-bit words from p (two BF16 each), the low or high BF16 of each widened; the rest of the lanes zero.
+  static Reg load_bf16_words(const uint16_t* p, int64_t count, bool high) {
+    const int* words = reinterpret_cast<const int*>(p);
+    const __m256i w = count == kLanes ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p))
+                                      : _mm256_maskload_epi32(words, mask(count));
+    return _mm256_castsi256_ps(high ? _mm256_and_si256(w, _mm256_set1_epi32(static_cast<int>(0xffff0000u)))
+                                    : _mm256_slli_epi32(w, 16));
   }
   static void store(float* p, Reg v, int64_t count) {
     if (count == kLanes) return _mm256_storeu_ps(p, v);

@@ -28,10 +28,19 @@ struct Avx512 {
   }
   // count BF16 values widened exactly (a shift into the high half); the rest of the lanes zero.
   static Reg load_bf16(const uint16_t* p, int64_t count) {
-    alignas(32) uint16_t part[kLanes] = {};
-    if (count < kLanes) std::copy_n(p, count, part);
-    const __m256i bits = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(count < kLanes ? part : p));
+    if (count < kLanes) {
+      alignas(32) uint16_t part[kLanes] = {};
+      std::copy_n(p, count, part);
+      return load_bf16(part, kLanes);
+    }
+    const __m256i bits = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
     return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(bits), 16));
+  }
+  // count 32-bit words from p (two BF16 each), the low or high BF16 of each widened; the rest of the lanes zero.
+  static Reg load_bf16_words(const uint16_t* p, int64_t count, bool high) {
+    const __m512i words = count == kLanes ? _mm512_loadu_si512(p) : _mm512_maskz_loadu_epi32(mask(count), p);
+    return _mm512_castsi512_ps(high ? _mm512_and_si512(words, _mm512_set1_epi32(static_cast<int>(0xffff0000u)))
+                                    : _mm512_slli_epi32(words, 16));
   }
   static void store(float* p, Reg v, int64_t count) {
     if (count == kLanes) return _mm512_storeu_ps(p, v);

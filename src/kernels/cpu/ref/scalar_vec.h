@@ -17,6 +17,9 @@ struct Scalar {
   static Reg zero() { return 0.0f; }
   static Reg set1(float v) { return v; }
   static Reg load(const float* p, int64_t count) { return count > 0 ? *p : 0.0f; }
+  static Reg load_bf16_words(const uint16_t* p, int64_t count, bool high) {
+    return load_bf16(p + (high ? 1 : 0), count);
+  }
   static Reg load_bf16(const uint16_t* p, int64_t count) {
     if (count <= 0) return 0.0f;
     const uint32_t bits = static_cast<uint32_t>(*p) << 16;
