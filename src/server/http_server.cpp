@@ -1,6 +1,7 @@
 #include "server/http_server.h"
 
 #include <atomic>
+#include <cstdio>
 #include <boost/asio.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
@@ -15,6 +16,22 @@
 
 namespace vllm::server {
 namespace {
+
+// A client's bytes as they may appear in a log line: printable ASCII kept,
+// anything else (control characters, bytes that are not ASCII) as \xHH.
+std::string printable(const std::string& text) {
+  std::string out;
+  for (unsigned char c : text) {
+    if (c >= 0x20 && c < 0x7f && c != '\\') {
+      out += static_cast<char>(c);
+    } else {
+      char escaped[5];
+      std::snprintf(escaped, sizeof escaped, "\\x%02x", c);
+      out += escaped;
+    }
+  }
+  return out;
+}
 
 namespace net = boost::asio;
 namespace beast = boost::beast;
@@ -138,7 +155,7 @@ class Session : public std::enable_shared_from_this<Session> {
 
   void log_request(const char* outcome) const {
     if (!options_.log_requests) return;
-    VLLM_LOG(Info) << method_ << " " << target_ << " " << status_ << (log_detail_.empty() ? "" : " ") << log_detail_
+    VLLM_LOG(Info) << printable(method_) << " " << printable(target_) << " " << status_ << (log_detail_.empty() ? "" : " ") << log_detail_
                    << " " << static_cast<int64_t>((now_seconds() - start_time_) * 1000.0) << " ms" << outcome;
   }
 

@@ -352,6 +352,7 @@ try:
     # One log line per request: method, path, status, tokens, latency.
     check(any(re.search(r"POST /v1/completions 200 prompt_tokens=\d+ completion_tokens=\d+ \d+ ms", l)
               for l in server.log), "request log lines")
+    check(any("GET /\\xff\\xfe 404" in l for l in server.log), "a path that is not UTF-8 is escaped in the log")
 finally:
     server.stop()
 
