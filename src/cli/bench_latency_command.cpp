@@ -51,58 +51,104 @@ Result<IterationTimes> run_iteration(LLMEngine& engine, int32_t vocab_size, cons
   return IterationTimes{first_tokens_done - start, now_seconds() - first_tokens_done};
 }
 
+// What each phase may reach for this model and batch at the given limits: a
+// prefill token costs 2 FLOPs per layer weight; a decode step reads every
+// weight once for the whole batch, or is bound by its FLOPs.
+struct PhaseLimits {
+  double prefill_tps = 0;
+  double decode_tps = 0;
+};
+
+PhaseLimits phase_limits(const DecoderModel::Cost& cost, double batch, double bandwidth_gb_per_s, double gflops) {
+  return {gflops * 1e9 / (2 * cost.layer_params),
+          std::min(batch * bandwidth_gb_per_s * 1e9 / cost.weight_bytes,
+                   gflops * 1e9 / (2 * (cost.layer_params + cost.lm_head_params)))};
+}
+
+// The limits around one iteration: measured just before and just after it,
+// each figure the better of the two.  The machine's speed drifts within
+// seconds under foreign load, so a phase is compared with the limit of its
+// own moment rather than with one taken minutes apart.
+kernels::MachineLimits limits_around(const kernels::MachineLimits& before, const kernels::MachineLimits& after) {
+  return {std::max(before.bandwidth_gb_per_s, after.bandwidth_gb_per_s),
+          std::max(before.peak_gflops, after.peak_gflops),
+          std::max(before.peak_bf16_gflops, after.peak_bf16_gflops)};
+}
+
 int run(const BenchLatencyOptions& o) {
   const OfflineBenchOptions& c = o.common;
   Result<LoadedEngine> loaded = load_engine(c.model, c.engine);
   if (!loaded.is_ok()) return report_error(loaded.status().message());
-  const kernels::MachineLimits limits = measure_limits(c.engine, loaded->model->cost().weight_bytes);
+  const DecoderModel::Cost cost = loaded->model->cost();
+  constexpr int kProbeRepetitions = 2;  // per side of an iteration: the best of four sweeps of each figure
   std::vector<double> prefill, decode;
+  std::vector<kernels::MachineLimits> iteration_limits;
+  kernels::MachineLimits before = measure_limits(c.engine, cost.weight_bytes, kProbeRepetitions);
   for (int i = 0; i < o.num_iters_warmup + o.num_iters; ++i) {
     Result<IterationTimes> times =
         run_iteration(*loaded->engine, static_cast<int32_t>(loaded->model->config().vocab_size), o, i);
     if (!times.is_ok()) return report_error(times.status().message());
-    if (i < o.num_iters_warmup) continue;
-    prefill.push_back(times->prefill_s);
-    decode.push_back(times->decode_s / std::max(1, c.output_len - 1));
+    const kernels::MachineLimits after = measure_limits(c.engine, cost.weight_bytes, kProbeRepetitions);
+    if (i >= o.num_iters_warmup) {
+      prefill.push_back(times->prefill_s);
+      decode.push_back(times->decode_s / std::max(1, c.output_len - 1));
+      iteration_limits.push_back(limits_around(before, after));
+    }
+    before = after;
   }
-  const double prefill_s = median(prefill), decode_step_s = median(decode);
-  const double batch = o.batch_size;
-  const double prefill_tps = batch * c.input_len / prefill_s;
-  const double decode_tps = c.output_len > 1 ? batch / decode_step_s : 0.0;
 
-  // The limits: a prefill token costs 2 FLOPs per layer weight; a decode step
-  // reads every weight once for the whole batch, or is bound by its FLOPs.
   // FP32 FMAs are the yardstick (BF16 weights widened in registers); where
   // the kernels feed BF16 weights to a dot-product unit instead, its peak is
-  // the limit of the arithmetic in use, reported beside it.
-  const DecoderModel::Cost cost = loaded->model->cost();
-  const bool bf16_dot = cost.bf16_matrices && limits.peak_bf16_gflops > 0 && kernels::cpu_isa() == "avx512_bf16";
-  const double kernel_peak_gflops = bf16_dot ? limits.peak_bf16_gflops : limits.peak_gflops;
-  auto prefill_limit_at = [&](double gflops) { return gflops * 1e9 / (2 * cost.layer_params); };
-  auto decode_limit_at = [&](double gflops) {
-    return std::min(batch * limits.bandwidth_gb_per_s * 1e9 / cost.weight_bytes,
-                    gflops * 1e9 / (2 * (cost.layer_params + cost.lm_head_params)));
-  };
-  const double prefill_limit = prefill_limit_at(limits.peak_gflops);
-  const double decode_limit = decode_limit_at(limits.peak_gflops);
+  // the limit of the arithmetic in use, reported beside it.  Fractions are
+  // the median over iterations of each one against its own limits.
+  const bool bf16_dot = cost.bf16_matrices && iteration_limits[0].peak_bf16_gflops > 0 &&
+                        kernels::cpu_isa() == "avx512_bf16";
+  const double batch = o.batch_size;
+  std::vector<double> prefill_fraction, decode_fraction, prefill_kernel_fraction, decode_kernel_fraction;
+  std::vector<double> bandwidth, fma_peak, bf16_peak, prefill_limit, decode_limit;
+  for (size_t i = 0; i < prefill.size(); ++i) {
+    const kernels::MachineLimits& l = iteration_limits[i];
+    const PhaseLimits fp32 = phase_limits(cost, batch, l.bandwidth_gb_per_s, l.peak_gflops);
+    const PhaseLimits kernel =
+        phase_limits(cost, batch, l.bandwidth_gb_per_s, bf16_dot ? l.peak_bf16_gflops : l.peak_gflops);
+    const double prefill_tps = batch * c.input_len / prefill[i];
+    const double decode_tps = c.output_len > 1 ? batch / decode[i] : 0.0;
+    prefill_fraction.push_back(prefill_tps / fp32.prefill_tps);
+    decode_fraction.push_back(decode_tps / fp32.decode_tps);
+    prefill_kernel_fraction.push_back(prefill_tps / kernel.prefill_tps);
+    decode_kernel_fraction.push_back(decode_tps / kernel.decode_tps);
+    bandwidth.push_back(l.bandwidth_gb_per_s);
+    fma_peak.push_back(l.peak_gflops);
+    bf16_peak.push_back(l.peak_bf16_gflops);
+    prefill_limit.push_back(fp32.prefill_tps);
+    decode_limit.push_back(fp32.decode_tps);
+  }
+  const kernels::MachineLimits limits{median(bandwidth), median(fma_peak), median(bf16_peak)};
+  const double prefill_s = median(prefill), decode_step_s = median(decode);
+  const double prefill_tps = batch * c.input_len / prefill_s;
+  const bool has_decode = c.output_len > 1;
+  const double decode_tps = has_decode ? batch / decode_step_s : 0.0;
+  print_limits(c.engine, cost.weight_bytes, limits);
 
   std::printf("model %s, batch %d, %d in / %d out, %d threads, %s kernels, median of %d\n", c.model.c_str(),
               o.batch_size, c.input_len, c.output_len, engine_threads(c.engine), kernels::cpu_isa().c_str(),
               o.num_iters);
   std::printf("%-8s %12s %14s %14s %10s\n", "phase", "time (ms)", "tokens/s", "limit tok/s", "of limit");
-  std::printf("%-8s %12.2f %14.1f %14.1f %9.1f%%\n", "prefill", prefill_s * 1e3, prefill_tps, prefill_limit,
-              100 * prefill_tps / prefill_limit);
-  std::printf("%-8s %12.2f %14.1f %14.1f %9.1f%%   (per step)\n", "decode", decode_step_s * 1e3, decode_tps,
-              decode_limit, 100 * decode_tps / decode_limit);
-  std::printf("limits measured now: read bandwidth %.1f GB/s, FP32 FMA peak %.0f GFLOP/s; weights %.1f MB\n",
-              limits.bandwidth_gb_per_s, limits.peak_gflops, cost.weight_bytes / 1e6);
+  std::printf("%-8s %12.2f %14.1f %14.1f %9.1f%%\n", "prefill", prefill_s * 1e3, prefill_tps, median(prefill_limit),
+              100 * median(prefill_fraction));
+  if (has_decode) {
+    std::printf("%-8s %12.2f %14.1f %14.1f %9.1f%%   (per step)\n", "decode", decode_step_s * 1e3, decode_tps,
+                median(decode_limit), 100 * median(decode_fraction));
+  }
+  std::printf(
+      "limits measured around each iteration (medians): read bandwidth %.1f GB/s, FP32 FMA peak %.0f GFLOP/s; "
+      "weights %.1f MB\n",
+      limits.bandwidth_gb_per_s, limits.peak_gflops, cost.weight_bytes / 1e6);
   if (bf16_dot) {
     std::printf(
         "BF16 weights run on the BF16 dot product, peak %.0f GFLOP/s: prefill %.1f%% and decode %.1f%% of "
-        "that arithmetic's limits (%.1f, %.1f tok/s)\n",
-        limits.peak_bf16_gflops, 100 * prefill_tps / prefill_limit_at(kernel_peak_gflops),
-        100 * decode_tps / decode_limit_at(kernel_peak_gflops), prefill_limit_at(kernel_peak_gflops),
-        decode_limit_at(kernel_peak_gflops));
+        "that arithmetic's limits\n",
+        limits.peak_bf16_gflops, 100 * median(prefill_kernel_fraction), 100 * median(decode_kernel_fraction));
   }
 
   OrderedJson report = report_base(c, limits);
@@ -113,17 +159,19 @@ int run(const BenchLatencyOptions& o) {
   report["decode_time_per_step_ms"] = decode_step_s * 1e3;
   report["decode_tokens_per_s"] = decode_tps;
   report["weight_bytes"] = cost.weight_bytes;
-  report["prefill_limit_tokens_per_s"] = prefill_limit;
-  report["decode_limit_tokens_per_s"] = decode_limit;
-  report["prefill_fraction_of_limit"] = prefill_tps / prefill_limit;
-  report["decode_fraction_of_limit"] = decode_tps / decode_limit;
+  report["prefill_limit_tokens_per_s"] = median(prefill_limit);
+  report["decode_limit_tokens_per_s"] = median(decode_limit);
+  report["prefill_fraction_of_limit"] = median(prefill_fraction);
+  report["decode_fraction_of_limit"] = median(decode_fraction);
   // The same against the peak of the arithmetic in use (the BF16 dot product's, where it runs).
-  report["kernel_peak_gflops"] = kernel_peak_gflops;
-  report["prefill_fraction_of_kernel_limit"] = prefill_tps / prefill_limit_at(kernel_peak_gflops);
-  report["decode_fraction_of_kernel_limit"] = decode_tps / decode_limit_at(kernel_peak_gflops);
+  report["kernel_peak_gflops"] = bf16_dot ? limits.peak_bf16_gflops : limits.peak_gflops;
+  report["prefill_fraction_of_kernel_limit"] = median(prefill_kernel_fraction);
+  report["decode_fraction_of_kernel_limit"] = median(decode_kernel_fraction);
   for (size_t i = 0; i < prefill.size(); ++i) {
     report["prefill_times_ms"].push_back(prefill[i] * 1e3);
     report["decode_times_per_step_ms"].push_back(decode[i] * 1e3);
+    report["bandwidth_per_iteration_gb_per_s"].push_back(bandwidth[i]);
+    report["peak_gflops_per_iteration"].push_back(fma_peak[i]);
   }
   return write_report(c.output_json, report) ? 0 : 1;
 }

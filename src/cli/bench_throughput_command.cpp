@@ -21,6 +21,7 @@ int run(const BenchThroughputOptions& o) {
   Result<LoadedEngine> loaded = load_engine(c.model, c.engine);
   if (!loaded.is_ok()) return report_error(loaded.status().message());
   const kernels::MachineLimits limits = measure_limits(c.engine, loaded->model->cost().weight_bytes);
+  print_limits(c.engine, loaded->model->cost().weight_bytes, limits);
   const auto token_prompts =
       random_prompts(o.num_prompts, c.input_len, static_cast<int32_t>(loaded->model->config().vocab_size), c.seed);
   std::vector<PromptInput> prompts;

@@ -45,22 +45,32 @@ SamplingParams fixed_length_params(int output_len, OutputKind kind) {
   return params;
 }
 
-kernels::MachineLimits measure_limits(const EngineFlags& flags, double weight_bytes) {
+namespace {
+
+// A floor for toy models, whose weights are too few bytes to time a sweep over.
+size_t bandwidth_working_set(double weight_bytes) {
+  return std::max<size_t>(size_t{16} << 20, static_cast<size_t>(weight_bytes));
+}
+
+}  // namespace
+
+kernels::MachineLimits measure_limits(const EngineFlags& flags, double weight_bytes, int repetitions) {
   ThreadPool pool(engine_threads(flags));
   kernels::MachineLimits limits;
-  // A floor for toy models, whose weights are too few bytes to time a sweep over.
-  const size_t working_set = std::max<size_t>(size_t{16} << 20, static_cast<size_t>(weight_bytes));
-  limits.bandwidth_gb_per_s = kernels::measure_read_bandwidth(pool, working_set);
-  limits.peak_gflops = kernels::measure_fma_peak(pool);
-  limits.peak_bf16_gflops = kernels::measure_bf16_dot_peak(pool);
+  limits.bandwidth_gb_per_s = kernels::measure_read_bandwidth(pool, bandwidth_working_set(weight_bytes), repetitions);
+  limits.peak_gflops = kernels::measure_fma_peak(pool, repetitions);
+  limits.peak_bf16_gflops = kernels::measure_bf16_dot_peak(pool, repetitions);
+  return limits;
+}
+
+void print_limits(const EngineFlags& flags, double weight_bytes, const kernels::MachineLimits& limits) {
   std::fprintf(stderr,
                "machine limits now (%d threads, %s): read bandwidth %.1f GB/s over %.0f MB, FP32 FMA peak %.0f "
                "GFLOP/s",
-               pool.num_threads(), kernels::cpu_isa().c_str(), limits.bandwidth_gb_per_s, working_set / 1e6,
-               limits.peak_gflops);
+               engine_threads(flags), kernels::cpu_isa().c_str(), limits.bandwidth_gb_per_s,
+               bandwidth_working_set(weight_bytes) / 1e6, limits.peak_gflops);
   if (limits.peak_bf16_gflops > 0) std::fprintf(stderr, ", BF16 dot peak %.0f GFLOP/s", limits.peak_bf16_gflops);
   std::fprintf(stderr, "\n");
-  return limits;
 }
 
 OrderedJson report_base(const OfflineBenchOptions& o, const kernels::MachineLimits& limits) {

@@ -36,8 +36,10 @@ SamplingParams fixed_length_params(int output_len, OutputKind kind);
 // Measured on as many threads as the engine computes with, the bandwidth over
 // a working set as large as the model's weights (what decode streams: the
 // host's large shared L3 holds part of a small model, and the probe should
-// see the same caches); printed on stderr.
-kernels::MachineLimits measure_limits(const EngineFlags& flags, double weight_bytes);
+// see the same caches), each figure the best of `repetitions`.
+kernels::MachineLimits measure_limits(const EngineFlags& flags, double weight_bytes, int repetitions = 5);
+// One line on stderr.
+void print_limits(const EngineFlags& flags, double weight_bytes, const kernels::MachineLimits& limits);
 
 // The fields every report starts with: model, lengths, threads, ISA and the
 // limits measured.

@@ -106,6 +106,10 @@ for key in ("prefill_tokens_per_s", "decode_tokens_per_s", "bandwidth_gb_per_s",
 assert abs(r["prefill_tokens_per_s"] * r["prefill_time_ms"] / 1e3 - 2 * 16) < 0.01, r
 assert abs(r["decode_tokens_per_s"] * r["decode_time_per_step_ms"] / 1e3 - 2) < 0.01, r
 assert len(r["prefill_times_ms"]) == 2
+# Limits measured around each iteration; the reported one is their median.
+bw = r["bandwidth_per_iteration_gb_per_s"]
+assert len(bw) == 2 and min(bw) <= r["bandwidth_gb_per_s"] <= max(bw), r
+assert 0 < r["decode_fraction_of_limit"] and 0 < r["prefill_fraction_of_limit"], r
 PY
 "$bin" bench throughput --model "$root/models/stories260k" --num-prompts 5 --input-len 12 --output-len 7 \
   --output-json "$scratch/throughput.json" >"$scratch/out" 2>"$scratch/err" || fail "bench throughput: $(cat "$scratch/err")"

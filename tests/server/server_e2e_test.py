@@ -2,13 +2,16 @@
 embedded stories260k: every endpoint, streaming against non-streaming,
 concurrency, error envelopes, API keys, body limits and a clean SIGTERM.
 Usage: server_e2e_test.py VLLM_CPP REPO_ROOT"""
+import atexit
 import http.client
 import json
 import re
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 
@@ -320,27 +323,29 @@ try:
     check(aborted == 200, f"{aborted} of 200 disconnected requests counted as aborted")
     check(server.request("GET", "/health")[0] == 200, "still healthy after 200 disconnects")
 
-    # The load generator against this server.
+    # The load generator against this server; its files go to a scratch folder removed at exit.
+    scratch = tempfile.mkdtemp(prefix="vllm-bench-")
+    atexit.register(shutil.rmtree, scratch, ignore_errors=True)
     run = subprocess.run([binary, "bench", "serve", "--base-url", f"http://127.0.0.1:{server.port}",
                           "--num-prompts", "12", "--max-concurrency", "4", "--input-len", "20", "--output-len", "10",
                           "--request-rate", "40",
-                          "--output-json", f"/tmp/vllm-bench-serve-{server.port}.json"],
+                          "--output-json", f"{scratch}/bench-serve.json"],
                          capture_output=True, text=True, timeout=120)
     check(run.returncode == 0 and "Successful requests:" in run.stdout, f"bench serve: {run.returncode} {run.stderr}")
-    report = json.load(open(f"/tmp/vllm-bench-serve-{server.port}.json"))
+    report = json.load(open(f"{scratch}/bench-serve.json"))
     check(report["completed"] == 12 and report["failed"] == 0 and report["total_output_tokens"] == 120
           and report["total_input_tokens"] == 240, f"bench serve report {report}")
     check(all(f"{s}_{m}_ms" in report for s in ("mean", "median", "p90", "p99")
               for m in ("ttft", "tpot", "itl", "e2el")), "bench serve keys")
     # Text prompts of one-token words (for servers that refuse token ids): exact token counts.
-    text_report = f"/tmp/vllm-bench-text-{server.port}.json"
+    text_report = f"{scratch}/bench-text.json"
     run = subprocess.run([binary, "bench", "serve", "--base-url", f"http://127.0.0.1:{server.port}", "--num-prompts",
                           "3", "--input-len", "16", "--output-len", "4", "--tokenizer", f"{root}/models/stories260k",
                           "--output-json", text_report], capture_output=True, text=True, timeout=120)
     report = json.load(open(text_report))
     check(run.returncode == 0 and report["completed"] == 3 and report["total_input_tokens"] == 48,
           f"bench serve --tokenizer {run.stderr} {report}")
-    dataset = f"/tmp/vllm-bench-dataset-{server.port}.jsonl"
+    dataset = f"{scratch}/bench-dataset.jsonl"
     with open(dataset, "w") as f:
         f.write(json.dumps({"prompt": "Once upon a time", "output_len": 7}) + "\n")
         f.write(json.dumps({"prompt": [1, 403, 407], "output_len": 5}) + "\n")
