@@ -48,9 +48,10 @@ struct AttentionRowArgs {
 inline int64_t bf16_key_offset(int32_t d, int32_t j, int32_t block_size) {
   return (static_cast<int64_t>(d / 2) * block_size + j) * 2 + d % 2;
 }
+inline bool bf16_value_in_order(int32_t c, int32_t head_dim) { return c / 32 * 32 + 32 > head_dim; }
 inline int64_t bf16_value_offset(int32_t c, int32_t head_dim) {
+  if (bf16_value_in_order(c, head_dim)) return c;
   const int32_t block = c / 32 * 32, r = c - block;
-  if (block + 32 > head_dim) return c;
   return block + (r % 16) * 2 + r / 16;
 }
 

@@ -62,10 +62,11 @@ struct KVLayout<uint16_t> {
     int64_t offset;
     Kind kind;
   };
+  // The word that holds dimension `dim` (attention.h's bf16_value_offset), and its half.
   static ValueSpot value_spot(int32_t dim, int32_t head_dim) {
-    const int32_t block = dim / 32 * 32, r = dim - block;
-    if (block + 32 > head_dim) return {dim, Kind::kInOrder};
-    return {block + (r % 16) * 2, r >= 16 ? Kind::kHighWords : Kind::kLowWords};
+    if (bf16_value_in_order(dim, head_dim)) return {dim, Kind::kInOrder};
+    const int64_t element = bf16_value_offset(dim, head_dim);
+    return {element - element % 2, element % 2 == 1 ? Kind::kHighWords : Kind::kLowWords};
   }
   template <typename V>
   static typename V::Reg load_value(const uint16_t* row, const ValueSpot& spot, int64_t count) {
@@ -141,7 +142,7 @@ void score_chunks(const RowGeometry<T>& geo, const float* const* q, int32_t pos,
 // + sum over keys [lo, hi) of p_g[key] * value[key], in key order per lane;
 // NV vectors of dimensions from `dim`.
 // Interleaved: the NV vectors lie in whole 32-dimension blocks of a BF16
-// value row, so where each is read is known at compile time.
+// value row, so which half of its words each reads is known at compile time.
 template <typename V, int NG, int NV, typename T, bool Interleaved = false>
 void accumulate_values(const RowGeometry<T>& geo, const float* const* p, const float* corr, int32_t tile, int32_t lo,
                        int32_t hi, float* const* acc, int32_t dim) {
@@ -159,10 +160,9 @@ void accumulate_values(const RowGeometry<T>& geo, const float* const* p, const f
     const T* row = geo.value_row(pos);
     typename V::Reg values[NV];
     if constexpr (Interleaved) {
+      // dim is a multiple of 32 here, so which half vector v reads is known at compile time.
       for (int v = 0; v < NV; ++v) {
-        const int64_t in_block = v * V::kLanes % 32;  // dimension within its block: words from in_block % 16
-        const uint16_t* words = row + dim + v * V::kLanes / 32 * 32 + in_block % 16 * 2;
-        values[v] = V::load_bf16_words(words, V::kLanes, in_block >= 16);
+        values[v] = V::load_bf16_words(row + spots[v].offset, V::kLanes, v * V::kLanes % 32 >= 16);
       }
     } else {
       for (int v = 0; v < NV; ++v) values[v] = KVLayout<T>::template load_value<V>(row, spots[v], count[v]);
