@@ -71,8 +71,7 @@ PhaseLimits phase_limits(const DecoderModel::Cost& cost, double batch, double ba
 // own moment rather than with one taken minutes apart.
 kernels::MachineLimits limits_around(const kernels::MachineLimits& before, const kernels::MachineLimits& after) {
   return {std::max(before.bandwidth_gb_per_s, after.bandwidth_gb_per_s),
-          std::max(before.peak_gflops, after.peak_gflops),
-          std::max(before.peak_bf16_gflops, after.peak_bf16_gflops)};
+          std::max(before.peak_gflops, after.peak_gflops), std::max(before.peak_bf16_gflops, after.peak_bf16_gflops)};
 }
 
 int run(const BenchLatencyOptions& o) {
@@ -101,8 +100,8 @@ int run(const BenchLatencyOptions& o) {
   // the kernels feed BF16 weights to a dot-product unit instead, its peak is
   // the limit of the arithmetic in use, reported beside it.  Fractions are
   // the median over iterations of each one against its own limits.
-  const bool bf16_dot = cost.bf16_matrices && iteration_limits[0].peak_bf16_gflops > 0 &&
-                        kernels::cpu_isa() == "avx512_bf16";
+  const bool bf16_dot =
+      cost.bf16_matrices && iteration_limits[0].peak_bf16_gflops > 0 && kernels::cpu_isa() == "avx512_bf16";
   const double batch = o.batch_size;
   std::vector<double> prefill_fraction, decode_fraction, prefill_kernel_fraction, decode_kernel_fraction;
   std::vector<double> bandwidth, fma_peak, bf16_peak, prefill_limit, decode_limit;

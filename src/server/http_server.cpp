@@ -1,10 +1,10 @@
 #include "server/http_server.h"
 
 #include <atomic>
-#include <cstdio>
 #include <boost/asio.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <cstdio>
 #include <deque>
 #include <optional>
 #include <thread>
@@ -155,8 +155,9 @@ class Session : public std::enable_shared_from_this<Session> {
 
   void log_request(const char* outcome) const {
     if (!options_.log_requests) return;
-    VLLM_LOG(Info) << printable(method_) << " " << printable(target_) << " " << status_ << (log_detail_.empty() ? "" : " ") << log_detail_
-                   << " " << static_cast<int64_t>((now_seconds() - start_time_) * 1000.0) << " ms" << outcome;
+    VLLM_LOG(Info) << printable(method_) << " " << printable(target_) << " " << status_
+                   << (log_detail_.empty() ? "" : " ") << log_detail_ << " "
+                   << static_cast<int64_t>((now_seconds() - start_time_) * 1000.0) << " ms" << outcome;
   }
 
   void response_done() {
