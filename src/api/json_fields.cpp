@@ -11,6 +11,12 @@ Status wrong_type(const std::string& field, const char* expected) {
 
 }  // namespace
 
+Result<Json> parse_json_object(std::string_view text) {
+  VLLM_ASSIGN_OR_RETURN(Json j, parse_json_within(text, kRequestJsonLimits));
+  if (!j.is_object()) return invalid_argument("not a JSON object");
+  return j;
+}
+
 Result<int64_t> read_integer(const Json& value, const std::string& field) {
   if (!value.is_number_integer()) return wrong_type(field, "an integer");
   if (value.is_number_unsigned() && value.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX)) {

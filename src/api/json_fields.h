@@ -13,6 +13,14 @@
 
 namespace vllm::api {
 
+// The bounds every request body and input line keeps (base/json.h): deep
+// enough for any real tool schema, wide enough for a long prompt's token ids.
+inline constexpr JsonLimits kRequestJsonLimits{};
+
+// `text` as a JSON object within kRequestJsonLimits; the error says which
+// limit it passed, or that it is not valid JSON, or not an object.
+Result<Json> parse_json_object(std::string_view text);
+
 Result<int64_t> read_integer(const Json& value, const std::string& field);
 Result<int32_t> read_int32(const Json& value, const std::string& field);
 Result<double> read_number(const Json& value, const std::string& field);

@@ -28,9 +28,7 @@ Result<bool> read_prompt_field(PromptInput& prompt, const std::string& key, cons
 }  // namespace
 
 Result<BatchRequest> parse_batch_request(const std::string& line, const SamplingParams& defaults) {
-  const Json j = Json::parse(line, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) return invalid_argument("not valid JSON");
-  if (!j.is_object()) return invalid_argument("not a JSON object");
+  VLLM_ASSIGN_OR_RETURN(const Json j, api::parse_json_object(line));
   BatchRequest r;
   r.params = defaults;
   api::SamplingFieldExtras extras;

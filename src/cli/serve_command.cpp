@@ -1,8 +1,11 @@
 // `vllm-cpp serve [MODEL]`: the OpenAI-compatible HTTP server.  Loads the
 // model, then opens the port; SIGINT or SIGTERM stop it: no new connections,
 // in-flight requests end with finish_reason "abort", exit status 0.
+#include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
+#include <thread>
 
 #include "cli/commands.h"
 #include "cli/engine_flags.h"
@@ -22,6 +25,11 @@ struct ServeOptions {
   std::vector<std::string> api_keys;
   std::vector<std::string> served_model_names;
   uint64_t max_request_body_bytes = 16 << 20;
+  size_t max_connections = 0;
+  double header_timeout = 30;
+  double body_timeout = 60;
+  std::optional<double> keep_alive_timeout;
+  double write_timeout = 60;
   std::optional<std::string> chat_template;
   bool log_requests = true;
   std::string tokenizer;
@@ -30,6 +38,19 @@ struct ServeOptions {
   CompatFlags compat;
   EngineFlags engine;
 };
+
+// How long in-flight answers get to end after SIGINT/SIGTERM.
+constexpr double kShutdownGraceSeconds = 5.0;
+
+// Whatever is still running (a tokenisation of a huge prompt cannot be
+// interrupted), the process is gone a little after the grace period.
+void exit_after_grace_period() {
+  std::thread([] {
+    std::this_thread::sleep_for(std::chrono::duration<double>(kShutdownGraceSeconds + 2.0));
+    std::fprintf(stderr, "shutdown is taking too long; exiting now\n");
+    std::_Exit(0);
+  }).detach();
+}
 
 // SIGINT and SIGTERM are blocked in every thread and taken by sigwait here.
 sigset_t stop_signals() {
@@ -68,6 +89,16 @@ int run_serve(ServeOptions o) {
   http.host = o.host;
   http.port = o.port;
   http.max_body_bytes = o.max_request_body_bytes;
+  http.max_connections = o.max_connections;
+  http.header_timeout_seconds = o.header_timeout;
+  http.body_timeout_seconds = o.body_timeout;
+  http.write_timeout_seconds = o.write_timeout;
+  if (!o.keep_alive_timeout) {  // vLLM's variable for uvicorn's keep-alive time-out
+    if (const char* env = std::getenv("VLLM_HTTP_TIMEOUT_KEEP_ALIVE"); env != nullptr && *env != '\0') {
+      o.keep_alive_timeout = std::atof(env);
+    }
+  }
+  http.keep_alive_timeout_seconds = o.keep_alive_timeout.value_or(5.0);
   http.log_requests = o.log_requests && !o.compat.disable_uvicorn_access_log;
   Result<std::unique_ptr<server::HttpServer>> http_server =
       server::HttpServer::start(http, [&api](server::HttpRequest request, std::shared_ptr<server::ResponseChannel> c) {
@@ -80,9 +111,13 @@ int run_serve(ServeOptions o) {
   int signal = 0;
   sigwait(&signals, &signal);
   std::fprintf(stderr, "%s: shutting down\n", signal == SIGINT ? "SIGINT" : "SIGTERM");
+  exit_after_grace_period();
   (*http_server)->stop_accepting();
+  api.shutdown();     // renders and tokenisations in progress give up
   engine.shutdown();  // in-flight requests end with "abort", delivered through the I/O threads
-  if (!(*http_server)->wait_until_idle(5.0)) std::fprintf(stderr, "closing connections still being answered\n");
+  if (!(*http_server)->wait_until_idle(kShutdownGraceSeconds)) {
+    std::fprintf(stderr, "closing connections still being answered\n");
+  }
   http_server->reset();  // then the connections close and the I/O threads stop
   return 0;
 }
@@ -99,6 +134,23 @@ CommandRunner add_serve_command(CLI::App& app) {
   app.add_option("--served-model-name", o->served_model_names, "Model names the API answers to (default: MODEL)");
   app.add_option("--max-request-body-bytes", o->max_request_body_bytes, "Larger request bodies get 413")
       ->capture_default_str();
+  app.add_option("--max-connections", o->max_connections,
+                 "Open connections at most; beyond it idle ones are closed, else 503 (default: from the "
+                 "file-descriptor limit)");
+  app.add_option("--http-header-timeout", o->header_timeout,
+                 "Seconds from a request's first byte to the end of its header (else 408)")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  app.add_option("--http-body-timeout", o->body_timeout, "Seconds for a request's body after its header (else 408)")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  app.add_option("--http-keep-alive-timeout", o->keep_alive_timeout,
+                 "Seconds an idle connection stays open (default 5, or env VLLM_HTTP_TIMEOUT_KEEP_ALIVE)")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--http-write-timeout", o->write_timeout,
+                 "Seconds a client may read nothing of its answer before it is dropped")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
   app.add_option("--chat-template", o->chat_template, "Chat template: a file, or the Jinja text itself");
   app.add_flag("--enable-log-requests,!--disable-log-requests", o->log_requests,
                "A log line per request: method, path, status, tokens, latency (default: on)");

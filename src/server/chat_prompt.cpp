@@ -10,6 +10,10 @@ constexpr const char* kFallbackTemplate =
     "{{ bos_token }}{% for m in messages %}{{ m.role }}: {{ m.content }}\n{% endfor %}"
     "{% if add_generation_prompt %}assistant:{% endif %}";
 
+// More template variables than any template reads; a client's kwargs beyond
+// it are a 400, not seconds of rendering.
+constexpr size_t kMaxTemplateKwargs = 1024;
+
 Status bad(const std::string& message, const char* param) { return invalid_argument(message).with_param(param); }
 
 // content: a string, null, or text parts joined with "\n".
@@ -41,7 +45,7 @@ Result<ChatPrompt> read_chat_prompt(const Json& body) {
     if (!m.is_object() || !m.contains("role") || !m["role"].is_string()) {
       return bad("each message needs a string 'role'", "messages");
     }
-    OrderedJson message = OrderedJson::parse(m.dump());
+    OrderedJson message = to_ordered_json(m);
     VLLM_ASSIGN_OR_RETURN(message["content"], normalise_content(m.contains("content") ? m["content"] : Json()));
     p.messages.push_back(std::move(message));
   }
@@ -61,7 +65,13 @@ Result<ChatPrompt> read_chat_prompt(const Json& body) {
     if (!body["chat_template_kwargs"].is_object()) {
       return bad("field 'chat_template_kwargs' must be an object", "chat_template_kwargs");
     }
-    p.template_kwargs = OrderedJson::parse(body["chat_template_kwargs"].dump());
+    const Json& kwargs = body["chat_template_kwargs"];
+    if (kwargs.size() > kMaxTemplateKwargs) {
+      return bad("field 'chat_template_kwargs' has " + std::to_string(kwargs.size()) +
+                     " keys, more than the limit of " + std::to_string(kMaxTemplateKwargs),
+                 "chat_template_kwargs");
+    }
+    p.template_kwargs = kwargs;
   }
   return p;
 }
@@ -77,13 +87,19 @@ Result<ChatRenderer> ChatRenderer::create(const Tokenizer& tokenizer,
   }
   Result<ChatTemplate> compiled = ChatTemplate::compile(source);
   if (!compiled.is_ok()) return compiled.status().with_context("chat template");
-  return ChatRenderer(std::move(compiled).value(), OrderedJson::parse(tokenizer.special_token_variables().dump()));
+  return ChatRenderer(std::move(compiled).value(), to_ordered_json(tokenizer.special_token_variables()));
 }
 
-Result<std::string> ChatRenderer::render(const ChatPrompt& prompt) const {
-  OrderedJson variables = variables_;
-  for (const auto& [key, value] : prompt.template_kwargs.items()) variables[key] = value;
-  VLLM_ASSIGN_OR_RETURN(std::string text, template_.render(prompt.messages, prompt.add_generation_prompt, variables));
+Result<std::string> ChatRenderer::render(const ChatPrompt& prompt, std::stop_token stop) const {
+  // The request's kwargs, then the tokenizer's variables they do not replace;
+  // built member by member, as OrderedJson's keyed insert would search each time.
+  OrderedJson variables = to_ordered_json(prompt.template_kwargs);
+  auto& members = static_cast<OrderedJson::object_t::Container&>(variables.get_ref<OrderedJson::object_t&>());
+  for (const auto& [key, value] : variables_.items()) {
+    if (!prompt.template_kwargs.contains(key)) members.emplace_back(key, value);
+  }
+  VLLM_ASSIGN_OR_RETURN(std::string text,
+                        template_.render(prompt.messages, prompt.add_generation_prompt, variables, stop));
   if (prompt.continue_final_message) {
     // The last message goes on: drop what the template put after its content (end of turn).
     const OrderedJson& last = prompt.messages.back()["content"];

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <optional>
+#include <stop_token>
 #include <string>
 
 #include "base/json.h"
@@ -17,7 +18,7 @@ struct ChatPrompt {
   OrderedJson messages = OrderedJson::array();
   bool add_generation_prompt = true;
   bool continue_final_message = false;
-  OrderedJson template_kwargs = OrderedJson::object();
+  Json template_kwargs = Json::object();  // at most a bounded number of keys
 };
 
 // The chat fields of a request body (messages, add_generation_prompt,
@@ -29,7 +30,9 @@ class ChatRenderer {
   // `override_template`: --chat-template, a file path or the template itself.
   static Result<ChatRenderer> create(const Tokenizer& tokenizer, const std::optional<std::string>& override_template);
 
-  Result<std::string> render(const ChatPrompt& prompt) const;
+  // Stops early, with an error, once `stop` is requested (the client left,
+  // the server is stopping).
+  Result<std::string> render(const ChatPrompt& prompt, std::stop_token stop = {}) const;
 
  private:
   ChatRenderer(ChatTemplate chat_template, OrderedJson variables)

@@ -1,6 +1,7 @@
 #include "server/completion_request.h"
 
 #include "api/json_fields.h"
+#include "server/request_body.h"
 #include "api/sampling_fields.h"
 
 namespace vllm::server {
@@ -112,17 +113,10 @@ Status parse_common(const Json& j, CompletionRequest& r, bool add_special_tokens
   return Status::ok();
 }
 
-Result<Json> parse_body(const std::string& body) {
-  Json j = Json::parse(body, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) return bad("the request body is not valid JSON", "");
-  if (!j.is_object()) return bad("the request body must be a JSON object", "");
-  return j;
-}
-
 }  // namespace
 
 Result<CompletionRequest> parse_completion_request(const std::string& body) {
-  VLLM_ASSIGN_OR_RETURN(const Json j, parse_body(body));
+  VLLM_ASSIGN_OR_RETURN(const Json j, parse_request_body(body));
   if (!j.contains("prompt")) return bad("prompt is required", "prompt");
   CompletionRequest r;
   VLLM_RETURN_IF_ERROR(parse_common(j, r, /*add_special_tokens_default=*/true));
@@ -130,8 +124,9 @@ Result<CompletionRequest> parse_completion_request(const std::string& body) {
 }
 
 Result<CompletionRequest> parse_chat_request(const std::string& body, const ChatRenderer& renderer,
-                                             const Tokenizer& tokenizer, int32_t max_model_len) {
-  VLLM_ASSIGN_OR_RETURN(const Json j, parse_body(body));
+                                             const Tokenizer& tokenizer, int32_t max_model_len,
+                                             std::stop_token stop) {
+  VLLM_ASSIGN_OR_RETURN(const Json j, parse_request_body(body));
   VLLM_ASSIGN_OR_RETURN(const ChatPrompt chat, read_chat_prompt(j));
   CompletionRequest r;
   r.chat = true;
@@ -148,7 +143,7 @@ Result<CompletionRequest> parse_chat_request(const std::string& body, const Chat
   }
   if (top_logprobs > 0 && !logprobs) return bad("top_logprobs requires logprobs: true", "top_logprobs");
   if (logprobs) r.params.logprobs = top_logprobs;
-  Result<std::string> text = renderer.render(chat);
+  Result<std::string> text = renderer.render(chat, std::move(stop));
   if (!text.is_ok()) return text.status().with_param("messages");
   const bool add_special =
       j.contains("add_special_tokens") && j["add_special_tokens"].is_boolean() && j["add_special_tokens"].get<bool>();

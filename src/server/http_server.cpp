@@ -1,121 +1,211 @@
 #include "server/http_server.h"
 
+#include <pthread.h>
+#include <sys/resource.h>
+
 #include <atomic>
 #include <boost/asio.hpp>
-#include <boost/beast/core.hpp>
-#include <boost/beast/http.hpp>
-#include <cstdio>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <cerrno>
 #include <deque>
-#include <optional>
 #include <thread>
 #include <vector>
 
 #include "base/clock.h"
 #include "base/logging.h"
 #include "server/api_error.h"
+#include "server/connection_table.h"
+#include "server/http_request_parser.h"
+#include "server/http_wire.h"
 
 namespace vllm::server {
 namespace {
 
-// A client's bytes as they may appear in a log line: printable ASCII kept,
-// anything else (control characters, bytes that are not ASCII) as \xHH.
-std::string printable(const std::string& text) {
-  std::string out;
-  for (unsigned char c : text) {
-    if (c >= 0x20 && c < 0x7f && c != '\\') {
-      out += static_cast<char>(c);
-    } else {
-      char escaped[5];
-      std::snprintf(escaped, sizeof escaped, "\\x%02x", c);
-      out += escaped;
-    }
-  }
-  return out;
-}
-
 namespace net = boost::asio;
-namespace beast = boost::beast;
-namespace http = beast::http;
 using tcp = net::ip::tcp;
+using error_code = boost::system::error_code;
 
-// Responses are written as bytes: the status line and headers, then the
-// body, or for events the chunks of a chunked transfer.
-std::string status_line(int status) {
-  const beast::string_view reason = http::obsolete_reason(http::int_to_status(static_cast<unsigned>(status)));
-  return "HTTP/1.1 " + std::to_string(status) + " " + std::string(reason) + "\r\n";
+// How much of a client's next requests is read ahead while one is answered
+// (enough to notice it leave; more waits in the socket).
+constexpr size_t kMaxReadAhead = 64 << 10;
+constexpr size_t kReadChunk = 16 << 10;
+// Answer bytes queued behind the one being written: a stream whose client
+// reads nothing is dropped here rather than held in memory.
+constexpr size_t kMaxQueuedWriteBytes = 8 << 20;
+// After an error answer, the client's unread bytes are drained this long
+// before closing, so that its TCP stack does not discard the answer on a reset.
+constexpr double kLingerSeconds = 2.0;
+
+std::chrono::steady_clock::duration seconds(double s) {
+  return std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(s));
 }
 
-std::string whole_response(const HttpResponse& r, bool keep_alive) {
-  return status_line(r.status) + "Content-Type: " + r.content_type +
-         "\r\nContent-Length: " + std::to_string(r.body.size()) +
-         "\r\nConnection: " + (keep_alive ? "keep-alive" : "close") + "\r\n\r\n" + r.body;
-}
+struct Shared {  // what every connection of a server uses
+  const HttpServerOptions& options;
+  const HttpHandler& handler;
+  ConnectionTable& table;
+  std::atomic<int>& active_responses;
+};
 
-std::string event_stream_header() {
-  return status_line(200) +
-         "Content-Type: text/event-stream\r\nCache-Control: no-cache\r\nTransfer-Encoding: chunked\r\n"
-         "Connection: keep-alive\r\n\r\n";
-}
-
-std::string event_chunk(const std::string& data) {
-  const std::string payload = "data: " + data + "\n\n";
-  char size[32];
-  std::snprintf(size, sizeof size, "%zx\r\n", payload.size());
-  return size + payload + "\r\n";
-}
-
-constexpr const char* kLastChunk = "0\r\n\r\n";
-
-class Session : public std::enable_shared_from_this<Session> {
+class Session : public ConnectionTable::Connection, public std::enable_shared_from_this<Session> {
  public:
-  Session(tcp::socket socket, const HttpHandler& handler, const HttpServerOptions& options,
-          std::atomic<int>& active_responses)
-      : stream_(std::move(socket)), handler_(handler), options_(options), active_responses_(active_responses) {}
+  Session(tcp::socket socket, Shared shared)
+      : socket_(std::move(socket)),
+        timer_(socket_.get_executor()),
+        shared_(shared),
+        parser_(HttpLimits{.max_body_bytes = shared.options.max_body_bytes}) {}
 
-  void start() {
-    net::dispatch(stream_.get_executor(), [self = shared_from_this()] { self->read_request(); });
+  // Serves the connection; `refuse` answers 503 at once (the server is full).
+  void start(bool refuse) {
+    net::dispatch(socket_.get_executor(), [self = shared_from_this(), refuse] {
+      if (refuse) return self->reject(503, "the server has too many open connections; retry later");
+      self->wait_for_request();
+    });
+  }
+
+  void evict() override {
+    net::post(socket_.get_executor(), [self = shared_from_this()] {
+      if (self->phase_ != Phase::kAnswering) self->close();
+    });
   }
 
  private:
   class Channel;
+  enum class Phase { kReading, kAnswering, kLingering, kClosed };
 
-  void read_request() {
-    parser_.emplace();
-    parser_->body_limit(options_.max_body_bytes);
-    stream_.expires_after(std::chrono::seconds(300));  // an idle keep-alive connection is closed in time
-    http::async_read(stream_, buffer_, *parser_,
-                     [self = shared_from_this()](beast::error_code ec, size_t) { self->on_request(ec); });
+  // ---- reading requests ----
+
+  void wait_for_request() {
+    phase_ = Phase::kReading;
+    shared_.table.set_idle(shared_from_this());
+    parse_buffered();
   }
 
-  void on_request(beast::error_code ec);
-
-  void reject(int status, const std::string& message) {
-    method_ = "?";
-    target_ = "?";
-    status_ = status;
-    start_time_ = now_seconds();
-    keep_alive_ = false;
-    set_responding(true);
-    ++response_id_;
-    write(whole_response(error_response(status, message), false), /*last=*/true);
+  // Feeds the parser what has arrived; answers a finished request, or reads on.
+  void parse_buffered() {
+    const auto before = parser_.state();
+    while (buffer_.size() > 0) {
+      const auto data = buffer_.data();
+      const size_t used = parser_.feed({static_cast<const char*>(data.data()), data.size()});
+      buffer_.consume(used);
+      if (used == 0) break;
+      const auto state = parser_.state();
+      if (state == HttpRequestParser::State::kDone || state == HttpRequestParser::State::kFailed) break;
+    }
+    switch (parser_.state()) {
+      case HttpRequestParser::State::kFailed:
+        return reject(parser_.error().status, parser_.error().message);
+      case HttpRequestParser::State::kDone:
+        return dispatch(parser_.take());
+      case HttpRequestParser::State::kIdle:
+        if (before != HttpRequestParser::State::kIdle || !deadline_set_) {
+          set_deadline(shared_.options.keep_alive_timeout_seconds);
+        }
+        break;
+      case HttpRequestParser::State::kHeader:
+        if (before == HttpRequestParser::State::kIdle) set_deadline(shared_.options.header_timeout_seconds);
+        break;
+      case HttpRequestParser::State::kBody:
+        if (before != HttpRequestParser::State::kBody) {
+          set_deadline(shared_.options.body_timeout_seconds);
+          if (parser_.expects_continue()) write(continue_response(), /*ends_answer=*/false);
+        }
+        break;
+    }
+    read_more();
   }
 
-  // While answering, a read notices the client closing the connection.
-  // Data that arrives instead (a pipelined request) waits in the buffer.
-  void watch_connection() {
-    if (watching_) return;
-    watching_ = true;
-    stream_.async_read_some(buffer_.prepare(4096), [self = shared_from_this()](beast::error_code ec, size_t n) {
-      self->watching_ = false;
-      if (ec) return self->client_gone();
-      self->buffer_.commit(n);
-      if (!self->responding_) self->read_request();
+  void read_more() {
+    if (reading_ || phase_ == Phase::kClosed) return;
+    if (phase_ == Phase::kAnswering && buffer_.size() >= kMaxReadAhead) return;  // resumed when the answer ends
+    reading_ = true;
+    socket_.async_read_some(buffer_.prepare(kReadChunk), [self = shared_from_this()](error_code ec, size_t n) {
+      self->reading_ = false;
+      self->on_read(ec, n);
     });
   }
 
+  void on_read(error_code ec, size_t n) {
+    if (phase_ == Phase::kClosed) return;
+    if (ec) return phase_ == Phase::kAnswering ? client_gone() : close();  // it left, or reset
+    buffer_.commit(n);
+    if (phase_ == Phase::kLingering) buffer_.consume(buffer_.size());
+    if (phase_ == Phase::kReading) return parse_buffered();
+    read_more();  // answering: watch for the client leaving; lingering: drain
+  }
+
+  // ---- answering ----
+
+  // Hands a whole request to the handler, which answers through a Channel.
+  void dispatch(HttpRequest request);
+
+  // An error answer, then the connection closes: what the client sent is
+  // not a request that can be answered, or the server cannot take it.
+  void reject(int status, const std::string& message) {
+    if (phase_ == Phase::kClosed) return;
+    cancel_deadline();
+    phase_ = Phase::kAnswering;
+    shared_.table.set_busy(*this);
+    set_responding(true);
+    ++response_id_;
+    keep_alive_ = false;
+    method_ = "-";
+    target_ = "-";
+    start_time_ = now_seconds();
+    status_ = status;
+    HttpResponse response = error_response(status, message);
+    if (status == 503) response.headers.emplace_back("Retry-After", "1");
+    write(whole_response(response, /*keep_alive=*/false), /*ends_answer=*/true);
+  }
+
+  void write(std::string bytes, bool ends_answer) {
+    if (!writes_.empty()) queued_bytes_ += bytes.size();  // behind the write in progress
+    writes_.push_back(std::move(bytes));
+    answer_queued_ = answer_queued_ || ends_answer;
+    if (queued_bytes_ > kMaxQueuedWriteBytes) {
+      VLLM_LOG(Warning) << "dropping a client that reads none of its answer: " << printable(target_);
+      return client_gone();
+    }
+    if (!writing_) write_next();
+  }
+
+  void write_next() {
+    if (writes_.empty() || phase_ == Phase::kClosed) {
+      writing_ = false;
+      return;
+    }
+    writing_ = true;
+    // While a request is read (a 100 Continue) its own deadline stands.
+    if (phase_ == Phase::kAnswering) set_deadline(shared_.options.write_timeout_seconds);
+    net::async_write(socket_, net::buffer(writes_.front()),
+                     [self = shared_from_this()](error_code ec, size_t) { self->on_written(ec); });
+  }
+
+  void on_written(error_code ec) {
+    if (phase_ == Phase::kClosed) return;
+    if (ec) return client_gone();
+    writes_.pop_front();
+    if (!writes_.empty()) queued_bytes_ -= std::min(queued_bytes_, writes_.front().size());
+    if (!writes_.empty()) return write_next();
+    writing_ = false;
+    if (phase_ != Phase::kAnswering) return;
+    cancel_deadline();
+    if (answer_queued_) answer_done();
+  }
+
+  void answer_done() {
+    log_request("");
+    answer_queued_ = false;
+    streaming_ = false;
+    set_responding(false);
+    on_close_ = nullptr;
+    if (!keep_alive_) return linger();
+    wait_for_request();  // a pipelined request may be waiting in the buffer
+  }
+
+  // The client went away (or must be dropped) before its answer was done.
   void client_gone() {
-    closed_ = true;
-    if (responding_) {
+    if (phase_ == Phase::kAnswering && responding_) {
       log_request(" (client disconnected)");
       set_responding(false);
       if (on_close_) std::exchange(on_close_, nullptr)();
@@ -123,65 +213,82 @@ class Session : public std::enable_shared_from_this<Session> {
     close();
   }
 
+  // ---- closing ----
+
+  void linger() {
+    phase_ = Phase::kLingering;
+    shared_.table.set_idle(shared_from_this());
+    error_code ignored;
+    socket_.shutdown(tcp::socket::shutdown_send, ignored);
+    set_deadline(kLingerSeconds);
+    read_more();
+  }
+
+  void close() {
+    if (phase_ == Phase::kClosed) return;
+    if (responding_) set_responding(false);
+    phase_ = Phase::kClosed;
+    cancel_deadline();
+    error_code ignored;
+    socket_.shutdown(tcp::socket::shutdown_both, ignored);
+    socket_.close(ignored);
+    shared_.table.closed(*this);
+  }
+
+  // ---- deadlines ----
+
+  void set_deadline(double after_seconds) {
+    deadline_set_ = true;
+    timer_.expires_after(seconds(after_seconds));
+    timer_.async_wait([self = shared_from_this(), generation = ++deadline_generation_](error_code ec) {
+      if (!ec && generation == self->deadline_generation_) self->on_deadline();
+    });
+  }
+
+  void cancel_deadline() {
+    deadline_set_ = false;
+    ++deadline_generation_;
+    timer_.cancel();
+  }
+
+  void on_deadline() {
+    deadline_set_ = false;
+    switch (phase_) {
+      case Phase::kReading:
+        // Nothing of a request yet: an idle connection, closed quietly.
+        if (parser_.state() == HttpRequestParser::State::kIdle) return close();
+        return reject(408, "the request did not arrive in time");
+      case Phase::kAnswering:
+        VLLM_LOG(Warning) << "dropping a client that stopped reading its answer: " << printable(target_);
+        return client_gone();
+      case Phase::kLingering:
+      case Phase::kClosed:
+        return close();
+    }
+  }
+
   // Counts the server's answers in progress, for a graceful stop.
   void set_responding(bool responding) {
-    if (responding != responding_) active_responses_ += responding ? 1 : -1;
+    if (responding != responding_) shared_.active_responses += responding ? 1 : -1;
     responding_ = responding;
   }
 
-  void write(std::string bytes, bool last) {
-    writes_.push_back(std::move(bytes));
-    last_queued_ = last;
-    if (!writing_) write_next();
-  }
-
-  void write_next() {
-    if (writes_.empty() || closed_) {
-      writing_ = false;
-      return;
-    }
-    writing_ = true;
-    net::async_write(stream_, net::buffer(writes_.front()),
-                     [self = shared_from_this()](beast::error_code ec, size_t) { self->on_written(ec); });
-  }
-
-  void on_written(beast::error_code ec) {
-    if (ec) return client_gone();
-    writes_.pop_front();
-    if (!writes_.empty()) return write_next();
-    writing_ = false;
-    if (last_queued_) response_done();
-  }
-
   void log_request(const char* outcome) const {
-    if (!options_.log_requests) return;
+    if (!shared_.options.log_requests) return;
     VLLM_LOG(Info) << printable(method_) << " " << printable(target_) << " " << status_
                    << (log_detail_.empty() ? "" : " ") << log_detail_ << " "
                    << static_cast<int64_t>((now_seconds() - start_time_) * 1000.0) << " ms" << outcome;
   }
 
-  void response_done() {
-    log_request("");
-    last_queued_ = false;
-    set_responding(false);
-    on_close_ = nullptr;
-    if (!keep_alive_) return close();
-    if (!watching_) read_request();  // else the watch read starts it when data comes
-  }
-
-  void close() {
-    closed_ = true;
-    beast::error_code ignored;
-    stream_.socket().shutdown(tcp::socket::shutdown_both, ignored);
-    stream_.close();
-  }
-
-  beast::tcp_stream stream_;
-  beast::flat_buffer buffer_;
-  std::optional<http::request_parser<http::string_body>> parser_;
-  const HttpHandler& handler_;
-  const HttpServerOptions& options_;
-  std::atomic<int>& active_responses_;
+  tcp::socket socket_;
+  net::steady_timer timer_;
+  Shared shared_;
+  HttpRequestParser parser_;
+  boost::beast::flat_buffer buffer_;  // bytes read, not yet parsed
+  Phase phase_ = Phase::kReading;
+  bool reading_ = false;
+  uint64_t deadline_generation_ = 0;  // a timer that fired after being reset does nothing
+  bool deadline_set_ = false;
 
   // The answer in progress (all on this session's strand).
   uint64_t response_id_ = 0;  // a channel of an older request may no longer write
@@ -189,10 +296,9 @@ class Session : public std::enable_shared_from_this<Session> {
   bool responding_ = false;
   bool streaming_ = false;
   std::deque<std::string> writes_;
+  size_t queued_bytes_ = 0;  // of writes_ behind the front one
   bool writing_ = false;
-  bool last_queued_ = false;  // the last write of the answer is queued
-  bool watching_ = false;
-  bool closed_ = false;
+  bool answer_queued_ = false;  // the last write of the answer is queued
   std::function<void()> on_close_;
   // For the log line.
   std::string method_, target_, log_detail_;
@@ -208,7 +314,7 @@ class Session::Channel : public ResponseChannel {
     run([response = std::move(response)](Session& s) {
       if (s.streaming_) return;
       s.status_ = response.status;
-      s.write(whole_response(response, s.keep_alive_), true);
+      s.write(whole_response(response, s.keep_alive_), /*ends_answer=*/true);
     });
   }
   void start_events() override {
@@ -226,19 +332,18 @@ class Session::Channel : public ResponseChannel {
   }
   void end_events() override {
     run([](Session& s) {
-      if (!s.streaming_) return;
-      s.streaming_ = false;
-      s.write(kLastChunk, true);
+      if (s.streaming_) s.write(kLastChunk, /*ends_answer=*/true);
     });
   }
   void on_close(std::function<void()> callback) override {
     auto session = session_;
-    net::post(session->stream_.get_executor(), [session, id = id_, callback = std::move(callback)]() mutable {
-      if (session->closed_ && session->response_id_ == id) return callback();
-      if (session->response_id_ == id && session->responding_) session->on_close_ = std::move(callback);
+    net::post(session->socket_.get_executor(), [session, id = id_, callback = std::move(callback)]() mutable {
+      if (session->response_id_ != id) return;
+      if (session->phase_ == Phase::kClosed) return callback();
+      if (session->responding_) session->on_close_ = std::move(callback);
     });
   }
-  void defer(std::function<void()> work) override { net::post(session_->stream_.get_executor(), std::move(work)); }
+  void defer(std::function<void()> work) override { net::post(session_->socket_.get_executor(), std::move(work)); }
   void set_log_detail(std::string detail) override {
     run([detail = std::move(detail)](Session& s) { s.log_detail_ = detail; });
   }
@@ -248,8 +353,11 @@ class Session::Channel : public ResponseChannel {
   template <typename F>
   void run(F f) {
     auto session = session_;
-    net::post(session->stream_.get_executor(), [session, id = id_, f = std::move(f)]() mutable {
-      if (session->response_id_ != id || !session->responding_ || session->last_queued_ || session->closed_) return;
+    net::post(session->socket_.get_executor(), [session, id = id_, f = std::move(f)]() mutable {
+      if (session->response_id_ != id || !session->responding_ || session->answer_queued_ ||
+          session->phase_ != Phase::kAnswering) {
+        return;
+      }
       f(*session);
     });
   }
@@ -258,61 +366,98 @@ class Session::Channel : public ResponseChannel {
   uint64_t id_;
 };
 
-void Session::on_request(beast::error_code ec) {
-  if (ec == http::error::body_limit) return reject(413, "the request body is too large");
-  if (ec) return close();  // the client left, timed out, or sent something that is not HTTP
-  http::request<http::string_body> message = parser_->release();
-  HttpRequest request;
-  request.method = std::string(message.method_string());
-  request.target = std::string(message.target());
+void Session::dispatch(HttpRequest request) {
+  cancel_deadline();
+  phase_ = Phase::kAnswering;
+  shared_.table.set_busy(*this);
+  set_responding(true);
+  ++response_id_;
+  keep_alive_ = request.keep_alive;
   method_ = request.method;
   target_ = request.target;
   log_detail_.clear();
   start_time_ = now_seconds();
-  request.authorization = std::string(message[http::field::authorization]);
-  request.body = std::move(message.body());
-  keep_alive_ = message.keep_alive();
-  set_responding(true);
-  ++response_id_;
-  stream_.expires_never();  // answers may take as long as generation does
-  watch_connection();
+  read_more();  // a read stays pending: it tells when the client leaves
   auto channel = std::make_shared<Channel>(shared_from_this(), response_id_);
   try {
-    handler_(std::move(request), channel);
+    shared_.handler(std::move(request), channel);
   } catch (const std::exception& e) {
     // A bug, not bad input (that is a 4xx from the handler): this request
     // fails, the I/O thread and every other connection go on.
-    VLLM_LOG(Error) << "internal error answering " << method_ << " " << target_ << ": " << e.what();
+    VLLM_LOG(Error) << "internal error answering " << printable(method_) << " " << printable(target_) << ": "
+                    << e.what();
     channel->respond(error_response(500, "internal server error"));
   }
 }
 
+bool out_of_descriptors(const error_code& ec) {
+  return ec.value() == EMFILE || ec.value() == ENFILE || ec.value() == ENOBUFS || ec.value() == ENOMEM;
+}
+
+size_t fd_limit() {
+  rlimit limit{};
+  if (getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return 1 << 20;
+  return static_cast<size_t>(limit.rlim_cur);
+}
+
 }  // namespace
 
+size_t default_max_connections(uint64_t fd_limit) {
+  constexpr uint64_t kReservedDescriptors = 64;  // model shards, logs, the listening socket, pipes
+  constexpr uint64_t kMinConnections = 8;
+  return static_cast<size_t>(std::max(kMinConnections, fd_limit > kReservedDescriptors * 2
+                                                           ? fd_limit - kReservedDescriptors
+                                                           : fd_limit / 2));
+}
+
 struct HttpServer::Impl {
-  Impl(const HttpServerOptions& options, HttpHandler handler)
-      : options(options), handler(std::move(handler)), ioc(options.io_threads), acceptor(net::make_strand(ioc)) {}
+  Impl(const HttpServerOptions& opts, HttpHandler h)
+      : options(opts),
+        handler(std::move(h)),
+        table(options.max_connections > 0 ? options.max_connections : default_max_connections(fd_limit())),
+        ioc(options.io_threads),
+        acceptor(net::make_strand(ioc)),
+        accept_pause(acceptor.get_executor()) {}
 
   void accept() {
-    acceptor.async_accept(net::make_strand(ioc), [this](beast::error_code ec, tcp::socket socket) {
+    acceptor.async_accept(net::make_strand(ioc), [this](error_code ec, tcp::socket socket) {
       if (ec == net::error::operation_aborted || !acceptor.is_open()) return;
-      if (!ec) std::make_shared<Session>(std::move(socket), handler, options, active_responses)->start();
+      if (out_of_descriptors(ec)) return pause_accepting();
+      if (!ec) {
+        const bool room = table.opened();
+        std::make_shared<Session>(std::move(socket), Shared{options, handler, table, active_responses})
+            ->start(/*refuse=*/!room);
+      }
       accept();
+    });
+  }
+
+  // Out of file descriptors: an idle connection gives way, and accepting
+  // waits a moment, instead of failing on the same pending connection in a loop.
+  void pause_accepting() {
+    if (!table.evict_longest_idle()) {
+      VLLM_LOG(Warning) << "out of file descriptors; accepting paused";
+    }
+    accept_pause.expires_after(std::chrono::milliseconds(50));
+    accept_pause.async_wait([this](error_code ec) {
+      if (!ec && acceptor.is_open()) accept();
     });
   }
 
   HttpServerOptions options;
   HttpHandler handler;
+  ConnectionTable table;  // before ioc: sessions destroyed with it still reach the table
+  std::atomic<int> active_responses{0};
   net::io_context ioc;
   tcp::acceptor acceptor;
-  std::atomic<int> active_responses{0};
+  net::steady_timer accept_pause;
   std::vector<std::thread> threads;
 };
 
 Result<std::unique_ptr<HttpServer>> HttpServer::start(const HttpServerOptions& options, HttpHandler handler) {
   auto impl = std::make_unique<Impl>(options, std::move(handler));
   const std::string where = options.host + ":" + std::to_string(options.port);
-  beast::error_code ec;
+  error_code ec;
   const net::ip::address address = net::ip::make_address(options.host, ec);
   if (ec) return invalid_argument("--host " + options.host + " is not an IP address");
   const tcp::endpoint endpoint(address, options.port);
@@ -325,7 +470,10 @@ Result<std::unique_ptr<HttpServer>> HttpServer::start(const HttpServerOptions& o
   }
   impl->accept();
   for (int i = 0; i < std::max(1, options.io_threads); ++i) {
-    impl->threads.emplace_back([ioc = &impl->ioc] { ioc->run(); });
+    impl->threads.emplace_back([ioc = &impl->ioc, name = "vllm-http-" + std::to_string(i)] {
+      pthread_setname_np(pthread_self(), name.c_str());
+      ioc->run();
+    });
   }
   return std::unique_ptr<HttpServer>(new HttpServer(std::move(impl)));
 }
@@ -339,7 +487,7 @@ HttpServer::~HttpServer() {
 }
 
 uint16_t HttpServer::port() const {
-  beast::error_code ec;
+  error_code ec;
   return impl_->acceptor.local_endpoint(ec).port();
 }
 
@@ -354,8 +502,9 @@ bool HttpServer::wait_until_idle(double timeout_seconds) {
 
 void HttpServer::stop_accepting() {
   net::post(impl_->acceptor.get_executor(), [impl = impl_.get()] {
-    beast::error_code ignored;
+    error_code ignored;
     impl->acceptor.close(ignored);
+    impl->accept_pause.cancel();
   });
 }
 

@@ -1,15 +1,25 @@
 // An asynchronous HTTP/1.1 server (Boost.Beast over Asio): a few I/O
-// threads serve every connection, with keep-alive, a body-size limit (413),
-// and responses that are either whole or a stream of server-sent events.
-// No thread per connection: a handler answers through a ResponseChannel from
-// any thread, whenever its answer is ready, and learns through on_close()
-// when the client goes away first.
+// threads serve every connection, and responses are either whole or a stream
+// of server-sent events.  No thread per connection: a handler answers
+// through a ResponseChannel from any thread, whenever its answer is ready,
+// and learns through on_close() when the client goes away first.
+//
+// Built to stay up under any client: pipelined requests are answered in
+// order; a request past a limit gets its status (400, 413, 414, 431) before
+// the connection closes; headers, bodies and idle keep-alive connections
+// have deadlines (408 for a request cut short); a client that stops reading
+// its answer is dropped; the number of connections is capped, the ones that
+// are not being answered giving way, longest idle first, to new ones (503
+// when none can); running out of file descriptors pauses accepting instead
+// of spinning on it.
 #pragma once
 
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "base/status.h"
 
@@ -20,12 +30,14 @@ struct HttpRequest {
   std::string target;  // path and query
   std::string authorization;
   std::string body;
+  bool keep_alive = true;  // the connection stays open after the answer
 };
 
 struct HttpResponse {
   int status = 200;
   std::string content_type = "application/json";
   std::string body;
+  std::vector<std::pair<std::string, std::string>> headers = {};  // more header fields, e.g. Retry-After
 };
 
 // How a handler answers one request.  Thread-safe; calls after the answer
@@ -56,7 +68,17 @@ struct HttpServerOptions {
   int io_threads = 2;
   uint64_t max_body_bytes = 16 << 20;  // larger bodies get 413
   bool log_requests = true;            // one line per request: method, path, status, detail, latency
+  // Open connections at most; 0: from the file-descriptor limit (see default_max_connections).
+  size_t max_connections = 0;
+  double header_timeout_seconds = 30;      // from a request's first byte to the end of its header (else 408)
+  double body_timeout_seconds = 60;        // from the end of the header to the end of the body (else 408)
+  double keep_alive_timeout_seconds = 5;   // a connection with no request in progress is closed after this
+  double write_timeout_seconds = 60;       // a client that reads none of its answer for this long is dropped
 };
+
+// The connection cap for a process that may open `fd_limit` descriptors:
+// room is kept for the model's files, the log and the listening socket.
+size_t default_max_connections(uint64_t fd_limit);
 
 class HttpServer {
  public:

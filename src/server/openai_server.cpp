@@ -6,12 +6,17 @@
 
 #include "base/clock.h"
 #include "base/json.h"
+#include "base/logging.h"
 #include "server/api_error.h"
 #include "server/completion_job.h"
 #include "server/tokenize_request.h"
 
 namespace vllm::server {
 namespace {
+
+// Threads that parse, render and tokenise requests: two, so that one large
+// request does not hold up every small one behind it.
+constexpr int kNumInputWorkers = 2;
 
 // 32 random hex digits, as vLLM's request ids.
 std::string random_hex() {
@@ -50,7 +55,10 @@ OpenAIServer::OpenAIServer(AsyncEngine& engine, const Tokenizer& tokenizer, Chat
       config_(std::move(config)),
       created_(now_unix_seconds()),
       metrics_(config_.served_model_names.front(), config_.max_model_len),
-      seeds_(config_.seed) {}
+      seeds_(config_.seed),
+      input_workers_("vllm-input", kNumInputWorkers) {}
+
+void OpenAIServer::shutdown() { stopping_.request_stop(); }
 
 bool OpenAIServer::authorized(const HttpRequest& request) const {
   if (config_.api_keys.empty()) return true;
@@ -119,8 +127,8 @@ void OpenAIServer::generate(Result<CompletionRequest> parsed, const std::shared_
   if (Status s = job->start(); !s.is_ok()) channel->respond(error_response(s));
 }
 
-HttpResponse OpenAIServer::tokenize(const std::string& body) const {
-  Result<TokenizeRequest> request = parse_tokenize_request(body, chat_renderer_);
+HttpResponse OpenAIServer::tokenize(const std::string& body, std::stop_token cancel) const {
+  Result<TokenizeRequest> request = parse_tokenize_request(body, chat_renderer_, std::move(cancel));
   if (!request.is_ok()) return error_response(request.status());
   const std::vector<int32_t> ids = tokenizer_.encode(request->text, request->add_special_tokens);
   OrderedJson out;
@@ -171,10 +179,28 @@ void OpenAIServer::handle(HttpRequest request, std::shared_ptr<ResponseChannel> 
   if (path == "/metrics") {
     return channel->respond({200, "text/plain; version=0.0.4", metrics_.render(engine_.stats())});
   }
-  if (path == "/tokenize") return channel->respond(tokenize(request.body));
+  input_workers_.post([this, path, request = std::move(request), channel] {
+    std::stop_source cancel;
+    channel->on_close([cancel]() mutable { cancel.request_stop(); });
+    const std::stop_callback on_shutdown(stopping_.get_token(), [&cancel] { cancel.request_stop(); });
+    if (cancel.stop_requested()) return channel->respond(error_response(503, "the server is shutting down"));
+    try {
+      handle_input(path, request, channel, cancel.get_token());
+    } catch (const std::exception& e) {
+      // A bug, not bad input (that is a 4xx): this request fails, the others go on.
+      VLLM_LOG(Error) << "internal error answering POST " << path << ": " << e.what();
+      channel->respond(error_response(500, "internal server error"));
+    }
+  });
+}
+
+void OpenAIServer::handle_input(const std::string& path, const HttpRequest& request,
+                                const std::shared_ptr<ResponseChannel>& channel, std::stop_token cancel) {
+  if (path == "/tokenize") return channel->respond(tokenize(request.body, std::move(cancel)));
   if (path == "/detokenize") return channel->respond(detokenize(request.body));
   if (path == "/v1/chat/completions") {
-    return generate(parse_chat_request(request.body, chat_renderer_, tokenizer_, config_.max_model_len), channel);
+    return generate(parse_chat_request(request.body, chat_renderer_, tokenizer_, config_.max_model_len, cancel),
+                    channel);
   }
   generate(parse_completion_request(request.body), channel);
 }

@@ -6,9 +6,11 @@
 #include <memory>
 #include <mutex>
 #include <random>
+#include <stop_token>
 #include <string>
 #include <vector>
 
+#include "base/work_queue.h"
 #include "engine/async_engine.h"
 #include "server/chat_prompt.h"
 #include "server/completion_request.h"
@@ -34,12 +36,19 @@ class OpenAIServer {
 
   void handle(HttpRequest request, std::shared_ptr<ResponseChannel> channel);
 
+  // Renders and tokenisations still going give up; later requests are refused.
+  void shutdown();
+
  private:
+  // The endpoints that parse a body, render a template or tokenise: on an
+  // input worker, giving up when the client leaves or the server stops.
+  void handle_input(const std::string& path, const HttpRequest& request,
+                    const std::shared_ptr<ResponseChannel>& channel, std::stop_token cancel);
   bool authorized(const HttpRequest& request) const;
   HttpResponse models() const;
   // Both generation endpoints: the parsed request runs as a CompletionJob.
   void generate(Result<CompletionRequest> parsed, const std::shared_ptr<ResponseChannel>& channel);
-  HttpResponse tokenize(const std::string& body) const;
+  HttpResponse tokenize(const std::string& body, std::stop_token cancel) const;
   HttpResponse detokenize(const std::string& body) const;
   // The served name a request's "model" selects; empty if it names none.
   std::string resolve_model(const std::string& requested) const;
@@ -52,6 +61,8 @@ class OpenAIServer {
   ServerMetrics metrics_;
   std::mutex seed_mutex_;
   std::mt19937_64 seeds_;
+  std::stop_source stopping_;
+  WorkQueue input_workers_;  // last: its tasks use everything above
 };
 
 }  // namespace vllm::server

@@ -1,17 +1,12 @@
 #include "server/tokenize_request.h"
 
 #include "api/json_fields.h"
+#include "server/request_body.h"
 
 namespace vllm::server {
 namespace {
 
 Status bad(const std::string& message, const std::string& param) { return invalid_argument(message).with_param(param); }
-
-Result<Json> parse_object(const std::string& body) {
-  Json j = Json::parse(body, nullptr, /*allow_exceptions=*/false);
-  if (!j.is_object()) return bad("the request body must be a JSON object", "");
-  return j;
-}
 
 // An absent or null flag keeps its default.
 Status read_flag(const Json& j, const char* name, bool& out) {
@@ -22,12 +17,13 @@ Status read_flag(const Json& j, const char* name, bool& out) {
 
 }  // namespace
 
-Result<TokenizeRequest> parse_tokenize_request(const std::string& body, const ChatRenderer& renderer) {
-  VLLM_ASSIGN_OR_RETURN(const Json j, parse_object(body));
+Result<TokenizeRequest> parse_tokenize_request(const std::string& body, const ChatRenderer& renderer,
+                                               std::stop_token stop) {
+  VLLM_ASSIGN_OR_RETURN(const Json j, parse_request_body(body));
   TokenizeRequest r;
   if (j.contains("messages")) {
     VLLM_ASSIGN_OR_RETURN(const ChatPrompt chat, read_chat_prompt(j));
-    Result<std::string> rendered = renderer.render(chat);
+    Result<std::string> rendered = renderer.render(chat, std::move(stop));
     if (!rendered.is_ok()) return rendered.status().with_param("messages");
     r.text = *rendered;
     r.add_special_tokens = false;  // the template supplies BOS
@@ -42,7 +38,7 @@ Result<TokenizeRequest> parse_tokenize_request(const std::string& body, const Ch
 }
 
 Result<std::vector<int32_t>> parse_detokenize_request(const std::string& body, int32_t vocab_size) {
-  VLLM_ASSIGN_OR_RETURN(const Json j, parse_object(body));
+  VLLM_ASSIGN_OR_RETURN(const Json j, parse_request_body(body));
   VLLM_ASSIGN_OR_RETURN(std::vector<int32_t> ids,
                         api::read_token_ids(j.contains("tokens") ? j["tokens"] : Json(), "tokens"));
   for (int32_t id : ids) {

@@ -19,8 +19,10 @@ struct TokenizeRequest {
   bool return_token_strs = false;
 };
 
-// The completion form {"prompt": text} or the chat form {"messages": [...]}.
-Result<TokenizeRequest> parse_tokenize_request(const std::string& body, const ChatRenderer& renderer);
+// The completion form {"prompt": text} or the chat form {"messages": [...]}
+// (its render gives up once `stop` is requested).
+Result<TokenizeRequest> parse_tokenize_request(const std::string& body, const ChatRenderer& renderer,
+                                               std::stop_token stop = {});
 
 // {"tokens": [id, ...]}, every id inside [0, vocab_size).
 Result<std::vector<int32_t>> parse_detokenize_request(const std::string& body, int32_t vocab_size);

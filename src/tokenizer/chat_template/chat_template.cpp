@@ -16,7 +16,7 @@ Result<ChatTemplate> ChatTemplate::compile(const std::string& source) {
 }
 
 Result<std::string> ChatTemplate::render(const OrderedJson& messages, bool add_generation_prompt,
-                                         const OrderedJson& variables) const {
+                                         const OrderedJson& variables, std::stop_token stop) const {
   jinja::Dict vars;
   if (variables.is_object()) {
     for (const auto& [k, v] : variables.items()) vars.emplace_back(k, jinja::Value::from_json(v));
@@ -24,7 +24,7 @@ Result<std::string> ChatTemplate::render(const OrderedJson& messages, bool add_g
   vars.emplace_back("messages", jinja::Value::from_json(messages));
   vars.emplace_back("add_generation_prompt", jinja::Value(add_generation_prompt));
   try {
-    return jinja::render(*body_, vars);
+    return jinja::render(*body_, vars, std::move(stop));
   } catch (const jinja::TemplateError& e) {
     return invalid_argument(e.what());
   }

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <memory>
+#include <stop_token>
 #include <string>
 
 #include "base/json.h"
@@ -23,9 +24,10 @@ class ChatTemplate {
   // Renders `messages` (a JSON list of {role, content, ...}); `variables`
   // (a JSON object) adds template variables such as bos_token or tools.  A
   // template error, including raise_exception, is an InvalidArgument status
-  // whose message is the template's own.
-  Result<std::string> render(const OrderedJson& messages, bool add_generation_prompt,
-                             const OrderedJson& variables) const;
+  // whose message is the template's own.  A render still going when `stop`
+  // is requested ends with an error.
+  Result<std::string> render(const OrderedJson& messages, bool add_generation_prompt, const OrderedJson& variables,
+                             std::stop_token stop = {}) const;
 
  private:
   std::shared_ptr<const std::vector<std::unique_ptr<jinja::Stmt>>> body_;

@@ -14,6 +14,8 @@ namespace {
 constexpr size_t kMaxOutputBytes = 64u << 20;
 constexpr int64_t kMaxSteps = 20'000'000;
 constexpr int kMaxCallDepth = 100;
+// How often a render looks whether its caller has given up on it.
+constexpr int64_t kStepsPerStopCheck = 1024;
 
 enum class Flow { kNormal, kBreak, kContinue };
 
@@ -177,7 +179,7 @@ Value slice_of(const Seq& seq, const Value& start_v, const Value& stop_v, const 
 
 class Interpreter {
  public:
-  explicit Interpreter(const Dict& variables) {
+  Interpreter(const Dict& variables, std::stop_token stop) : stop_(std::move(stop)) {
     frames_.emplace_back();
     for (auto& [k, v] : global_functions()) frames_[0][k] = v;
     for (const auto& [k, v] : variables) frames_[0][k] = v;
@@ -192,6 +194,7 @@ class Interpreter {
  private:
   void step() {
     if (++steps_ > kMaxSteps) throw TemplateError("template ran too long");
+    if (steps_ % kStepsPerStopCheck == 0 && stop_.stop_requested()) throw TemplateError("rendering was cancelled");
   }
 
   Value lookup(const std::string& name) const {
@@ -508,12 +511,15 @@ class Interpreter {
   }
 
   std::vector<Frame> frames_;
+  std::stop_token stop_;
   int64_t steps_ = 0;
   int call_depth_ = 0;
 };
 
 }  // namespace
 
-std::string render(const Body& body, const Dict& variables) { return Interpreter(variables).run(body); }
+std::string render(const Body& body, const Dict& variables, std::stop_token stop) {
+  return Interpreter(variables, std::move(stop)).run(body);
+}
 
 }  // namespace vllm::jinja
