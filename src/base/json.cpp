@@ -1,5 +1,6 @@
 #include "base/json.h"
 
+#include <cstdint>
 #include <vector>
 
 #include "base/file_util.h"
@@ -86,11 +87,16 @@ class LimitChecker {
 }  // namespace
 
 Result<Json> parse_json(const std::string& text, const std::string& what) {
-  try {
-    return Json::parse(text);
-  } catch (const Json::parse_error& e) {
-    return invalid_argument(what + ": invalid JSON (" + std::string(e.what()) + ")");
-  }
+  // Files are as large as they are (a tokenizer.json holds a whole
+  // vocabulary); only their nesting is bounded, for what recurses over them.
+  constexpr JsonLimits kFileLimits{.max_depth = 128,
+                                   .max_string_bytes = SIZE_MAX,
+                                   .max_array_items = SIZE_MAX,
+                                   .max_object_members = SIZE_MAX,
+                                   .max_values = SIZE_MAX};
+  Result<Json> parsed = parse_json_within(text, kFileLimits);
+  if (!parsed.is_ok()) return parsed.status().with_context(what);
+  return parsed;
 }
 
 Result<Json> read_json_file(const std::string& path) {

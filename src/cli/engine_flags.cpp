@@ -5,6 +5,7 @@
 
 #include "base/thread_pool.h"
 #include "cli/human_readable.h"
+#include "cli/step_budget.h"
 #include "kernels/kernels.h"
 
 namespace vllm::cli {
@@ -15,8 +16,8 @@ void add_engine_flags(CLI::App& app, EngineFlags& f) {
   app.add_option("--max-num-seqs", f.max_num_seqs, "Most sequences running in one step")
       ->capture_default_str()
       ->check(CLI::Range(1, 1 << 20));
-  app.add_option("--max-num-batched-tokens", f.max_num_batched_tokens, "Token budget of one step")
-      ->capture_default_str()
+  app.add_option("--max-num-batched-tokens", f.max_num_batched_tokens,
+                 "Token budget of one step (default 2048; serve: what this machine prefills in about 100 ms)")
       ->check(CLI::Range(1, 1 << 24));
   app.add_option("--block-size", f.block_size, "KV cache block size in tokens")
       ->capture_default_str()
@@ -55,8 +56,9 @@ Result<EngineConfig> make_engine_config(const EngineFlags& f) {
     config.scheduler.max_model_len = static_cast<int32_t>(*len);
   }
   config.scheduler.max_num_seqs = f.max_num_seqs;
-  config.scheduler.max_num_batched_tokens = f.max_num_batched_tokens;
+  config.scheduler.max_num_batched_tokens = f.max_num_batched_tokens.value_or(2048);
   config.scheduler.enable_chunked_prefill = f.enable_chunked_prefill;
+  config.scheduler.max_queue_seconds = f.max_queue_seconds;
   config.cache.block_size = f.block_size;
   config.cache.enable_prefix_caching = f.enable_prefix_caching;
   if (!f.kv_cache_memory_bytes.empty()) {
@@ -85,12 +87,17 @@ Result<EngineConfig> make_engine_config(const EngineFlags& f) {
 }
 
 Result<LoadedEngine> load_engine(const std::string& model_dir, const EngineFlags& flags,
-                                 const std::string& tokenizer_dir) {
+                                 const std::string& tokenizer_dir, StepBudget step_budget) {
   VLLM_ASSIGN_OR_RETURN(EngineConfig config, make_engine_config(flags));
   VLLM_RETURN_IF_ERROR(kernels::force_cpu_isa(flags.cpu_isa));
   LoadedEngine loaded;
   VLLM_ASSIGN_OR_RETURN(loaded.model, DecoderModel::load(model_dir));
   VLLM_ASSIGN_OR_RETURN(loaded.tokenizer, Tokenizer::load(tokenizer_dir.empty() ? model_dir : tokenizer_dir));
+  // Without chunked prefill a step must hold a whole prompt: no shorter budget helps.
+  if (!flags.max_num_batched_tokens && step_budget == StepBudget::kLatency && flags.enable_chunked_prefill) {
+    VLLM_ASSIGN_OR_RETURN(config.scheduler.max_num_batched_tokens,
+                          measure_step_token_budget(*loaded.model, *loaded.tokenizer, config));
+  }
   VLLM_ASSIGN_OR_RETURN(loaded.engine, LLMEngine::create(*loaded.model, *loaded.tokenizer, config));
   return loaded;
 }

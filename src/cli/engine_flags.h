@@ -3,6 +3,7 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <optional>
 #include <string>
 
 #include "base/status.h"
@@ -16,7 +17,8 @@ namespace vllm::cli {
 struct EngineFlags {
   std::string max_model_len;  // human-readable; empty: the model's
   int32_t max_num_seqs = 128;
-  int32_t max_num_batched_tokens = 2048;
+  // Unset: 2048 (vLLM's CPU default), or for serving what this machine prefills in ~100 ms.
+  std::optional<int32_t> max_num_batched_tokens;
   int32_t block_size = 16;
   std::string kv_cache_memory_bytes;  // human-readable; empty: VLLM_CPU_KVCACHE_SPACE or automatic
   bool enable_prefix_caching = true;
@@ -25,6 +27,7 @@ struct EngineFlags {
   int32_t max_logprobs = 20;
   std::string cpu_isa = "auto";
   std::string kv_cache_dtype = "auto";
+  double max_queue_seconds = 0;  // serve's --request-timeout; 0: requests wait as long as it takes
 };
 
 void add_engine_flags(CLI::App& app, EngineFlags& flags);
@@ -41,8 +44,15 @@ struct LoadedEngine {
   std::unique_ptr<Tokenizer> tokenizer;
   std::unique_ptr<LLMEngine> engine;
 };
+// How a step's token budget is chosen when --max-num-batched-tokens is not given.
+enum class StepBudget {
+  kThroughput,  // 2048, vLLM's: the fewest steps (offline work)
+  kLatency,     // measured: steps of about 100 ms, so that streams keep flowing (serving)
+};
+
 // `tokenizer_dir` empty: the model's own.
 Result<LoadedEngine> load_engine(const std::string& model_dir, const EngineFlags& flags,
-                                 const std::string& tokenizer_dir = "");
+                                 const std::string& tokenizer_dir = "",
+                                 StepBudget step_budget = StepBudget::kThroughput);
 
 }  // namespace vllm::cli

@@ -35,6 +35,8 @@ struct ServeOptions {
   std::string tokenizer;
   std::string response_role = "assistant";
   std::optional<uint64_t> seed;
+  std::string prefix_cache_isolation = "api-key";
+  int32_t max_waiting_requests = 0;
   CompatFlags compat;
   EngineFlags engine;
 };
@@ -67,13 +69,15 @@ int run_serve(ServeOptions o) {
     if (const char* key = std::getenv("VLLM_API_KEY"); key != nullptr && *key != '\0') o.api_keys.push_back(key);
   }
   if (Status s = check_compat_flags(o.compat); !s.is_ok()) return report_error(s.message());
+  Result<server::PrefixCacheIsolation> isolation = server::parse_prefix_cache_isolation(o.prefix_cache_isolation);
+  if (!isolation.is_ok()) return report_error(isolation.status().message());
   const sigset_t signals = stop_signals();
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);  // before any thread starts, so all inherit it
 
-  Result<LoadedEngine> loaded = load_engine(model_dir, o.engine, o.tokenizer);
+  Result<LoadedEngine> loaded = load_engine(model_dir, o.engine, o.tokenizer, StepBudget::kLatency);
   if (!loaded.is_ok()) return report_error(loaded.status().message());
   const int32_t max_model_len = loaded->engine->core().config().config.scheduler.max_model_len;
-  AsyncEngine engine(std::move(loaded->engine));
+  AsyncEngine engine(std::move(loaded->engine), o.max_waiting_requests);
   server::ServerConfig config;
   config.served_model_names = o.served_model_names.empty() ? std::vector<std::string>{model_dir} : o.served_model_names;
   config.model_path = model_dir;
@@ -81,6 +85,7 @@ int run_serve(ServeOptions o) {
   config.max_model_len = max_model_len;
   config.response_role = o.response_role;
   config.seed = o.seed.value_or(0);
+  config.prefix_cache_isolation = *isolation;
   Result<server::ChatRenderer> chat = server::ChatRenderer::create(*loaded->tokenizer, o.chat_template);
   if (!chat.is_ok()) return report_error(chat.status().message());
   server::OpenAIServer api(engine, *loaded->tokenizer, std::move(chat).value(), config);
@@ -157,6 +162,18 @@ CommandRunner add_serve_command(CLI::App& app) {
   app.add_option("--tokenizer", o->tokenizer, "Tokenizer directory (default: MODEL)");
   app.add_option("--response-role", o->response_role, "The role of chat answers")->capture_default_str();
   app.add_option("--seed", o->seed, "Seeds the sampling of requests that bring no seed (default 0)");
+  app.add_option("--prefix-cache-isolation", o->prefix_cache_isolation,
+                 "Who shares prefix-cache blocks: api-key (each --api-key its own tenant, and cache_salt), "
+                 "request (only a request's cache_salt, as vLLM), none (everyone)")
+      ->capture_default_str();
+  app.add_option("--max-waiting-requests", o->max_waiting_requests,
+                 "Requests that may wait to run; beyond it 503 with Retry-After (0: no limit, as vLLM)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 1 << 30));
+  app.add_option("--request-timeout", o->engine.max_queue_seconds,
+                 "Seconds a request may wait before it first runs; then 503 (0: no limit)")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
   add_engine_flags(app, o->engine);
   add_compat_flags(app, o->compat);
   return [o] { return run_serve(*o); };

@@ -44,8 +44,11 @@ void RequestStream::push(RequestOutput out) {
   if (listener) listener();
 }
 
-AsyncEngine::AsyncEngine(std::unique_ptr<LLMEngine> engine)
-    : engine_(std::move(engine)), stats_(engine_->stats()), thread_([this] { run_engine_loop(); }) {}
+AsyncEngine::AsyncEngine(std::unique_ptr<LLMEngine> engine, int32_t max_waiting_requests)
+    : engine_(std::move(engine)),
+      max_waiting_requests_(max_waiting_requests),
+      stats_(engine_->stats()),
+      thread_([this] { run_engine_loop(); }) {}
 
 AsyncEngine::~AsyncEngine() { shutdown(); }
 
@@ -67,10 +70,17 @@ Result<std::shared_ptr<RequestStream>> AsyncEngine::add_request(const std::strin
   {
     std::lock_guard lock(mutex_);
     if (stopping_) return unavailable("the engine is shutting down");
+    const int32_t num_waiting = stats_.num_waiting + num_adds_in_inbox_;
+    if (max_waiting_requests_ > 0 && num_waiting >= max_waiting_requests_) {
+      return Status(StatusCode::kResourceExhausted, "the server is busy: " + std::to_string(num_waiting) +
+                                                        " requests are waiting (--max-waiting-requests " +
+                                                        std::to_string(max_waiting_requests_) + "); retry later");
+    }
     if (!streams_.emplace(request_id, stream).second) {
       return invalid_argument("request id '" + request_id + "' is already in use");
     }
     inbox_.push_back(AddCommand{request_id, std::move(processed)});
+    ++num_adds_in_inbox_;
   }
   wake_.notify_one();
   return stream;
@@ -136,7 +146,17 @@ void AsyncEngine::run_engine_loop() {
       commands.swap(inbox_);
       stopping = stopping_;
     }
-    for (Command& c : commands) apply(c);
+    int32_t num_adds = 0;
+    for (Command& c : commands) {
+      num_adds += std::holds_alternative<AddCommand>(c);
+      apply(c);
+    }
+    {
+      // The adds are the core's waiting requests now.
+      std::lock_guard lock(mutex_);
+      num_adds_in_inbox_ -= num_adds;
+      stats_ = engine_->stats();
+    }
     if (stopping) break;
     for (RequestOutput& out : engine_->step()) deliver(std::move(out));
     const EngineCoreStats stats = engine_->stats();

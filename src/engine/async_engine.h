@@ -46,7 +46,9 @@ class RequestStream {
 
 class AsyncEngine {
  public:
-  explicit AsyncEngine(std::unique_ptr<LLMEngine> engine);
+  // `max_waiting_requests` > 0 bounds the queue: a request that would make
+  // more wait is refused (ResourceExhausted).  0: unbounded, as vLLM.
+  explicit AsyncEngine(std::unique_ptr<LLMEngine> engine, int32_t max_waiting_requests = 0);
   // Calls shutdown().
   ~AsyncEngine();
   AsyncEngine(const AsyncEngine&) = delete;
@@ -84,10 +86,12 @@ class AsyncEngine {
   void deliver(RequestOutput out);
 
   std::unique_ptr<LLMEngine> engine_;  // touched only by the engine thread, but for process_inputs
+  const int32_t max_waiting_requests_;
 
   mutable std::mutex mutex_;  // guards everything below
   std::condition_variable wake_;
   std::deque<Command> inbox_;
+  int32_t num_adds_in_inbox_ = 0;  // requests posted that the core has not seen: they wait too
   std::unordered_map<std::string, std::shared_ptr<RequestStream>> streams_;  // unfinished requests
   EngineCoreStats stats_;
   bool stopping_ = false;

@@ -103,7 +103,13 @@ void EngineCore::score_prompt(Request& r, const ScheduledChunk& chunk, const flo
 
 std::vector<EngineCoreOutput> EngineCore::step() {
   const SchedulerOutput scheduled = scheduler_.schedule();
-  if (scheduled.chunks.empty()) return {};
+  std::vector<EngineCoreOutput> timed_out;
+  for (RequestId id : scheduled.timed_out) {
+    EngineCoreOutput& out = timed_out.emplace_back();
+    out.request_id = id;
+    out.finish_reason = FinishReason::kQueueTimeout;
+  }
+  if (scheduled.chunks.empty()) return timed_out;
   ++num_steps_;
   num_scheduled_tokens_ += scheduled.total_num_scheduled_tokens;
   const std::span<float> logits = runner_.execute(scheduled.chunks);
@@ -121,7 +127,9 @@ std::vector<EngineCoreOutput> EngineCore::step() {
                                r->output_token_ids(), &r->rng});
   }
   const std::vector<SampledToken> sampled = sampler_.sample(rows, pool_);
-  return scheduler_.update_from_output(scheduled, sampled);
+  std::vector<EngineCoreOutput> outputs = scheduler_.update_from_output(scheduled, sampled);
+  outputs.insert(outputs.end(), timed_out.begin(), timed_out.end());
+  return outputs;
 }
 
 EngineCoreStats EngineCore::stats() const {

@@ -131,6 +131,14 @@ std::optional<RequestOutput> LLMEngine::beam_step(const EngineCoreOutput& output
   const auto [request_id, beam_index] = round_it->second;
   beam_round_ids_.erase(round_it);
   BeamRequest& beam = beam_requests_.at(request_id);
+  if (output.finish_reason == FinishReason::kQueueTimeout) {  // the round never ran: the search ends
+    for (RequestId id : beam.round) {
+      if (beam_round_ids_.erase(id) != 0) core_->abort_request(id);
+    }
+    RequestOutput out = beam_output(request_id, *beam.search, FinishReason::kQueueTimeout);
+    beam_requests_.erase(request_id);
+    return out;
+  }
   VLLM_CHECK(output.new_logprobs.size() == 1, "a beam round request returns one token with logprobs");
   beam.search->add_result(beam_index, output.new_logprobs.front());
   if (!beam.search->round_complete()) return std::nullopt;

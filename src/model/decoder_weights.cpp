@@ -148,6 +148,13 @@ std::vector<WeightSpec> decoder_weight_specs(const ModelConfig& config, const De
 
 Result<DecoderWeights> load_decoder_weights(const Checkpoint& ckpt, const ModelConfig& config,
                                             const DecoderVariant& variant, ThreadPool& pool) {
+  // Before anything is sized from config.json: a count it states wrongly
+  // (num_hidden_layers 1e9) is one clear error, not an allocation that fails.
+  const int64_t layers_present = ckpt.count_numbered("model.layers.");
+  if (config.num_hidden_layers > layers_present) {
+    return invalid_argument("config.json: num_hidden_layers is " + std::to_string(config.num_hidden_layers) + " but " +
+                            ckpt.source() + " has tensors for " + std::to_string(layers_present) + " layers");
+  }
   CheckpointBinder binder(ckpt, pool);
   DecoderWeights weights;
   VLLM_RETURN_IF_ERROR(describe_weights(binder, config, variant, weights));

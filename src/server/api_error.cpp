@@ -49,12 +49,16 @@ HttpResponse error_response(const Status& status) {
       http_status = 404;
       break;
     case StatusCode::kUnavailable:
+    case StatusCode::kResourceExhausted:
       http_status = 503;
       break;
     default:
       break;
   }
-  return error_response(http_status, status.message(), status.param());
+  HttpResponse response = error_response(http_status, status.message(), status.param());
+  // Busy, not broken: the client may come back (in a second, as far as we can tell).
+  if (status.code() == StatusCode::kResourceExhausted) response.headers.emplace_back("Retry-After", "1");
+  return response;
 }
 
 }  // namespace vllm::server

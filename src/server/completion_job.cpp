@@ -3,6 +3,7 @@
 #include "api/output_json.h"
 #include "base/clock.h"
 #include "base/json.h"
+#include "server/api_error.h"
 
 namespace vllm::server {
 namespace {
@@ -79,7 +80,7 @@ Status CompletionJob::start() {
 void CompletionJob::drain(size_t p) {
   Prompt& prompt = prompts_[p];
   RequestOutput out;
-  while (!prompt.finished && prompt.stream->try_next(out)) {
+  while (!failed_ && !prompt.finished && prompt.stream->try_next(out)) {
     if (!out.prompt_token_ids.empty() && prompt.num_prompt_tokens == 0) {
       prompt.num_prompt_tokens = static_cast<int64_t>(out.prompt_token_ids.size());
       metrics_.observe_tokens(prompt.num_prompt_tokens, 0);
@@ -87,6 +88,7 @@ void CompletionJob::drain(size_t p) {
     }
     for (double q : out.queue_times) metrics_.observe_queue_time(q);
     for (const CompletionOutput& c : out.outputs) {
+      if (c.finish_reason == FinishReason::kQueueTimeout) return fail_queue_timeout();
       Choice& choice = prompt.choices[static_cast<size_t>(c.index)];
       observe(prompt, choice, c);
       std::string text = c.text;
@@ -184,6 +186,21 @@ void CompletionJob::send_chunk(size_t p, const CompletionOutput& output, std::st
                              {"total_tokens", prompt.num_prompt_tokens + generated}};
   }
   channel_->send_event(dump_json(c));
+}
+
+void CompletionJob::fail_queue_timeout() {
+  failed_ = true;
+  metrics_.observe_rejected(Rejection::kQueueTimeout);
+  for (Prompt& p : prompts_) {
+    p.stream->set_listener(nullptr);
+    if (!p.finished) engine_.abort(p.request_id);
+  }
+  HttpResponse error = error_response(
+      Status(StatusCode::kResourceExhausted, "the request waited in the queue longer than --request-timeout"));
+  if (!request_.stream) return channel_->respond(std::move(error));
+  channel_->send_event(error.body);
+  channel_->send_event("[DONE]");
+  channel_->end_events();
 }
 
 OrderedJson CompletionJob::usage() const {

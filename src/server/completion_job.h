@@ -58,6 +58,9 @@ class CompletionJob : public std::enable_shared_from_this<CompletionJob> {
   // This output's logprobs in the endpoint's shape (null when not asked for).
   OrderedJson output_logprobs(Choice& choice, const CompletionOutput& output) const;
   void finish();
+  // A prompt waited in the queue past --request-timeout: the whole request
+  // fails with 503 (an error event, if its stream has started).
+  void fail_queue_timeout();
   OrderedJson usage() const;
 
   AsyncEngine& engine_;
@@ -69,6 +72,7 @@ class CompletionJob : public std::enable_shared_from_this<CompletionJob> {
   std::vector<Prompt> prompts_;
   LogprobsFormatter logprobs_;
   size_t num_finished_ = 0;
+  bool failed_ = false;
   double arrival_time_;
 };
 

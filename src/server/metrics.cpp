@@ -2,6 +2,8 @@
 
 #include <cstdio>
 
+#include "base/logging.h"
+
 namespace vllm::server {
 namespace {
 
@@ -96,10 +98,16 @@ void ServerMetrics::observe_tokens(int64_t prompt_tokens, int64_t generated_toke
 void ServerMetrics::observe_finished(FinishReason reason, double seconds, int64_t prompt_tokens,
                                      int64_t generated_tokens) {
   std::lock_guard lock(mutex_);
+  VLLM_CHECK(reason != FinishReason::kQueueTimeout, "a request that timed out in the queue is a rejection");
   ++finished_[static_cast<int>(reason)];
   e2e_.observe(seconds);
   request_prompt_tokens_.observe(static_cast<double>(prompt_tokens));
   request_generation_tokens_.observe(static_cast<double>(generated_tokens));
+}
+
+void ServerMetrics::observe_rejected(Rejection reason) {
+  std::lock_guard lock(mutex_);
+  ++rejected_[static_cast<int>(reason)];
 }
 
 std::string ServerMetrics::render(const EngineCoreStats& engine) const {
@@ -132,6 +140,13 @@ std::string ServerMetrics::render(const EngineCoreStats& engine) const {
     sample(out, "vllm:request_success_total", labels_ + ",finished_reason=\"" + finish_reason_name(r) + "\"",
            static_cast<double>(finished_[static_cast<int>(r)]));
   }
+  // Not a vLLM metric: vLLM queues without bound (--max-waiting-requests 0).
+  header(out, "vllm:request_rejected_total", "counter",
+         "Requests answered 503: the waiting queue was full, or they waited past --request-timeout.");
+  sample(out, "vllm:request_rejected_total", labels_ + ",reason=\"queue_full\"",
+         static_cast<double>(rejected_[static_cast<int>(Rejection::kQueueFull)]));
+  sample(out, "vllm:request_rejected_total", labels_ + ",reason=\"queue_timeout\"",
+         static_cast<double>(rejected_[static_cast<int>(Rejection::kQueueTimeout)]));
   auto histogram = [&](const char* name, const char* help, const Histogram& h) {
     header(out, name, "histogram", help);
     h.render(out, name, labels_);

@@ -27,6 +27,9 @@ class Histogram {
   uint64_t count_ = 0;
 };
 
+// Why a request was refused without being served (the server answered 503).
+enum class Rejection { kQueueFull, kQueueTimeout };
+
 class ServerMetrics {
  public:
   explicit ServerMetrics(std::string model_name, int32_t max_model_len);
@@ -36,8 +39,10 @@ class ServerMetrics {
   void observe_queue_time(double seconds);
   void observe_inter_token(double seconds);
   void observe_tokens(int64_t prompt_tokens, int64_t generated_tokens);
+  // A request's sequence ended with `reason` (stop, length or abort).
   void observe_finished(FinishReason reason, double seconds_since_arrival, int64_t prompt_tokens,
                         int64_t generated_tokens);
+  void observe_rejected(Rejection reason);
 
   // The Prometheus text exposition (format 0.0.4).
   std::string render(const EngineCoreStats& engine) const;
@@ -53,7 +58,8 @@ class ServerMetrics {
   Histogram request_generation_tokens_;
   int64_t prompt_tokens_ = 0;
   int64_t generation_tokens_ = 0;
-  int64_t finished_[3] = {0, 0, 0};  // by FinishReason
+  int64_t finished_[3] = {0, 0, 0};  // by FinishReason: stop, length, abort
+  int64_t rejected_[2] = {0, 0};     // by Rejection
 };
 
 }  // namespace vllm::server

@@ -1,6 +1,7 @@
 #include "server/openai_server.h"
 
 #include <openssl/crypto.h>
+#include <openssl/sha.h>
 
 #include <random>
 
@@ -39,6 +40,18 @@ bool starts_with_ci(const std::string& s, const std::string& prefix) {
   return true;
 }
 
+std::string sha256_hex(const std::string& text) {
+  unsigned char digest[SHA256_DIGEST_LENGTH];
+  SHA256(reinterpret_cast<const unsigned char*>(text.data()), text.size(), digest);
+  std::string hex;
+  for (unsigned char byte : digest) {
+    char two[3];
+    std::snprintf(two, sizeof two, "%02x", byte);
+    hex += two;
+  }
+  return hex;
+}
+
 // Constant time in the key's contents, so that a wrong key's timing tells
 // nothing about how much of it was right.
 bool same_key(const std::string& given, const std::string& key) {
@@ -46,6 +59,13 @@ bool same_key(const std::string& given, const std::string& key) {
 }
 
 }  // namespace
+
+Result<PrefixCacheIsolation> parse_prefix_cache_isolation(const std::string& name) {
+  if (name == "none") return PrefixCacheIsolation::kNone;
+  if (name == "api-key") return PrefixCacheIsolation::kApiKey;
+  if (name == "request") return PrefixCacheIsolation::kRequest;
+  return invalid_argument("--prefix-cache-isolation must be none, api-key or request, got '" + name + "'");
+}
 
 OpenAIServer::OpenAIServer(AsyncEngine& engine, const Tokenizer& tokenizer, ChatRenderer chat_renderer,
                            ServerConfig config)
@@ -56,17 +76,33 @@ OpenAIServer::OpenAIServer(AsyncEngine& engine, const Tokenizer& tokenizer, Chat
       created_(now_unix_seconds()),
       metrics_(config_.served_model_names.front(), config_.max_model_len),
       seeds_(config_.seed),
-      input_workers_("vllm-input", kNumInputWorkers) {}
+      input_workers_("vllm-input", kNumInputWorkers) {
+  for (const std::string& key : config_.api_keys) tenant_salts_.push_back(sha256_hex(key));
+}
 
 void OpenAIServer::shutdown() { stopping_.request_stop(); }
 
-bool OpenAIServer::authorized(const HttpRequest& request) const {
-  if (config_.api_keys.empty()) return true;
-  if (!starts_with_ci(request.authorization, "bearer ")) return false;
+std::optional<size_t> OpenAIServer::api_key_of(const HttpRequest& request) const {
+  if (!starts_with_ci(request.authorization, "bearer ")) return std::nullopt;
   const std::string given = request.authorization.substr(7);
-  bool ok = false;
-  for (const std::string& key : config_.api_keys) ok |= same_key(given, key);
-  return ok;
+  std::optional<size_t> found;
+  for (size_t i = 0; i < config_.api_keys.size(); ++i) {  // every key compared: no early exit to time
+    if (same_key(given, config_.api_keys[i])) found = i;
+  }
+  return found;
+}
+
+std::string OpenAIServer::cache_salt(const std::optional<size_t>& api_key, const std::string& request_salt) const {
+  switch (config_.prefix_cache_isolation) {
+    case PrefixCacheIsolation::kNone:
+      return "";
+    case PrefixCacheIsolation::kApiKey:
+      // The tenant's part has a fixed length, so no client's salt can spell another tenant's.
+      return api_key ? tenant_salts_[*api_key] + ":" + request_salt : request_salt;
+    case PrefixCacheIsolation::kRequest:
+      return request_salt;
+  }
+  return request_salt;
 }
 
 std::string OpenAIServer::resolve_model(const std::string& requested) const {
@@ -110,8 +146,10 @@ HttpResponse OpenAIServer::models() const {
   return {200, "application/json", dump_json(body)};
 }
 
-void OpenAIServer::generate(Result<CompletionRequest> parsed, const std::shared_ptr<ResponseChannel>& channel) {
+void OpenAIServer::generate(Result<CompletionRequest> parsed, const std::optional<size_t>& api_key,
+                            const std::shared_ptr<ResponseChannel>& channel) {
   if (!parsed.is_ok()) return channel->respond(error_response(parsed.status()));
+  for (PromptInput& prompt : parsed->prompts) prompt.cache_salt = cache_salt(api_key, prompt.cache_salt);
   const std::string model = resolve_model(parsed->model);
   if (model.empty()) {
     return channel->respond(error_response(404, "The model `" + parsed->model + "` does not exist.", "model"));
@@ -124,7 +162,10 @@ void OpenAIServer::generate(Result<CompletionRequest> parsed, const std::shared_
   ResponseIdentity identity{(parsed->chat ? "chatcmpl-" : "cmpl-") + random_hex(), model, now_unix_seconds()};
   auto job =
       std::make_shared<CompletionJob>(engine_, tokenizer_, metrics_, channel, std::move(parsed).value(), identity);
-  if (Status s = job->start(); !s.is_ok()) channel->respond(error_response(s));
+  if (Status s = job->start(); !s.is_ok()) {
+    if (s.code() == StatusCode::kResourceExhausted) metrics_.observe_rejected(Rejection::kQueueFull);
+    channel->respond(error_response(s));
+  }
 }
 
 HttpResponse OpenAIServer::tokenize(const std::string& body, std::stop_token cancel) const {
@@ -154,7 +195,8 @@ HttpResponse OpenAIServer::detokenize(const std::string& body) const {
 
 void OpenAIServer::handle(HttpRequest request, std::shared_ptr<ResponseChannel> channel) {
   const std::string path = path_of(request.target);
-  if (path.starts_with("/v1") && request.method != "OPTIONS" && !authorized(request)) {
+  const std::optional<size_t> api_key = api_key_of(request);
+  if (path.starts_with("/v1") && request.method != "OPTIONS" && !config_.api_keys.empty() && !api_key) {
     return channel->respond({401, "application/json", R"({"error": "Unauthorized"})"});
   }
   struct Route {
@@ -179,13 +221,13 @@ void OpenAIServer::handle(HttpRequest request, std::shared_ptr<ResponseChannel> 
   if (path == "/metrics") {
     return channel->respond({200, "text/plain; version=0.0.4", metrics_.render(engine_.stats())});
   }
-  input_workers_.post([this, path, request = std::move(request), channel] {
+  input_workers_.post([this, path, api_key, request = std::move(request), channel] {
     std::stop_source cancel;
     channel->on_close([cancel]() mutable { cancel.request_stop(); });
     const std::stop_callback on_shutdown(stopping_.get_token(), [&cancel] { cancel.request_stop(); });
     if (cancel.stop_requested()) return channel->respond(error_response(503, "the server is shutting down"));
     try {
-      handle_input(path, request, channel, cancel.get_token());
+      handle_input(path, request, api_key, channel, cancel.get_token());
     } catch (const std::exception& e) {
       // A bug, not bad input (that is a 4xx): this request fails, the others go on.
       VLLM_LOG(Error) << "internal error answering POST " << path << ": " << e.what();
@@ -195,14 +237,15 @@ void OpenAIServer::handle(HttpRequest request, std::shared_ptr<ResponseChannel> 
 }
 
 void OpenAIServer::handle_input(const std::string& path, const HttpRequest& request,
-                                const std::shared_ptr<ResponseChannel>& channel, std::stop_token cancel) {
+                                const std::optional<size_t>& api_key, const std::shared_ptr<ResponseChannel>& channel,
+                                std::stop_token cancel) {
   if (path == "/tokenize") return channel->respond(tokenize(request.body, std::move(cancel)));
   if (path == "/detokenize") return channel->respond(detokenize(request.body));
   if (path == "/v1/chat/completions") {
     return generate(parse_chat_request(request.body, chat_renderer_, tokenizer_, config_.max_model_len, cancel),
-                    channel);
+                    api_key, channel);
   }
-  generate(parse_completion_request(request.body), channel);
+  generate(parse_completion_request(request.body), api_key, channel);
 }
 
 }  // namespace vllm::server

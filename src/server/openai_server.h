@@ -5,6 +5,7 @@
 
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <stop_token>
 #include <string>
@@ -19,6 +20,17 @@
 
 namespace vllm::server {
 
+// Who may share prefix-cache blocks.  A prompt's blocks are found only by
+// requests with the same cache salt; the time to first token tells a client
+// whether a prompt was cached, so a shared cache lets one client learn what
+// another asked.
+enum class PrefixCacheIsolation {
+  kNone,     // everyone shares: a request's cache_salt is not used
+  kApiKey,   // each API key is its own tenant (its hash joins the cache_salt); no keys: as kRequest
+  kRequest,  // only the request's cache_salt separates (vLLM)
+};
+Result<PrefixCacheIsolation> parse_prefix_cache_isolation(const std::string& name);  // none|api-key|request
+
 struct ServerConfig {
   std::vector<std::string> served_model_names;  // the first is the default and the one reported
   std::string model_path;                       // "root" in /v1/models
@@ -26,6 +38,7 @@ struct ServerConfig {
   int32_t max_model_len = 0;
   std::string response_role = "assistant";
   uint64_t seed = 0;  // seeds the requests that bring none (--seed)
+  PrefixCacheIsolation prefix_cache_isolation = PrefixCacheIsolation::kApiKey;
 };
 
 inline constexpr const char* kServerVersion = "0.1.0";
@@ -42,12 +55,16 @@ class OpenAIServer {
  private:
   // The endpoints that parse a body, render a template or tokenise: on an
   // input worker, giving up when the client leaves or the server stops.
-  void handle_input(const std::string& path, const HttpRequest& request,
+  void handle_input(const std::string& path, const HttpRequest& request, const std::optional<size_t>& api_key,
                     const std::shared_ptr<ResponseChannel>& channel, std::stop_token cancel);
-  bool authorized(const HttpRequest& request) const;
+  // The index in api_keys of the key the request carries; nullopt if none.
+  std::optional<size_t> api_key_of(const HttpRequest& request) const;
+  // The prompt's cache salt as the isolation mode makes it, for a request under `api_key`.
+  std::string cache_salt(const std::optional<size_t>& api_key, const std::string& request_salt) const;
   HttpResponse models() const;
   // Both generation endpoints: the parsed request runs as a CompletionJob.
-  void generate(Result<CompletionRequest> parsed, const std::shared_ptr<ResponseChannel>& channel);
+  void generate(Result<CompletionRequest> parsed, const std::optional<size_t>& api_key,
+                const std::shared_ptr<ResponseChannel>& channel);
   HttpResponse tokenize(const std::string& body, std::stop_token cancel) const;
   HttpResponse detokenize(const std::string& body) const;
   // The served name a request's "model" selects; empty if it names none.
@@ -57,6 +74,7 @@ class OpenAIServer {
   const Tokenizer& tokenizer_;
   ChatRenderer chat_renderer_;
   ServerConfig config_;
+  std::vector<std::string> tenant_salts_;  // per API key: the hex SHA-256 of the key
   int64_t created_;
   ServerMetrics metrics_;
   std::mutex seed_mutex_;

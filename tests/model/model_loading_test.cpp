@@ -128,7 +128,7 @@ TEST(ModelLoadingTest, MalformedConfigJson) {
   TempDir dir;
   copy_model(dir.path());
   write_file(dir.file("config.json"), "{\"architectures\": [");
-  EXPECT_NE(load_error(dir.path()).find(dir.file("config.json") + ": invalid JSON"), std::string::npos);
+  EXPECT_NE(load_error(dir.path()).find(dir.file("config.json") + ": not valid JSON"), std::string::npos);
 }
 
 TEST(ModelLoadingTest, WrongFieldTypeInConfig) {
@@ -139,6 +139,32 @@ TEST(ModelLoadingTest, WrongFieldTypeInConfig) {
   write_file(dir.file("config.json"), config.dump());
   EXPECT_EQ(load_error(dir.path()),
             dir.file("config.json") + ": field 'num_hidden_layers' must be an integer, found \"five\"");
+}
+
+// Counts in config.json are checked against the tensors before anything is
+// sized from them: a billion layers is an error line, not a failed allocation.
+TEST(ModelLoadingTest, ConfigCountsBeyondTheTensorsAreOneError) {
+  TempDir dir;
+  copy_model(dir.path());
+  const Json original = Json::parse(read_file(dir.file("config.json")));
+  Json config = original;
+  config["num_hidden_layers"] = 1000000000;
+  write_file(dir.file("config.json"), config.dump());
+  EXPECT_EQ(load_error(dir.path()), "config.json: num_hidden_layers is 1000000000 but " +
+                                        dir.file("model.safetensors") + " has tensors for 5 layers");
+  config = original;
+  config["vocab_size"] = int64_t{1} << 40;
+  write_file(dir.file("config.json"), config.dump());
+  EXPECT_EQ(load_error(dir.path()), dir.file("model.safetensors") +
+                                        ": tensor 'model.embed_tokens.weight': expected shape [1099511627776, 64] "
+                                        "from config.json, found [512, 64]");
+  config = original;
+  config["hidden_size"] = 1 << 30;
+  config["head_dim"] = 8;
+  write_file(dir.file("config.json"), config.dump());
+  const std::string msg = load_error(dir.path());
+  EXPECT_TRUE(msg.starts_with(dir.file("model.safetensors") + ": tensor 'model.embed_tokens.weight': expected shape"))
+      << msg;
 }
 
 TEST(ModelLoadingTest, ShardedCheckpointNamesMissingShard) {

@@ -60,7 +60,7 @@ TEST(SafetensorsTest, HeaderCutShortIsTruncated) {
 
 TEST(SafetensorsTest, CorruptHeaderJsonIsReported) {
   const std::string msg = open_error(with_header("{not json", ""));
-  EXPECT_NE(msg.find("safetensors header): invalid JSON"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("safetensors header): not valid JSON"), std::string::npos) << msg;
 }
 
 TEST(SafetensorsTest, HugeDeclaredHeaderIsCorrupt) {

@@ -12,6 +12,8 @@ const char* finish_reason_name(FinishReason reason) {
       return "length";
     case FinishReason::kAbort:
       return "abort";
+    case FinishReason::kQueueTimeout:
+      return "queue_timeout";
   }
   return "unknown";
 }

@@ -17,8 +17,10 @@ namespace vllm {
 
 enum class RequestStatus { kWaiting, kRunning, kPreempted, kFinished };
 
-enum class FinishReason { kStop, kLength, kAbort };
-const char* finish_reason_name(FinishReason reason);  // "stop", "length", "abort"
+// kQueueTimeout: it waited longer than SchedulerConfig::max_queue_seconds
+// without ever being scheduled (an online server answers 503).
+enum class FinishReason { kStop, kLength, kAbort, kQueueTimeout };
+const char* finish_reason_name(FinishReason reason);  // "stop", "length", "abort", "queue_timeout"
 
 struct Request {
   Request(RequestId id, std::vector<int32_t> prompt_token_ids, SamplingParams params, std::string cache_salt);

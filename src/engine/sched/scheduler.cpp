@@ -11,6 +11,7 @@ Status SchedulerConfig::validate() const {
   if (max_num_batched_tokens < 1) return invalid_argument("max_num_batched_tokens must be at least 1");
   if (max_num_seqs < 1) return invalid_argument("max_num_seqs must be at least 1");
   if (max_model_len < 1) return invalid_argument("max_model_len must be at least 1");
+  if (!(max_queue_seconds >= 0)) return invalid_argument("max_queue_seconds must not be negative");
   if (!enable_chunked_prefill && max_num_batched_tokens < max_model_len) {
     return invalid_argument("without chunked prefill, max_num_batched_tokens (" +
                             std::to_string(max_num_batched_tokens) + ") must be at least max_model_len (" +
@@ -110,8 +111,19 @@ void Scheduler::admit_waiting(int32_t& budget, std::vector<Scheduled>& scheduled
   }
 }
 
+void Scheduler::expire_waiting(SchedulerOutput& output) {
+  const double oldest_arrival = now_seconds() - config_.max_queue_seconds;
+  std::erase_if(waiting_, [&](Request* r) {
+    if (r->queue_time || r->arrival_time >= oldest_arrival) return false;
+    output.timed_out.push_back(r->id);
+    finish(*r);
+    return true;
+  });
+}
+
 SchedulerOutput Scheduler::schedule() {
   SchedulerOutput output;
+  if (config_.max_queue_seconds > 0) expire_waiting(output);
   int32_t budget = config_.max_num_batched_tokens;
   std::vector<Scheduled> scheduled;
   schedule_running(budget, scheduled, output);

@@ -24,6 +24,7 @@ struct SchedulerConfig {
   int32_t max_num_seqs = 128;             // running requests at most
   int32_t max_model_len = 0;              // prompt + generated tokens at most
   bool enable_chunked_prefill = true;     // off: a prompt is admitted only when it fits the budget whole
+  double max_queue_seconds = 0;           // a request never scheduled after this long finishes; 0: no limit
 
   Status validate() const;
 };
@@ -63,6 +64,9 @@ class Scheduler {
   // running list when blocks run out.
   void schedule_running(int32_t& budget, std::vector<Scheduled>& scheduled, SchedulerOutput& output);
   void preempt_last_running(SchedulerOutput& output);
+  // Finishes the waiting requests that were never scheduled and have waited
+  // past max_queue_seconds (preempted ones have run: they wait on).
+  void expire_waiting(SchedulerOutput& output);
   // Admits waiting requests while budget, sequence slots and blocks last.
   void admit_waiting(int32_t& budget, std::vector<Scheduled>& scheduled);
   // The reason `r` ends after its newest token, and the stop token id if one did it.

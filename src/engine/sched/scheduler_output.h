@@ -31,6 +31,7 @@ struct SchedulerOutput {
   std::vector<ScheduledChunk> chunks;  // running requests first, then newly admitted ones
   int32_t total_num_scheduled_tokens = 0;
   std::vector<RequestId> preempted;  // sent back to the waiting queue this step
+  std::vector<RequestId> timed_out;  // finished unscheduled: they waited past max_queue_seconds
 };
 
 // A step's result for one request.
