@@ -111,5 +111,36 @@ TEST_F(AsyncEngineTest, ShutdownEndsUnfinishedStreamsWithAbort) {
   EXPECT_FALSE(stream->next(out));
 }
 
+// --max-waiting-requests: a burst beyond the queue's bound is refused at
+// once (ResourceExhausted, the server's 503) and what was accepted runs to the end.
+TEST_F(AsyncEngineTest, ABurstBeyondMaxWaitingRequestsIsRefusedAndTheRestRuns) {
+  constexpr int kBurst = 40, kMaxWaiting = 5;
+  EngineConfig one_at_a_time;
+  one_at_a_time.scheduler.max_num_seqs = 1;
+  AsyncEngine engine(testing::make_engine(*model_, one_at_a_time), kMaxWaiting);
+  SamplingParams params = greedy(400, /*ignore_eos=*/true);  // each keeps the one sequence slot a while
+  std::vector<std::shared_ptr<RequestStream>> accepted;
+  int refused = 0;
+  for (int i = 0; i < kBurst; ++i) {
+    Result<std::shared_ptr<RequestStream>> s =
+        engine.add_request("burst-" + std::to_string(i), PromptInput::from_text("Once upon a time"), params);
+    if (s.is_ok()) {
+      accepted.push_back(*s);
+    } else {
+      EXPECT_EQ(s.status().code(), StatusCode::kResourceExhausted);
+      EXPECT_NE(s.status().message().find("--max-waiting-requests 5"), std::string::npos) << s.status().message();
+      ++refused;
+    }
+  }
+  EXPECT_GE(accepted.size(), static_cast<size_t>(kMaxWaiting));
+  EXPECT_GE(refused, kBurst / 2);  // 40 adds take microseconds, a 400-token request much longer
+  for (const auto& stream : accepted) {
+    RequestOutput last;
+    for (RequestOutput out; stream->next(out);) last = out;
+    ASSERT_TRUE(last.finished);
+    EXPECT_EQ(last.outputs[0].finish_reason, FinishReason::kLength);
+  }
+}
+
 }  // namespace
 }  // namespace vllm

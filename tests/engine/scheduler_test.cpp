@@ -209,5 +209,27 @@ TEST(SchedulerTest, RequestAdmittedInTheSameStepReusesBlocksCachedThere) {
   EXPECT_EQ(h.kv.prefix_cache_stats().hits_tokens, 8);
 }
 
+// --request-timeout: a request that never ran and waited past the limit
+// finishes unscheduled; one that has run (preempted since) waits on.
+TEST(SchedulerTest, RequestsThatNeverRanExpireAfterMaxQueueSeconds) {
+  SchedulerConfig c = config(4, /*max_seqs=*/1);
+  c.max_queue_seconds = 1000;
+  Harness h(100, 4, c);
+  h.scheduler.add_request(make_request(1, 2, 50, /*ignore_eos=*/true));
+  h.scheduler.add_request(make_request(2, 2));
+  h.scheduler.add_request(make_request(3, 2));
+  h.step();  // 1 runs; 2 and 3 wait behind it (one sequence at a time)
+  h.scheduler.find_request(2)->arrival_time -= 2000;  // as if it had waited 2000 s
+  auto [out, outputs] = h.step();
+  EXPECT_EQ(out.timed_out, std::vector<RequestId>{2});
+  EXPECT_EQ(h.scheduler.find_request(2), nullptr);  // finished and gone
+  EXPECT_EQ(h.scheduler.num_waiting(), 1);           // 3 still waits
+  // A request that has run (running now, or preempted since) does not expire, however long ago it came.
+  h.scheduler.find_request(1)->arrival_time -= 2000;
+  auto [later, later_outputs] = h.step();
+  EXPECT_TRUE(later.timed_out.empty());
+  EXPECT_NE(h.scheduler.find_request(1), nullptr);
+}
+
 }  // namespace
 }  // namespace vllm

@@ -3,11 +3,10 @@ embedded stories260k: every endpoint, streaming against non-streaming,
 concurrency, error envelopes, API keys, body limits and a clean SIGTERM.
 Usage: server_e2e_test.py VLLM_CPP REPO_ROOT"""
 import atexit
-import http.client
 import json
+import os
 import re
 import shutil
-import signal
 import socket
 import subprocess
 import sys
@@ -15,79 +14,16 @@ import tempfile
 import threading
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import serve_harness  # noqa: E402
+from serve_harness import check, expect_error  # noqa: E402
+
 binary, root = sys.argv[1:3]
 golden = {c["name"]: c for c in json.load(open(f"{root}/tests/golden/stories260k/greedy.json"))["cases"]}
-failures = []
 
 
-def check(ok, what):
-    if not ok:
-        failures.append(what)
-
-
-class Server:
-    def __init__(self, *flags):
-        self.proc = subprocess.Popen([binary, "serve", "--host", "127.0.0.1", "--port", "0", *flags],
-                                     stderr=subprocess.PIPE, text=True)
-        lines = []
-        match = None
-        while match is None and len(lines) < 20:  # warnings may come first
-            line = self.proc.stderr.readline()
-            if not line:
-                break
-            lines.append(line)
-            match = re.search(r"http://127\.0\.0\.1:(\d+)", line)
-        if not match:
-            sys.exit(f"FAIL: no listening line from serve: {lines!r}")
-        self.port = int(match.group(1))
-        # Keep reading the log (a line per request), so that a full pipe never blocks the server.
-        self.log = []
-        threading.Thread(target=lambda: self.log.extend(iter(self.proc.stderr.readline, "")), daemon=True).start()
-
-    def request(self, method, path, body=None, headers=None):
-        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=60)
-        data = body if isinstance(body, (bytes, str)) or body is None else json.dumps(body)
-        conn.request(method, path, body=data, headers=headers or {})
-        resp = conn.getresponse()
-        payload = resp.read()
-        conn.close()
-        return resp.status, resp.getheader("Content-Type"), payload
-
-    def json(self, method, path, body=None, headers=None):
-        status, _, payload = self.request(method, path, body, headers)
-        return status, json.loads(payload) if payload else None
-
-    def stream(self, body, path="/v1/completions"):
-        """The data: payloads of an SSE response, in order."""
-        status, ctype, payload = self.request("POST", path, body)
-        check(status == 200 and ctype == "text/event-stream", f"stream status {status} {ctype}")
-        events = payload.decode().split("\n\n")
-        check(events[-1] == "", "the stream ends with a blank line")
-        check(all(e.startswith("data: ") for e in events[:-1]), "every event is one data: line")
-        return [e[len("data: "):] for e in events[:-1]]
-
-    def metrics(self):
-        """{name{labels}: value} from /metrics."""
-        status, ctype, payload = self.request("GET", "/metrics")
-        check(status == 200 and ctype.startswith("text/plain"), f"/metrics {status} {ctype}")
-        values = {}
-        for line in payload.decode().splitlines():
-            if line and not line.startswith("#"):
-                key, value = line.rsplit(" ", 1)
-                values[key] = float(value)
-        return values
-
-    def stop(self):
-        self.proc.send_signal(signal.SIGTERM)
-        code = self.proc.wait(timeout=20)
-        check(code == 0, f"serve exits 0 on SIGTERM, got {code}")
-
-
-def expect_error(server, body, status, param, path="/v1/completions", headers=None, what=""):
-    got, payload = server.json("POST", path, body, headers)
-    ok = got == status and isinstance(payload, dict) and set(payload["error"]) == {"message", "type", "param", "code"}
-    check(ok and payload["error"]["code"] == status and payload["error"]["param"] == param,
-          f"{what or body}: expected {status}/{param}, got {got} {payload}")
+def Server(*flags):
+    return serve_harness.Server(binary, *flags)
 
 
 server = Server("--served-model-name", "stories260K", "alias")
@@ -448,7 +384,4 @@ for flags, code, message in [(["--tensor-parallel-size", "2"], 1, "--tensor-para
     check(run.returncode == code and message in run.stderr and len(run.stderr.strip().splitlines()) == 1,
           f"serve {flags}: exit {run.returncode}, stderr {run.stderr!r}")
 
-for f in failures:
-    print("FAIL:", f)
-print(f"{'FAILED' if failures else 'all server checks passed'}")
-sys.exit(1 if failures else 0)
+serve_harness.finish()

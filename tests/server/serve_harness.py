@@ -1,0 +1,115 @@
+"""A `vllm-cpp serve` process on a free loopback port, and the checks the
+server tests share."""
+import http.client
+import json
+import re
+import signal
+import socket
+import subprocess
+import sys
+import threading
+
+failures = []
+
+
+def check(ok, what):
+    if not ok:
+        failures.append(what)
+
+
+def finish():
+    """Prints the failures and exits 1 if there were any."""
+    for f in failures:
+        print("FAIL:", f)
+    print(f"{'FAILED' if failures else 'all server checks passed'}")
+    sys.exit(1 if failures else 0)
+
+
+class Server:
+    def __init__(self, binary, *flags, preexec_fn=None):
+        self.proc = subprocess.Popen([binary, "serve", "--host", "127.0.0.1", "--port", "0", *flags],
+                                     stderr=subprocess.PIPE, text=True, preexec_fn=preexec_fn)
+        lines = []
+        match = None
+        while match is None and len(lines) < 20:  # warnings may come first
+            line = self.proc.stderr.readline()
+            if not line:
+                break
+            lines.append(line)
+            match = re.search(r"http://127\.0\.0\.1:(\d+)", line)
+        if not match:
+            sys.exit(f"FAIL: no listening line from serve: {lines!r}")
+        self.port = int(match.group(1))
+        # Keep reading the log (a line per request), so that a full pipe never blocks the server.
+        self.log = []
+        threading.Thread(target=lambda: self.log.extend(iter(self.proc.stderr.readline, "")), daemon=True).start()
+
+    def request(self, method, path, body=None, headers=None, timeout=60):
+        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
+        data = body if isinstance(body, (bytes, str)) or body is None else json.dumps(body)
+        conn.request(method, path, body=data, headers=headers or {})
+        resp = conn.getresponse()
+        payload = resp.read()
+        conn.close()
+        return resp.status, resp.getheader("Content-Type"), payload
+
+    def json(self, method, path, body=None, headers=None):
+        status, _, payload = self.request(method, path, body, headers)
+        return status, json.loads(payload) if payload else None
+
+    def stream(self, body, path="/v1/completions"):
+        """The data: payloads of an SSE response, in order."""
+        status, ctype, payload = self.request("POST", path, body)
+        check(status == 200 and ctype == "text/event-stream", f"stream status {status} {ctype}")
+        events = payload.decode().split("\n\n")
+        check(events[-1] == "", "the stream ends with a blank line")
+        check(all(e.startswith("data: ") for e in events[:-1]), "every event is one data: line")
+        return [e[len("data: "):] for e in events[:-1]]
+
+    def raw(self, data, timeout=10):
+        """Sends `data` on a new connection and returns every byte the server sends until it closes."""
+        with socket.create_connection(("127.0.0.1", self.port), timeout=timeout) as s:
+            s.sendall(data)
+            received = b""
+            try:
+                while chunk := s.recv(65536):
+                    received += chunk
+            except (ConnectionResetError, socket.timeout):
+                pass
+        return received
+
+    def metrics(self):
+        """{name{labels}: value} from /metrics."""
+        status, ctype, payload = self.request("GET", "/metrics")
+        check(status == 200 and ctype.startswith("text/plain"), f"/metrics {status} {ctype}")
+        values = {}
+        for line in payload.decode().splitlines():
+            if line and not line.startswith("#"):
+                key, value = line.rsplit(" ", 1)
+                values[key] = float(value)
+        return values
+
+    def rss_mb(self):
+        with open(f"/proc/{self.proc.pid}/status") as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) / 1024
+        return 0
+
+    def cpu_seconds(self):
+        with open(f"/proc/{self.proc.pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / 100  # utime + stime, in clock ticks of 1/100 s
+
+    def stop(self):
+        self.proc.send_signal(signal.SIGTERM)
+        code = self.proc.wait(timeout=20)
+        check(code == 0, f"serve exits 0 on SIGTERM, got {code}")
+
+
+def expect_error(server, body, status, param, path="/v1/completions", headers=None, what=""):
+    got, payload = server.json("POST", path, body, headers)
+    ok = got == status and isinstance(payload, dict) and set(payload["error"]) == {"message", "type", "param", "code"}
+    check(ok and payload["error"]["code"] == status and payload["error"]["param"] == param,
+          f"{what or body}: expected {status}/{param}, got {got} {payload}")
+    return payload
