@@ -7,16 +7,19 @@ seconds=${1:-60}
 build=$root/build-fuzz
 CC=clang CXX=clang++ cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DVLLM_BUILD_TESTS=OFF -DVLLM_BUILD_FUZZERS=ON -DVLLM_SANITIZE=address,undefined >/dev/null
-cmake --build "$build" --target tokenizer_encode_fuzzer chat_template_fuzzer server_request_fuzzer
+cmake --build "$build" --target tokenizer_encode_fuzzer chat_template_fuzzer server_request_fuzzer http_request_fuzzer
 corpus=$(mktemp -d)
 trap 'rm -rf "$corpus"' EXIT
-run() {  # run NAME [ENV=VALUE...]: the fuzzer for $seconds, seeded with a few real inputs
-  local name=$1
-  shift
+run() {  # run NAME MAX_LEN [ENV=VALUE | -FLAG...]: the fuzzer for $seconds, seeded with a few real inputs
+  local name=$1 max_len=$2
+  shift 2
+  local env=() flags=()
+  for a in "$@"; do if [[ $a == -* ]]; then flags+=("$a"); else env+=("$a"); fi; done
   mkdir -p "$corpus/$name"
-  echo "== $name $* (${seconds}s)"
-  env "$@" "$build/fuzz/${name%%@*}" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=4096 \
-    -print_final_stats=1 -artifact_prefix="$root/build-fuzz/" "$corpus/$name" 2>&1 | tail -n 12
+  echo "== $name $* (${seconds}s, inputs up to $max_len bytes)"
+  env "${env[@]}" "$build/fuzz/${name%%@*}" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
+    -max_len="$max_len" "${flags[@]}" -print_final_stats=1 -artifact_prefix="$root/build-fuzz/" "$corpus/$name" \
+    2>&1 | tail -n 12
 }
 # Seeds: the embedded model's chat template and some text.
 mkdir -p "$corpus/chat_template_fuzzer" "$corpus/tokenizer_encode_fuzzer"
@@ -29,10 +32,22 @@ printf '%s' '{"prompt": ["Once", [1, 403]], "n": 2, "temperature": 0.5, "stop": 
   [{"type": "text", "text": "Hi"}]}], "chat_template_kwargs": {"x": 1}, "logprobs": true, "top_logprobs": 2}'   >"$corpus/server_request_fuzzer/seed"
 printf '%s' '{"prompt": "Once", "tokens": [1, 403], "add_special_tokens": false, "return_token_strs": true}' \
   >"$corpus/server_request_fuzzer/seed-tokenize"
-run chat_template_fuzzer
-run tokenizer_encode_fuzzer
-run server_request_fuzzer
+# Seeds of the HTTP fuzzer (its first byte picks how the rest arrives): pipelined, chunked, 100-continue.
+mkdir -p "$corpus/http_request_fuzzer"
+printf '\x05POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}GET /health HTTP/1.1\r\n\r\n' \
+  >"$corpus/http_request_fuzzer/pipelined"
+printf '\x00POST /tokenize HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n5\r\n{"a":\r\n2\r\n1}\r\n0\r\n\r\n' \
+  >"$corpus/http_request_fuzzer/chunked"
+printf '\x02POST / HTTP/1.0\r\nExpect: 100-continue\r\nContent-Length: 3\r\nAuthorization: Bearer k\r\n\r\nabc' \
+  >"$corpus/http_request_fuzzer/continue"
+# Bodies up to 1 MB with a dictionary of JSON tokens and request fields: deep and wide documents.
+printf '{"messages": [{"role": "user", "content": [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}]}' \
+  >"$corpus/server_request_fuzzer/seed-deep"
+run chat_template_fuzzer 4096
+run tokenizer_encode_fuzzer 4096
+run server_request_fuzzer 1048576 -dict="$root/fuzz/json.dict"
+run http_request_fuzzer 65536
 if [ -d "$root/../shared/tokenizers/qwen3" ]; then
   cp -r "$corpus/tokenizer_encode_fuzzer" "$corpus/tokenizer_encode_fuzzer@qwen3"
-  run "tokenizer_encode_fuzzer@qwen3" VLLM_FUZZ_TOKENIZER="$root/../shared/tokenizers/qwen3"
+  run "tokenizer_encode_fuzzer@qwen3" 4096 VLLM_FUZZ_TOKENIZER="$root/../shared/tokenizers/qwen3"
 fi

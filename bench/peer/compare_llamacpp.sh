@@ -12,14 +12,19 @@
 # hf-bf16/ (config.json, model.safetensors, tokenizer.json) and
 # gguf/<shape>-bf16.gguf with the same weights (../shared/peer/make_models.py
 # writes both).  Raw results go to --out; the summary table is printed.
+# --baseline-bin names another vllm-cpp binary (an earlier commit's) whose
+# serve runs interleaved with the others, for before/after figures.
+# llama.cpp's batched and served runs get LLAMA_SET_ROWS=1: without it the
+# measured version (e4868d16) forces one unified KV cache and runs 1.6-4.4x
+# slower on many sequences (../shared/peer/README.md); we compare with it at its best.
 # Usage: bench/peer/compare_llamacpp.sh --llama-bin DIR --models DIR [--out DIR] [--repeat 3]
 #          [--shapes "smollm-135m qwen2.5-0.5b llama-3.2-1b"] [--parts "latency throughput serve"]
-#          [--serve-flags "..."]
+#          [--serve-flags "..."] [--baseline-bin PATH]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 bin=$root/build/src/vllm-cpp
 out=/tmp/vllm-cpp-vs-llamacpp repeat=3 shapes="smollm-135m qwen2.5-0.5b llama-3.2-1b"
-parts="latency throughput serve" llama_bin="" models="" serve_flags=""
+parts="latency throughput serve" llama_bin="" models="" serve_flags="" baseline_bin=""
 while [ $# -gt 0 ]; do
   case $1 in
     --llama-bin) llama_bin=$2 ;;
@@ -29,6 +34,7 @@ while [ $# -gt 0 ]; do
     --shapes) shapes=$2 ;;
     --parts) parts=$2 ;;
     --serve-flags) serve_flags=$2 ;;
+    --baseline-bin) baseline_bin=$2 ;;
     *) echo "unknown argument $1" >&2; exit 2 ;;
   esac
   shift 2
@@ -71,7 +77,7 @@ for i in $(seq "$repeat"); do
         --output-json "$out/ours-throughput-$n-$i.json" >/dev/null 2>&1
     done
     # Its log and its JSON lines share the output; summarize.py picks the JSON lines.
-    "$llama_bin/llama-batched-bench" -m "$(gguf smollm-135m)" -t 2 -c 16384 -b 2048 -ub 512 -npp 128 -ntg 128 \
+    LLAMA_SET_ROWS=1 "$llama_bin/llama-batched-bench" -m "$(gguf smollm-135m)" -t 2 -c 16384 -b 2048 -ub 512 -npp 128 -ntg 128 \
       -npl 16,64 --output-format jsonl >"$out/llama-batched-$i.log" 2>&1
   fi
   if has serve; then
@@ -85,8 +91,18 @@ for i in $(seq "$repeat"); do
     serve_load $port "$out/ours-serve-$i.json"
     kill -TERM $server
     wait $server || true
+    if [ -n "$baseline_bin" ]; then
+      port=$((18500 + i))
+      "$baseline_bin" serve "$(hf smollm-135m)" --host 127.0.0.1 --port $port --disable-log-requests \
+        --served-model-name smollm-135m >"$out/base-serve-$i.log" 2>&1 &
+      server=$!
+      wait_for "http://127.0.0.1:$port/health"
+      serve_load $port "$out/base-serve-$i.json"
+      kill -TERM $server
+      wait $server || true
+    fi
     port=$((18400 + i))
-    "$llama_bin/llama-server" -m "$(gguf smollm-135m)" --host 127.0.0.1 --port $port -t 2 -np 16 -c 8192 \
+    LLAMA_SET_ROWS=1 "$llama_bin/llama-server" -m "$(gguf smollm-135m)" --host 127.0.0.1 --port $port -t 2 -np 16 -c 8192 \
       --cont-batching >"$out/llama-serve-$i.log" 2>&1 &
     server=$!
     wait_for "http://127.0.0.1:$port/health"

@@ -23,6 +23,21 @@ import serve_harness  # noqa: E402
 from serve_harness import check, expect_error  # noqa: E402
 
 binary, root = sys.argv[1:3]
+# Under a sanitizer (scripts/test.sh sets this) memory and time are the sanitizer's: those figures are
+# not checked, everything else is.
+SANITIZED = bool(os.environ.get("VLLM_TEST_SANITIZED"))
+if SANITIZED:
+    print("sanitizer build: RSS and timing figures are reported, not checked")
+
+
+def check_figure(ok, what):
+    """A check of time or memory: reported but not enforced under a sanitizer."""
+    if SANITIZED and not ok:
+        print("not checked under a sanitizer:", what)
+    else:
+        check(ok, what)
+
+
 GREEDY = {"prompt": "Once upon a time", "max_tokens": 24, "temperature": 0}
 
 
@@ -81,7 +96,7 @@ try:
         status, _, payload = post_raw(server, "/v1/completions", "[" * ((16 << 20) - 64))
         check(status == 400, f"16 MB of '[': {status} {payload[:120]!r}")
     rss_after = server.rss_mb()
-    check(rss_after - rss_before < 50, f"RSS after three refused 16 MB bodies: {rss_before:.0f} -> {rss_after:.0f} MB")
+    check_figure(rss_after - rss_before < 50, f"RSS after three refused 16 MB bodies: {rss_before:.0f} -> {rss_after:.0f} MB")
 
     # 100,000 chat_template_kwargs keys: answered (a 400 naming the limit) in well under a second.
     kwargs = {f"k{i}": i for i in range(100000)}
@@ -90,14 +105,15 @@ try:
         status, payload = server.json("POST", path, {"messages": [{"role": "user", "content": "hi"}],
                                                      "chat_template_kwargs": kwargs})
         elapsed = time.time() - started
-        check(status in (200, 400) and elapsed < 1.0, f"{path} with 100k kwargs: {status} in {elapsed:.2f} s")
+        check(status in (200, 400), f"{path} with 100k kwargs: {status}")
+        check_figure(elapsed < 1.0, f"{path} with 100k kwargs: {status} in {elapsed:.2f} s")
         check(status == 400 and payload["error"]["param"] == "chat_template_kwargs", f"{path} 100k kwargs {payload}")
     # A message with 100,000 extra fields is linear too (it was quadratic in the keys).
     started = time.time()
     status, payload = server.json("POST", "/tokenize", {"messages": [dict({"role": "user", "content": "hi"},
                                                                           **{f"x{i}": i for i in range(100000)})]})
-    check(status == 200 and time.time() - started < 2.0, f"a message with 100k fields: {status} "
-                                                         f"in {time.time() - started:.2f} s")
+    check(status == 200, f"a message with 100k fields: {status}")
+    check_figure(time.time() - started < 2.0, f"a message with 100k fields in {time.time() - started:.2f} s")
     check(text_of(server) == before, "the same greedy text after the wide bodies")
 finally:
     server.stop()
@@ -170,11 +186,11 @@ try:
     time.sleep(0.5)
     started = time.time()
     status = server.request("GET", "/health", timeout=5)[0]
-    check(status == 200 and time.time() - started < 1.0,
-          f"/health with 400 idle connections under ulimit -n 256: {status} in {time.time() - started:.2f} s")
+    check(status == 200, f"/health with 400 idle connections under ulimit -n 256: {status}")
+    check_figure(time.time() - started < 1.0, f"/health under ulimit -n 256 in {time.time() - started:.2f} s")
     cpu = server.cpu_seconds()
     time.sleep(2)
-    check(server.cpu_seconds() - cpu < 0.2, f"CPU while 400 clients idle: {server.cpu_seconds() - cpu:.2f} s in 2 s")
+    check_figure(server.cpu_seconds() - cpu < 0.2, f"CPU while 400 clients idle: {server.cpu_seconds() - cpu:.2f} s in 2 s")
     check(text_of(server) == before, "the same greedy text with 400 idle connections")
     for s in idle:
         s.close()
@@ -257,7 +273,7 @@ try:
         rss.append(server.rss_mb())
     # The first round touches the KV pool and the allocator's arenas for good; rounds 2-4 reuse them.
     print("RSS after each round of disconnects (MB):", [round(r, 1) for r in rss])
-    check(max(rss[1:]) - rss[0] < 4, f"RSS after four rounds of 300 mid-stream disconnects: {[round(r, 1) for r in rss]} MB")
+    check_figure(max(rss[1:]) - rss[0] < 4, f"RSS after four rounds of 300 mid-stream disconnects: {[round(r, 1) for r in rss]} MB")
     check(server.metrics()[f"vllm:kv_cache_usage_perc{{{labels}}}"] == 0, "every KV block back after the storms")
 finally:
     server.stop()
