@@ -17,7 +17,7 @@ void add_engine_flags(CLI::App& app, EngineFlags& f) {
       ->capture_default_str()
       ->check(CLI::Range(1, 1 << 20));
   app.add_option("--max-num-batched-tokens", f.max_num_batched_tokens,
-                 "Token budget of one step (default 2048; serve: what this machine prefills in about 100 ms)")
+                 "Token budget of one step (default 2048; serve: what this machine prefills in about 150 ms)")
       ->check(CLI::Range(1, 1 << 24));
   app.add_option("--block-size", f.block_size, "KV cache block size in tokens")
       ->capture_default_str()

@@ -17,7 +17,7 @@ namespace vllm::cli {
 struct EngineFlags {
   std::string max_model_len;  // human-readable; empty: the model's
   int32_t max_num_seqs = 128;
-  // Unset: 2048 (vLLM's CPU default), or for serving what this machine prefills in ~100 ms.
+  // Unset: 2048 (vLLM's CPU default), or for serving what this machine prefills in ~150 ms.
   std::optional<int32_t> max_num_batched_tokens;
   int32_t block_size = 16;
   std::string kv_cache_memory_bytes;  // human-readable; empty: VLLM_CPU_KVCACHE_SPACE or automatic
@@ -47,7 +47,7 @@ struct LoadedEngine {
 // How a step's token budget is chosen when --max-num-batched-tokens is not given.
 enum class StepBudget {
   kThroughput,  // 2048, vLLM's: the fewest steps (offline work)
-  kLatency,     // measured: steps of about 100 ms, so that streams keep flowing (serving)
+  kLatency,     // measured: steps of about 150 ms, so that streams keep flowing (serving)
 };
 
 // `tokenizer_dir` empty: the model's own.
