@@ -1,6 +1,7 @@
 #include "base/aligned_buffer.h"
 
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <cstring>
@@ -27,6 +28,16 @@ AlignedBuffer::AlignedBuffer(size_t size_bytes) : size_(size_bytes) {
   data_ = std::aligned_alloc(kBufferAlignment, rounded(size_));
   if (data_ == nullptr) throw std::bad_alloc();
   std::memset(data_, 0, rounded(size_));
+}
+
+void AlignedBuffer::commit() {
+  if (size_ < kMapThreshold) return;  // from malloc, and written already
+  // The kernel fills the mapping in one call where it can (Linux 5.14+);
+  // otherwise one write per page does it.
+  if (madvise(data_, size_, MADV_POPULATE_WRITE) == 0) return;
+  const auto page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  auto* bytes = static_cast<volatile char*>(data_);
+  for (size_t at = 0; at < size_; at += page) bytes[at] = 0;
 }
 
 void AlignedBuffer::release() {

@@ -4,7 +4,8 @@
 // Large buffers (the KV cache, packed weights) come straight from the kernel
 // as anonymous mappings, which are zero without being written: nothing is
 // touched until used, so start-up does not spend seconds clearing a KV pool
-// that may never fill, and memory is committed only as blocks are used.
+// that may never fill, and memory is committed only as blocks are used
+// (unless commit() asks for all of it at once).
 #pragma once
 
 #include <cstddef>
@@ -31,6 +32,10 @@ class AlignedBuffer {
   AlignedBuffer(const AlignedBuffer&) = delete;
   AlignedBuffer& operator=(const AlignedBuffer&) = delete;
   ~AlignedBuffer() { release(); }
+
+  // Makes every page resident now instead of at its first use, so that the
+  // memory is known to be there before it is needed (a server's KV pool).
+  void commit();
 
   void* data() { return data_; }
   const void* data() const { return data_; }

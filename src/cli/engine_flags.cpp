@@ -87,17 +87,18 @@ Result<EngineConfig> make_engine_config(const EngineFlags& f) {
 }
 
 Result<LoadedEngine> load_engine(const std::string& model_dir, const EngineFlags& flags,
-                                 const std::string& tokenizer_dir, StepBudget step_budget) {
+                                 const std::string& tokenizer_dir, Workload workload) {
   VLLM_ASSIGN_OR_RETURN(EngineConfig config, make_engine_config(flags));
   VLLM_RETURN_IF_ERROR(kernels::force_cpu_isa(flags.cpu_isa));
   LoadedEngine loaded;
   VLLM_ASSIGN_OR_RETURN(loaded.model, DecoderModel::load(model_dir));
   VLLM_ASSIGN_OR_RETURN(loaded.tokenizer, Tokenizer::load(tokenizer_dir.empty() ? model_dir : tokenizer_dir));
   // Without chunked prefill a step must hold a whole prompt: no shorter budget helps.
-  if (!flags.max_num_batched_tokens && step_budget == StepBudget::kLatency && flags.enable_chunked_prefill) {
+  if (!flags.max_num_batched_tokens && workload == Workload::kServing && flags.enable_chunked_prefill) {
     VLLM_ASSIGN_OR_RETURN(config.scheduler.max_num_batched_tokens,
                           measure_step_token_budget(*loaded.model, *loaded.tokenizer, config));
   }
+  config.cache.resident = workload == Workload::kServing;
   VLLM_ASSIGN_OR_RETURN(loaded.engine, LLMEngine::create(*loaded.model, *loaded.tokenizer, config));
   return loaded;
 }

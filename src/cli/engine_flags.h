@@ -44,15 +44,18 @@ struct LoadedEngine {
   std::unique_ptr<Tokenizer> tokenizer;
   std::unique_ptr<LLMEngine> engine;
 };
-// How a step's token budget is chosen when --max-num-batched-tokens is not given.
-enum class StepBudget {
-  kThroughput,  // 2048, vLLM's: the fewest steps (offline work)
-  kLatency,     // measured: steps of about 150 ms, so that streams keep flowing (serving)
+// What the engine is loaded for, which sets two defaults.
+enum class Workload {
+  // A step's budget 2048 (vLLM's: the fewest steps) unless given; KV pages taken as blocks are first used.
+  kOffline,
+  // A step's budget measured (steps of about 150 ms, so that streams keep flowing) unless given;
+  // the KV pool committed at start-up, so that its memory is there before the load is.
+  kServing,
 };
 
 // `tokenizer_dir` empty: the model's own.
 Result<LoadedEngine> load_engine(const std::string& model_dir, const EngineFlags& flags,
                                  const std::string& tokenizer_dir = "",
-                                 StepBudget step_budget = StepBudget::kThroughput);
+                                 Workload workload = Workload::kOffline);
 
 }  // namespace vllm::cli

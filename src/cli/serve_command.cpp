@@ -74,7 +74,7 @@ int run_serve(ServeOptions o) {
   const sigset_t signals = stop_signals();
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);  // before any thread starts, so all inherit it
 
-  Result<LoadedEngine> loaded = load_engine(model_dir, o.engine, o.tokenizer, StepBudget::kLatency);
+  Result<LoadedEngine> loaded = load_engine(model_dir, o.engine, o.tokenizer, Workload::kServing);
   if (!loaded.is_ok()) return report_error(loaded.status().message());
   const int32_t max_model_len = loaded->engine->core().config().config.scheduler.max_model_len;
   AsyncEngine engine(std::move(loaded->engine), o.max_waiting_requests);

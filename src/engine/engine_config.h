@@ -19,6 +19,9 @@ struct CacheConfig {
   // F32 or BF16; unset ("auto", as vLLM): the model's dtype, BF16 for a
   // bfloat16 checkpoint and F32 otherwise.
   std::optional<DType> kv_cache_dtype;
+  // Commit the pool's memory at start-up (serving: it must be there before the
+  // load is) instead of as blocks are first used (offline runs that may use little).
+  bool resident = false;
 };
 
 struct EngineConfig {

@@ -38,7 +38,7 @@ EngineCore::EngineCore(DecoderModel& model, const ResolvedEngineConfig& config)
       pool_(config.config.num_threads),
       kv_cache_(config.num_blocks, config.kv_shape.block_size, config.config.cache.enable_prefix_caching),
       scheduler_(config.config.scheduler, kv_cache_, eos_token_ids_),
-      runner_(model, pool_, config.kv_shape, config.num_blocks),
+      runner_(model, pool_, config.kv_shape, config.num_blocks, config.config.cache.resident),
       sampler_(static_cast<int32_t>(model.config().vocab_size), eos_token_ids_) {}
 
 Status EngineCore::check_request(const std::vector<int32_t>& prompt, const SamplingParams& params) const {

@@ -22,7 +22,9 @@ struct KVCacheShape {
 
 class KVCacheStorage {
  public:
-  KVCacheStorage(const KVCacheShape& shape, int32_t num_blocks);
+  // `resident`: every page committed now (a server's pool, whose memory must
+  // be there before load comes); otherwise pages are taken as blocks are first used.
+  KVCacheStorage(const KVCacheShape& shape, int32_t num_blocks, bool resident = false);
 
   const KVCacheView& view() const { return view_; }
   int32_t num_blocks() const { return num_blocks_; }

@@ -6,8 +6,9 @@
 
 namespace vllm {
 
-ModelRunner::ModelRunner(DecoderModel& model, ThreadPool& pool, const KVCacheShape& shape, int32_t num_blocks)
-    : model_(model), pool_(pool), block_size_(shape.block_size), storage_(shape, num_blocks) {}
+ModelRunner::ModelRunner(DecoderModel& model, ThreadPool& pool, const KVCacheShape& shape, int32_t num_blocks,
+                         bool resident_kv_cache)
+    : model_(model), pool_(pool), block_size_(shape.block_size), storage_(shape, num_blocks, resident_kv_cache) {}
 
 void ModelRunner::build_batch(std::span<const ScheduledChunk> chunks) {
   token_ids_.clear();

@@ -16,7 +16,9 @@ namespace vllm {
 
 class ModelRunner {
  public:
-  ModelRunner(DecoderModel& model, ThreadPool& pool, const KVCacheShape& shape, int32_t num_blocks);
+  // `resident_kv_cache`: the KV pool's memory committed now (KVCacheStorage).
+  ModelRunner(DecoderModel& model, ThreadPool& pool, const KVCacheShape& shape, int32_t num_blocks,
+              bool resident_kv_cache = false);
 
   // Runs every chunk; returns the logits of their wanted rows, chunk by chunk:
   // [sum of num_logits, vocab_size].  Valid until the next call.
