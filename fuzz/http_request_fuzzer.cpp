@@ -19,8 +19,8 @@ using vllm::server::HttpRequest;
 using vllm::server::HttpRequestParser;
 
 // Small limits, so that inputs of a few kilobytes reach all of them.
-constexpr HttpLimits kLimits{.max_request_line_bytes = 256, .max_header_bytes = 1024, .max_header_fields = 8,
-                             .max_body_bytes = 2048};
+constexpr HttpLimits kLimits{
+    .max_request_line_bytes = 256, .max_header_bytes = 1024, .max_header_fields = 8, .max_body_bytes = 2048};
 
 struct Outcome {
   std::vector<HttpRequest> requests;

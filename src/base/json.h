@@ -22,7 +22,7 @@ using OrderedJson = nlohmann::ordered_json;
 // no more memory than itself, and no later recursion over the document
 // (dump, conversion, the chat template) can go deeper than max_depth.
 struct JsonLimits {
-  int max_depth = 64;                       // arrays and objects inside each other
+  int max_depth = 64;                         // arrays and objects inside each other
   size_t max_string_bytes = size_t{8} << 20;  // each string and each key
   size_t max_array_items = size_t{1} << 20;
   size_t max_object_members = size_t{1} << 18;

@@ -55,7 +55,6 @@ enum class Workload {
 
 // `tokenizer_dir` empty: the model's own.
 Result<LoadedEngine> load_engine(const std::string& model_dir, const EngineFlags& flags,
-                                 const std::string& tokenizer_dir = "",
-                                 Workload workload = Workload::kOffline);
+                                 const std::string& tokenizer_dir = "", Workload workload = Workload::kOffline);
 
 }  // namespace vllm::cli

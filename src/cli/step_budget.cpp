@@ -16,7 +16,8 @@ constexpr int32_t kProbeTokens = 64;
 // Seconds to prefill `num_tokens` (one step: the budget holds them all) and sample one token.
 Result<double> time_prefill(LLMEngine& engine, int32_t num_tokens, int64_t vocab_size, int32_t seed) {
   std::vector<int32_t> ids(static_cast<size_t>(num_tokens));
-  for (int32_t i = 0; i < num_tokens; ++i) ids[static_cast<size_t>(i)] = static_cast<int32_t>((i * 7919 + seed) % vocab_size);
+  for (int32_t i = 0; i < num_tokens; ++i)
+    ids[static_cast<size_t>(i)] = static_cast<int32_t>((i * 7919 + seed) % vocab_size);
   SamplingParams params;
   params.temperature = 0;
   params.max_tokens = 1;
@@ -59,8 +60,8 @@ Result<int32_t> measure_step_token_budget(DecoderModel& model, const Tokenizer& 
   const int32_t lowest = std::min(config.scheduler.max_num_seqs, kMaxBudget);
   const auto budget = static_cast<int32_t>(
       std::clamp(std::lround(tokens_per_second * target_step_seconds), static_cast<long>(lowest), long{kMaxBudget}));
-  VLLM_LOG(Info) << "prefill measured at " << static_cast<int64_t>(tokens_per_second) << " tokens/s: a step's budget is "
-                 << budget << " tokens (--max-num-batched-tokens to set it)";
+  VLLM_LOG(Info) << "prefill measured at " << static_cast<int64_t>(tokens_per_second)
+                 << " tokens/s: a step's budget is " << budget << " tokens (--max-num-batched-tokens to set it)";
   return budget;
 }
 

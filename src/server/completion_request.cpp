@@ -1,8 +1,8 @@
 #include "server/completion_request.h"
 
 #include "api/json_fields.h"
-#include "server/request_body.h"
 #include "api/sampling_fields.h"
+#include "server/request_body.h"
 
 namespace vllm::server {
 namespace {
@@ -124,8 +124,7 @@ Result<CompletionRequest> parse_completion_request(const std::string& body) {
 }
 
 Result<CompletionRequest> parse_chat_request(const std::string& body, const ChatRenderer& renderer,
-                                             const Tokenizer& tokenizer, int32_t max_model_len,
-                                             std::stop_token stop) {
+                                             const Tokenizer& tokenizer, int32_t max_model_len, std::stop_token stop) {
   VLLM_ASSIGN_OR_RETURN(const Json j, parse_request_body(body));
   VLLM_ASSIGN_OR_RETURN(const ChatPrompt chat, read_chat_prompt(j));
   CompletionRequest r;

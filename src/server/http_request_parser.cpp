@@ -55,8 +55,8 @@ size_t HttpRequestParser::feed(std::string_view bytes) {
     const size_t line_end = bytes.find('\n');
     const size_t line_bytes = line_end == std::string_view::npos ? bytes.size() : line_end;
     if (line_bytes > limits_.max_request_line_bytes) {
-      fail(414, "the request line is longer than the limit of " + std::to_string(limits_.max_request_line_bytes) +
-                    " bytes");
+      fail(414,
+           "the request line is longer than the limit of " + std::to_string(limits_.max_request_line_bytes) + " bytes");
       return skipped;
     }
   }
@@ -68,8 +68,8 @@ size_t HttpRequestParser::feed(std::string_view bytes) {
     if (n > 0) request_line_parsed_ = true;
     if (ec == http::error::need_more) break;
     if (ec == http::error::header_limit) {
-      fail(431, "the request's header fields are larger than the limit of " +
-                    std::to_string(limits_.max_header_bytes) + " bytes");
+      fail(431, "the request's header fields are larger than the limit of " + std::to_string(limits_.max_header_bytes) +
+                    " bytes");
     } else if (ec == http::error::body_limit) {
       fail(413, "the request body is larger than the limit of " + std::to_string(limits_.max_body_bytes) + " bytes");
     } else if (ec) {

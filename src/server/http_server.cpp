@@ -405,9 +405,8 @@ size_t fd_limit() {
 size_t default_max_connections(uint64_t fd_limit) {
   constexpr uint64_t kReservedDescriptors = 64;  // model shards, logs, the listening socket, pipes
   constexpr uint64_t kMinConnections = 8;
-  return static_cast<size_t>(std::max(kMinConnections, fd_limit > kReservedDescriptors * 2
-                                                           ? fd_limit - kReservedDescriptors
-                                                           : fd_limit / 2));
+  return static_cast<size_t>(
+      std::max(kMinConnections, fd_limit > kReservedDescriptors * 2 ? fd_limit - kReservedDescriptors : fd_limit / 2));
 }
 
 struct HttpServer::Impl {

@@ -70,10 +70,10 @@ struct HttpServerOptions {
   bool log_requests = true;            // one line per request: method, path, status, detail, latency
   // Open connections at most; 0: from the file-descriptor limit (see default_max_connections).
   size_t max_connections = 0;
-  double header_timeout_seconds = 30;      // from a request's first byte to the end of its header (else 408)
-  double body_timeout_seconds = 60;        // from the end of the header to the end of the body (else 408)
-  double keep_alive_timeout_seconds = 5;   // a connection with no request in progress is closed after this
-  double write_timeout_seconds = 60;       // a client that reads none of its answer for this long is dropped
+  double header_timeout_seconds = 30;     // from a request's first byte to the end of its header (else 408)
+  double body_timeout_seconds = 60;       // from the end of the header to the end of the body (else 408)
+  double keep_alive_timeout_seconds = 5;  // a connection with no request in progress is closed after this
+  double write_timeout_seconds = 60;      // a client that reads none of its answer for this long is dropped
 };
 
 // The connection cap for a process that may open `fd_limit` descriptors:

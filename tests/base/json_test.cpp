@@ -39,8 +39,7 @@ TEST(JsonLimitsTest, StringsArraysObjectsAndValuesAreBounded) {
   EXPECT_EQ(error_of(R"(["abcde"])", {.max_string_bytes = 4}), "JSON with a string longer than the limit of 4 bytes");
   EXPECT_EQ(error_of(R"({"abcde": 1})", {.max_string_bytes = 4}), "JSON with a key longer than the limit of 4 bytes");
   EXPECT_EQ(error_of("[1, 2, 3]", {.max_array_items = 3}), "");
-  EXPECT_EQ(error_of("[1, [2], 3, 4]", {.max_array_items = 3}),
-            "JSON with an array of more items than the limit of 3");
+  EXPECT_EQ(error_of("[1, [2], 3, 4]", {.max_array_items = 3}), "JSON with an array of more items than the limit of 3");
   EXPECT_EQ(error_of(R"({"a": 1, "b": 2})", {.max_object_members = 2}), "");
   EXPECT_EQ(error_of(R"({"a": 1, "b": 2, "c": 3})", {.max_object_members = 2}),
             "JSON with an object with more members than the limit of 2");
@@ -57,7 +56,8 @@ TEST(JsonLimitsTest, WithinLimitsTheDocumentIsTheSameAsAPlainParse) {
 }
 
 TEST(JsonLimitsTest, SyntaxErrorsSayWhere) {
-  EXPECT_TRUE(error_of("{\"a\": }").starts_with("not valid JSON (parse error at line 1, column 7")) << error_of("{\"a\": }");
+  EXPECT_TRUE(error_of("{\"a\": }").starts_with("not valid JSON (parse error at line 1, column 7"))
+      << error_of("{\"a\": }");
   EXPECT_TRUE(error_of("").starts_with("not valid JSON")) << error_of("");
   EXPECT_TRUE(error_of("[1] x").starts_with("not valid JSON")) << error_of("[1] x");
 }

@@ -218,12 +218,12 @@ TEST(SchedulerTest, RequestsThatNeverRanExpireAfterMaxQueueSeconds) {
   h.scheduler.add_request(make_request(1, 2, 50, /*ignore_eos=*/true));
   h.scheduler.add_request(make_request(2, 2));
   h.scheduler.add_request(make_request(3, 2));
-  h.step();  // 1 runs; 2 and 3 wait behind it (one sequence at a time)
+  h.step();                                           // 1 runs; 2 and 3 wait behind it (one sequence at a time)
   h.scheduler.find_request(2)->arrival_time -= 2000;  // as if it had waited 2000 s
   auto [out, outputs] = h.step();
   EXPECT_EQ(out.timed_out, std::vector<RequestId>{2});
   EXPECT_EQ(h.scheduler.find_request(2), nullptr);  // finished and gone
-  EXPECT_EQ(h.scheduler.num_waiting(), 1);           // 3 still waits
+  EXPECT_EQ(h.scheduler.num_waiting(), 1);          // 3 still waits
   // A request that has run (running now, or preempted since) does not expire, however long ago it came.
   h.scheduler.find_request(1)->arrival_time -= 2000;
   auto [later, later_outputs] = h.step();

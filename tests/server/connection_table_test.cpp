@@ -20,7 +20,7 @@ TEST(ConnectionTableTest, AtTheCapTheLongestIdleGivesWayAndBusyOnesNever) {
   ASSERT_TRUE(table.opened());
   table.set_idle(a);
   table.set_idle(b);
-  table.set_busy(*a);  // a is being answered now
+  table.set_busy(*a);           // a is being answered now
   EXPECT_TRUE(table.opened());  // over the cap: b, the only idle one, is asked to close
   EXPECT_EQ(a->evictions, 0);
   EXPECT_EQ(b->evictions, 1);

@@ -40,8 +40,8 @@ Parsed parse(const std::string& bytes, size_t chunk = 1 << 20, const HttpLimits&
 }
 
 std::string post(const std::string& body, const std::string& extra = "") {
-  return "POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Length: " + std::to_string(body.size()) + "\r\n" +
-         extra + "\r\n" + body;
+  return "POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Length: " + std::to_string(body.size()) + "\r\n" + extra +
+         "\r\n" + body;
 }
 
 TEST(HttpRequestParserTest, PipelinedRequestsComeOutInOrderWhateverTheChunks) {
@@ -99,8 +99,8 @@ TEST(HttpRequestParserTest, StatesFollowTheRequest) {
 }
 
 TEST(HttpRequestParserTest, EachLimitHasItsStatus) {
-  const HttpLimits limits{.max_request_line_bytes = 100, .max_header_bytes = 1000, .max_header_fields = 10,
-                          .max_body_bytes = 50};
+  const HttpLimits limits{
+      .max_request_line_bytes = 100, .max_header_bytes = 1000, .max_header_fields = 10, .max_body_bytes = 50};
   auto status_of = [&](const std::string& bytes, size_t chunk = 1 << 20) {
     const Parsed p = parse(bytes, chunk, limits);
     return p.error ? p.error->status : 0;

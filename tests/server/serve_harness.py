@@ -78,6 +78,18 @@ class Server:
                 pass
         return received
 
+    def leave_mid_stream(self, body):
+        """Starts a streamed request with `body` (JSON text) and closes the connection at its first event."""
+        with socket.create_connection(("127.0.0.1", self.port), timeout=60) as s:
+            s.sendall((f"POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Length: {len(body)}\r\n"
+                       f"Content-Type: application/json\r\n\r\n{body}").encode())
+            received = b""
+            while b"data: " not in received:
+                chunk = s.recv(4096)
+                if not chunk:
+                    break
+                received += chunk
+
     def metrics(self):
         """{name{labels}: value} from /metrics."""
         status, ctype, payload = self.request("GET", "/metrics")

@@ -230,19 +230,8 @@ try:
     request = json.dumps({"prompt": "Once upon a time", "max_tokens": 400, "ignore_eos": True,
                           "temperature": 0.8, "stream": True})
 
-    def leave_mid_stream():
-        with socket.create_connection(("127.0.0.1", server.port), timeout=60) as s:
-            s.sendall((f"POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Length: {len(request)}\r\n"
-                       f"Content-Type: application/json\r\n\r\n{request}").encode())
-            received = b""
-            while b"data: " not in received:
-                chunk = s.recv(4096)
-                if not chunk:
-                    break
-                received += chunk
-
     for start in range(0, 200, 50):
-        threads = [threading.Thread(target=leave_mid_stream) for _ in range(50)]
+        threads = [threading.Thread(target=server.leave_mid_stream, args=(request,)) for _ in range(50)]
         for t in threads:
             t.start()
         for t in threads:

@@ -7,8 +7,7 @@ size_t KVCacheShape::bytes_per_block() const {
          static_cast<size_t>(head_dim) * dtype_size(dtype);
 }
 
-KVCacheStorage::KVCacheStorage(const KVCacheShape& shape, int32_t num_blocks, bool resident)
-    : num_blocks_(num_blocks) {
+KVCacheStorage::KVCacheStorage(const KVCacheShape& shape, int32_t num_blocks, bool resident) : num_blocks_(num_blocks) {
   const size_t layer_bytes = static_cast<size_t>(num_blocks) * static_cast<size_t>(shape.num_kv_heads) *
                              static_cast<size_t>(shape.block_size) * static_cast<size_t>(shape.head_dim) *
                              dtype_size(shape.dtype);
