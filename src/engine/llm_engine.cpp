@@ -16,6 +16,16 @@ Status check_logprobs_limit(const char* field, const std::optional<int32_t>& val
 
 }  // namespace
 
+Result<int32_t> truncated_prompt_length(int32_t truncate_prompt_tokens, int32_t max_model_len) {
+  if (truncate_prompt_tokens == -1) return max_model_len;
+  if (truncate_prompt_tokens < 1 || truncate_prompt_tokens > max_model_len) {
+    return invalid_argument("truncate_prompt_tokens must be -1 or in [1, " + std::to_string(max_model_len) +
+                            "] (max_model_len), got " + std::to_string(truncate_prompt_tokens))
+        .with_param("truncate_prompt_tokens");
+  }
+  return truncate_prompt_tokens;
+}
+
 Result<std::unique_ptr<LLMEngine>> LLMEngine::create(DecoderModel& model, const Tokenizer& tokenizer,
                                                      const EngineConfig& config) {
   VLLM_ASSIGN_OR_RETURN(std::unique_ptr<EngineCore> core, EngineCore::create(model, config));
@@ -28,6 +38,13 @@ LLMEngine::LLMEngine(const Tokenizer& tokenizer, std::unique_ptr<EngineCore> cor
 Result<ProcessedRequest> LLMEngine::process_inputs(const PromptInput& prompt, const SamplingParams& params) const {
   ProcessedRequest r;
   r.prompt_token_ids = prompt.token_ids ? *prompt.token_ids : tokenizer_.encode(prompt.text, prompt.add_special_tokens);
+  if (prompt.truncate_prompt_tokens) {
+    const int32_t max_model_len = core_->config().config.scheduler.max_model_len;
+    VLLM_ASSIGN_OR_RETURN(const int32_t keep, truncated_prompt_length(*prompt.truncate_prompt_tokens, max_model_len));
+    if (r.prompt_token_ids.size() > static_cast<size_t>(keep)) {
+      r.prompt_token_ids.erase(r.prompt_token_ids.begin(), r.prompt_token_ids.end() - keep);
+    }
+  }
   r.params = params;
   r.cache_salt = prompt.cache_salt;
   VLLM_RETURN_IF_ERROR(check_logprobs_limit("logprobs", params.logprobs, max_logprobs_));

@@ -3,6 +3,7 @@
 #include "api/json_fields.h"
 #include "api/sampling_fields.h"
 #include "server/request_body.h"
+#include "server/unsupported_fields.h"
 
 namespace vllm::server {
 namespace {
@@ -36,9 +37,21 @@ Result<std::vector<PromptInput>> read_prompts(const Json& v) {
   return prompts;
 }
 
+// What a request says of how its prompts become tokens and are cached.
+struct PromptOptions {
+  bool add_special_tokens = true;
+  std::string cache_salt;
+  std::optional<int32_t> truncate_prompt_tokens;
+
+  void apply(PromptInput& p) const {
+    p.add_special_tokens = add_special_tokens;
+    p.cache_salt = cache_salt;
+    p.truncate_prompt_tokens = truncate_prompt_tokens;
+  }
+};
+
 // Fields of the endpoint itself rather than of sampling; false if `key` is not one.
-Result<bool> read_request_field(CompletionRequest& r, const std::string& key, const Json& v, bool& add_special_tokens,
-                                std::string& cache_salt) {
+Result<bool> read_request_field(CompletionRequest& r, const std::string& key, const Json& v, PromptOptions& options) {
   if (key == "model") {
     if (!v.is_null()) {
       VLLM_ASSIGN_OR_RETURN(r.model, api::read_string(v, key));
@@ -61,11 +74,13 @@ Result<bool> read_request_field(CompletionRequest& r, const std::string& key, co
   } else if (key == "echo") {
     VLLM_ASSIGN_OR_RETURN(r.echo, api::read_bool(v, key));
   } else if (key == "add_special_tokens") {
-    VLLM_ASSIGN_OR_RETURN(add_special_tokens, api::read_bool(v, key));
+    VLLM_ASSIGN_OR_RETURN(options.add_special_tokens, api::read_bool(v, key));
   } else if (key == "cache_salt") {
     if (!v.is_null()) {
-      VLLM_ASSIGN_OR_RETURN(cache_salt, api::read_string(v, key));
+      VLLM_ASSIGN_OR_RETURN(options.cache_salt, api::read_string(v, key));
     }
+  } else if (key == "truncate_prompt_tokens") {
+    VLLM_ASSIGN_OR_RETURN(options.truncate_prompt_tokens, api::read_optional_int32(v, key));
   } else if (key == "suffix" && !r.chat) {
     if (!v.is_null()) return bad("suffix is not currently supported", key);
   } else if (r.chat && (key == "messages" || key == "add_generation_prompt" || key == "continue_final_message" ||
@@ -85,16 +100,19 @@ Result<bool> read_request_field(CompletionRequest& r, const std::string& key, co
   return true;
 }
 
-// The fields both endpoints share, over `r` as the endpoint set it up.
-Status parse_common(const Json& j, CompletionRequest& r, bool add_special_tokens_default) {
+// The fields both endpoints share, over `r` as the endpoint set it up; the
+// prompt options read go to every prompt read, and to `options` for prompts
+// the endpoint makes itself.
+Status parse_common(const Json& j, CompletionRequest& r, PromptOptions& options) {
   api::SamplingFieldExtras extras;
-  bool add_special_tokens = add_special_tokens_default;
-  std::string cache_salt;
   for (const auto& [key, value] : j.items()) {
-    VLLM_ASSIGN_OR_RETURN(bool known, read_request_field(r, key, value, add_special_tokens, cache_salt));
+    VLLM_ASSIGN_OR_RETURN(bool known, read_request_field(r, key, value, options));
     if (known) continue;
-    // Anything else that is not a sampling field is accepted and ignored (API.md §1).
     VLLM_ASSIGN_OR_RETURN(known, api::read_sampling_field(r.params, extras, key, value));
+    if (known) continue;
+    // A feature we do not have is refused by name; anything else (user,
+    // request_id, fields of no feature) is accepted and ignored (API.md §1).
+    VLLM_RETURN_IF_ERROR(check_unsupported_field(key, value));
   }
   VLLM_RETURN_IF_ERROR(api::apply_sampling_extras(r.params, extras));
   if (j.contains("stream_options") && !j["stream_options"].is_null() && !r.stream) {
@@ -105,10 +123,7 @@ Status parse_common(const Json& j, CompletionRequest& r, bool add_special_tokens
     return bad(r.stream ? "prompt_logprobs is not allowed with stream" : "prompt_logprobs are not supported yet",
                "prompt_logprobs");
   }
-  for (PromptInput& p : r.prompts) {
-    p.add_special_tokens = add_special_tokens;
-    p.cache_salt = cache_salt;
-  }
+  for (PromptInput& p : r.prompts) options.apply(p);
   r.params.output_kind = r.stream ? OutputKind::kDelta : OutputKind::kFinalOnly;
   return Status::ok();
 }
@@ -119,7 +134,8 @@ Result<CompletionRequest> parse_completion_request(const std::string& body) {
   VLLM_ASSIGN_OR_RETURN(const Json j, parse_request_body(body));
   if (!j.contains("prompt")) return bad("prompt is required", "prompt");
   CompletionRequest r;
-  VLLM_RETURN_IF_ERROR(parse_common(j, r, /*add_special_tokens_default=*/true));
+  PromptOptions options;
+  VLLM_RETURN_IF_ERROR(parse_common(j, r, options));
   return r;
 }
 
@@ -129,8 +145,10 @@ Result<CompletionRequest> parse_chat_request(const std::string& body, const Chat
   VLLM_ASSIGN_OR_RETURN(const ChatPrompt chat, read_chat_prompt(j));
   CompletionRequest r;
   r.chat = true;
+  PromptOptions options;
   // The template supplies BOS, so by default the rendered text gets no more special tokens.
-  VLLM_RETURN_IF_ERROR(parse_common(j, r, /*add_special_tokens_default=*/false));
+  options.add_special_tokens = false;
+  VLLM_RETURN_IF_ERROR(parse_common(j, r, options));
   bool logprobs = false;
   if (j.contains("logprobs") && !j["logprobs"].is_null()) {
     VLLM_ASSIGN_OR_RETURN(logprobs, api::read_bool(j["logprobs"], "logprobs"));
@@ -144,14 +162,16 @@ Result<CompletionRequest> parse_chat_request(const std::string& body, const Chat
   if (logprobs) r.params.logprobs = top_logprobs;
   Result<std::string> text = renderer.render(chat, std::move(stop));
   if (!text.is_ok()) return text.status().with_param("messages");
-  const bool add_special =
-      j.contains("add_special_tokens") && j["add_special_tokens"].is_boolean() && j["add_special_tokens"].get<bool>();
-  PromptInput prompt = PromptInput::from_token_ids(tokenizer.encode(*text, add_special));
-  if (j.contains("cache_salt") && j["cache_salt"].is_string()) prompt.cache_salt = j["cache_salt"].get<std::string>();
+  PromptInput prompt = PromptInput::from_token_ids(tokenizer.encode(*text, options.add_special_tokens));
+  options.apply(prompt);
   // Chat's default max_tokens is the rest of the context (vLLM, unlike OpenAI).
   const bool explicit_max = (j.contains("max_tokens") && !j["max_tokens"].is_null()) ||
                             (j.contains("max_completion_tokens") && !j["max_completion_tokens"].is_null());
-  const auto prompt_len = static_cast<int64_t>(prompt.token_ids->size());
+  auto prompt_len = static_cast<int64_t>(prompt.token_ids->size());
+  if (options.truncate_prompt_tokens) {  // the length the engine will keep
+    VLLM_ASSIGN_OR_RETURN(const int32_t keep, truncated_prompt_length(*options.truncate_prompt_tokens, max_model_len));
+    prompt_len = std::min<int64_t>(prompt_len, keep);
+  }
   if (!explicit_max) r.params.max_tokens = std::max<int64_t>(1, max_model_len - prompt_len);
   r.prompts.push_back(std::move(prompt));
   const OrderedJson& last = chat.messages.back();

@@ -1,7 +1,8 @@
 // The bodies of POST /v1/completions and /v1/chat/completions (docs/API.md
-// §6, §7) as engine inputs.  Unknown fields are ignored; a known field of
-// the wrong type, a value out of range or a conflict is an error naming the
-// field.
+// §6, §7) as engine inputs.  Unknown fields are ignored, and fields of
+// features we do not have yet are refused unless at their default; a known
+// field of the wrong type, a value out of range or a conflict is an error
+// naming the field.
 #pragma once
 
 #include <string>

@@ -191,6 +191,30 @@ try:
     expect_error(server, {"prompt": []}, 400, "prompt", what="empty prompt list")
     expect_error(server, {"prompt": "x", "suffix": "y"}, 400, "suffix", what="suffix")
     expect_error(server, {"prompt": "x", "stream_options": {"include_usage": True}}, 400, "stream_options")
+    # Fields of features to come: a 400 naming them, unless at their default; advisory fields pass.
+    for field, value in [("response_format", {"type": "json_object"}), ("guided_json", {"type": "object"}),
+                         ("structured_outputs", {"choice": ["a"]}), ("allowed_token_ids", [1]),
+                         ("bad_words", ["x"]), ("priority", 1), ("logits_processors", ["x"]),
+                         ("return_token_ids", True), ("vllm_xargs", {"a": 1})]:
+        expect_error(server, {"prompt": "x", field: value}, 400, field, what=f"{field}={value}")
+    for field, value in [("response_format", {"type": "text"}), ("guided_json", None), ("priority", 0),
+                         ("bad_words", []), ("user", "me"), ("request_id", "r1"), ("tool_choice", "none")]:
+        check(server.json("POST", "/v1/completions", {"prompt": "x", "max_tokens": 1, field: value})[0] == 200,
+              f"{field}={value} is accepted")
+    # truncate_prompt_tokens keeps the last k prompt tokens: usage counts k, and the text is that of those k.
+    ids = case["prompt_token_ids"]
+    status, truncated = server.json("POST", "/v1/completions", {"prompt": case["prompt"], "max_tokens": 8,
+                                                                 "temperature": 0, "truncate_prompt_tokens": 3})
+    status_ids, by_ids = server.json("POST", "/v1/completions", {"prompt": ids[-3:], "max_tokens": 8, "temperature": 0})
+    check(status == 200 and truncated["usage"]["prompt_tokens"] == 3 and
+          truncated["choices"][0]["text"] == by_ids["choices"][0]["text"], f"truncate_prompt_tokens {truncated}")
+    status, chat_truncated = server.json("POST", "/v1/chat/completions",
+                                         {"messages": [{"role": "user", "content": "x " * 700}], "ignore_eos": True,
+                                          "truncate_prompt_tokens": 100})
+    check(status == 200 and chat_truncated["usage"]["prompt_tokens"] == 100 and
+          chat_truncated["usage"]["completion_tokens"] == 412, f"chat truncate_prompt_tokens {chat_truncated['usage']}")
+    expect_error(server, {"prompt": "x", "truncate_prompt_tokens": 0}, 400, "truncate_prompt_tokens")
+    expect_error(server, {"prompt": "x", "truncate_prompt_tokens": 513}, 400, "truncate_prompt_tokens")
     status, missing = server.json("GET", "/v1/nothing")
     check(status == 404 and missing["error"]["code"] == 404, f"unknown route {status} {missing}")
     # A path that is not UTF-8 still gets its 404 envelope (the message carries U+FFFD).

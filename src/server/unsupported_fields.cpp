@@ -1,0 +1,59 @@
+#include "server/unsupported_fields.h"
+
+#include <string_view>
+
+namespace vllm::server {
+namespace {
+
+// The fields and the feature each belongs to.
+struct Unsupported {
+  std::string_view field;
+  std::string_view feature;
+};
+
+constexpr Unsupported kUnsupported[] = {
+    {"response_format", "structured outputs"},
+    {"guided_json", "structured outputs"},
+    {"guided_regex", "structured outputs"},
+    {"guided_choice", "structured outputs"},
+    {"guided_grammar", "structured outputs"},
+    {"guided_decoding_backend", "structured outputs"},
+    {"guided_whitespace_pattern", "structured outputs"},
+    {"structural_tag", "structured outputs"},
+    {"structured_outputs", "structured outputs"},
+    {"tool_choice", "tool calling"},
+    {"allowed_token_ids", "allowed_token_ids"},
+    {"bad_words", "bad_words"},
+    {"priority", "priority scheduling"},
+    {"kv_transfer_params", "KV transfer"},
+    {"vllm_xargs", "vllm_xargs"},
+    {"logits_processors", "custom logits processors"},
+    {"return_tokens_as_token_ids", "return_tokens_as_token_ids"},
+    {"return_token_ids", "return_token_ids"},
+    {"chat_template", "request chat templates (--trust-request-chat-template)"},
+};
+
+bool is_default(std::string_view field, const Json& v) {
+  if (v.is_null()) return true;
+  if (v.is_boolean()) return !v.get<bool>();
+  if (v.is_number()) return v == 0;
+  if ((v.is_array() || v.is_object()) && v.empty()) return true;
+  if (field == "response_format") return v.is_object() && v.contains("type") && v["type"] == "text" && v.size() == 1;
+  // No tools are accepted yet, so "auto" can only choose none of them.
+  if (field == "tool_choice") return v == "none" || v == "auto";
+  return false;
+}
+
+}  // namespace
+
+Status check_unsupported_field(const std::string& key, const Json& value) {
+  for (const Unsupported& u : kUnsupported) {
+    if (u.field != key) continue;
+    if (is_default(u.field, value)) return Status::ok();
+    return invalid_argument("field '" + key + "' is not supported yet (" + std::string(u.feature) + ")")
+        .with_param(key);
+  }
+  return Status::ok();
+}
+
+}  // namespace vllm::server
