@@ -59,7 +59,7 @@ struct PhaseLimits {
   double decode_tps = 0;
 };
 
-PhaseLimits phase_limits(const DecoderModel::Cost& cost, double batch, double bandwidth_gb_per_s, double gflops) {
+PhaseLimits phase_limits(const ModelCost& cost, double batch, double bandwidth_gb_per_s, double gflops) {
   return {gflops * 1e9 / (2 * cost.layer_params),
           std::min(batch * bandwidth_gb_per_s * 1e9 / cost.weight_bytes,
                    gflops * 1e9 / (2 * (cost.layer_params + cost.lm_head_params)))};
@@ -78,7 +78,7 @@ int run(const BenchLatencyOptions& o) {
   const OfflineBenchOptions& c = o.common;
   Result<LoadedEngine> loaded = load_engine(c.model, c.engine);
   if (!loaded.is_ok()) return report_error(loaded.status().message());
-  const DecoderModel::Cost cost = loaded->model->cost();
+  const ModelCost cost = loaded->model->cost();
   constexpr int kProbeRepetitions = 2;  // per side of an iteration: the best of four sweeps of each figure
   std::vector<double> prefill, decode;
   std::vector<kernels::MachineLimits> iteration_limits;

@@ -91,7 +91,7 @@ Result<LoadedEngine> load_engine(const std::string& model_dir, const EngineFlags
   VLLM_ASSIGN_OR_RETURN(EngineConfig config, make_engine_config(flags));
   VLLM_RETURN_IF_ERROR(kernels::force_cpu_isa(flags.cpu_isa));
   LoadedEngine loaded;
-  VLLM_ASSIGN_OR_RETURN(loaded.model, DecoderModel::load(model_dir));
+  VLLM_ASSIGN_OR_RETURN(loaded.model, load_model(model_dir));
   VLLM_ASSIGN_OR_RETURN(loaded.tokenizer, Tokenizer::load(tokenizer_dir.empty() ? model_dir : tokenizer_dir));
   // Without chunked prefill a step must hold a whole prompt: no shorter budget helps.
   if (!flags.max_num_batched_tokens && workload == Workload::kServing && flags.enable_chunked_prefill) {

@@ -9,7 +9,7 @@
 #include "base/status.h"
 #include "engine/engine_config.h"
 #include "engine/llm_engine.h"
-#include "model/decoder_model.h"
+#include "model/model.h"
 #include "tokenizer/tokenizer.h"
 
 namespace vllm::cli {
@@ -40,7 +40,7 @@ Result<EngineConfig> make_engine_config(const EngineFlags& flags);
 
 // A model directory loaded and its engine made: what generate and serve run.
 struct LoadedEngine {
-  std::unique_ptr<DecoderModel> model;
+  std::unique_ptr<Model> model;
   std::unique_ptr<Tokenizer> tokenizer;
   std::unique_ptr<LLMEngine> engine;
 };

@@ -11,7 +11,7 @@
 #include "cli/commands.h"
 #include "cli/engine_flags.h"
 #include "engine/llm_engine.h"
-#include "model/decoder_model.h"
+#include "model/model.h"
 #include "tokenizer/tokenizer.h"
 
 namespace vllm::cli {

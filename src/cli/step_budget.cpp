@@ -29,7 +29,7 @@ Result<double> time_prefill(LLMEngine& engine, int32_t num_tokens, int64_t vocab
 
 }  // namespace
 
-Result<int32_t> measure_step_token_budget(DecoderModel& model, const Tokenizer& tokenizer, const EngineConfig& config,
+Result<int32_t> measure_step_token_budget(Model& model, const Tokenizer& tokenizer, const EngineConfig& config,
                                           double target_step_seconds) {
   const int32_t context = static_cast<int32_t>(std::min<int64_t>(model.config().max_position_embeddings, kMaxBudget));
   EngineConfig probe = config;

@@ -15,7 +15,7 @@
 
 #include "base/status.h"
 #include "engine/engine_config.h"
-#include "model/decoder_model.h"
+#include "model/model.h"
 #include "tokenizer/tokenizer.h"
 
 namespace vllm::cli {
@@ -25,7 +25,7 @@ inline constexpr double kTargetStepSeconds = 0.15;
 // Times prefill on `model` under `config` (its threads and ISA) and returns
 // the budget, at least config.scheduler.max_num_seqs (a step has room for a
 // token of every running sequence) and at most 2048 (vLLM's CPU default).
-Result<int32_t> measure_step_token_budget(DecoderModel& model, const Tokenizer& tokenizer, const EngineConfig& config,
+Result<int32_t> measure_step_token_budget(Model& model, const Tokenizer& tokenizer, const EngineConfig& config,
                                           double target_step_seconds = kTargetStepSeconds);
 
 }  // namespace vllm::cli

@@ -8,7 +8,6 @@
 
 #include "base/file_util.h"
 #include "base/json.h"
-#include "model/decoder_weights.h"
 #include "model/loader/safetensors.h"
 #include "model/registry.h"
 
@@ -88,8 +87,7 @@ const char* torch_dtype_name(DType dtype) {
 }
 
 Status write_weights(const TestModelOptions& o, const ModelConfig& config, ThreadPool& pool) {
-  VLLM_ASSIGN_OR_RETURN(DecoderVariant variant, decoder_variant_for(config));
-  const std::vector<WeightSpec> specs = decoder_weight_specs(config, variant);
+  VLLM_ASSIGN_OR_RETURN(const std::vector<WeightSpec> specs, model_weight_specs(config));
   const int shards = std::max(1, std::min<int>(o.num_shards, static_cast<int>(specs.size())));
   if (shards == 1) {
     std::vector<TensorToWrite> tensors;

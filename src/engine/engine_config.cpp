@@ -4,12 +4,21 @@
 
 namespace vllm {
 
-DType auto_kv_cache_dtype(const ModelConfig& model) {
-  // A BF16 cache pairs dimensions in words (kernels/cpu/attention.h).
-  return model.torch_dtype == "bfloat16" && model.head_dim % 2 == 0 ? DType::kBF16 : DType::kF32;
+namespace {
+
+// A BF16 cache pairs dimensions in words (kernels/cpu/attention.h).
+bool even_head_dims(const std::vector<LayerKVSpec>& kv_spec) {
+  return std::all_of(kv_spec.begin(), kv_spec.end(), [](const LayerKVSpec& l) { return l.head_dim % 2 == 0; });
 }
 
-Result<ResolvedEngineConfig> resolve_engine_config(const EngineConfig& config, const ModelConfig& model) {
+}  // namespace
+
+DType auto_kv_cache_dtype(const ModelConfig& model, const std::vector<LayerKVSpec>& kv_spec) {
+  return model.torch_dtype == "bfloat16" && even_head_dims(kv_spec) ? DType::kBF16 : DType::kF32;
+}
+
+Result<ResolvedEngineConfig> resolve_engine_config(const EngineConfig& config, const ModelConfig& model,
+                                                   const std::vector<LayerKVSpec>& kv_spec) {
   ResolvedEngineConfig r;
   r.config = config;
   SchedulerConfig& sched = r.config.scheduler;
@@ -27,12 +36,11 @@ Result<ResolvedEngineConfig> resolve_engine_config(const EngineConfig& config, c
   if (config.cache.kv_cache_memory_bytes < 0) return invalid_argument("the KV cache size must not be negative");
   if (config.num_threads < 1) return invalid_argument("num_threads must be at least 1");
 
-  r.kv_shape = KVCacheShape{static_cast<int32_t>(model.num_hidden_layers),
-                            static_cast<int32_t>(model.num_key_value_heads), static_cast<int32_t>(model.head_dim),
-                            config.cache.block_size, config.cache.kv_cache_dtype.value_or(auto_kv_cache_dtype(model))};
-  if (r.kv_shape.dtype == DType::kBF16 && r.kv_shape.head_dim % 2 != 0) {
+  r.kv_shape = KVCacheShape{kv_spec, config.cache.block_size,
+                            config.cache.kv_cache_dtype.value_or(auto_kv_cache_dtype(model, kv_spec))};
+  if (r.kv_shape.dtype == DType::kBF16 && !even_head_dims(kv_spec)) {
     return invalid_argument("a bfloat16 KV cache needs an even head_dim, the model's is " +
-                            std::to_string(r.kv_shape.head_dim));
+                            std::to_string(model.head_dim));
   }
   const auto block_bytes = static_cast<int64_t>(r.kv_shape.bytes_per_block());
   int64_t bytes = config.cache.kv_cache_memory_bytes;

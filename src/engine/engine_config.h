@@ -8,7 +8,7 @@
 #include "base/status.h"
 #include "engine/runner/kv_cache_storage.h"
 #include "engine/sched/scheduler.h"
-#include "model/model_config.h"
+#include "model/model.h"
 
 namespace vllm {
 
@@ -41,10 +41,12 @@ struct ResolvedEngineConfig {
 // The automatic KV pool: room for max_num_seqs full-length sequences, at most 4 GiB.
 inline constexpr int64_t kMaxAutoKVCacheBytes = int64_t{4} << 30;
 
-Result<ResolvedEngineConfig> resolve_engine_config(const EngineConfig& config, const ModelConfig& model);
+// `kv_spec`: the model's KV cache per layer (Model::kv_cache_spec).
+Result<ResolvedEngineConfig> resolve_engine_config(const EngineConfig& config, const ModelConfig& model,
+                                                   const std::vector<LayerKVSpec>& kv_spec);
 
-// The KV cache dtype of "auto": BF16 for a bfloat16 checkpoint (whose
-// head_dim is even, as every real one's is), else F32.
-DType auto_kv_cache_dtype(const ModelConfig& model);
+// The KV cache dtype of "auto": BF16 for a bfloat16 checkpoint whose heads
+// have an even head_dim (as every real one's do), else F32.
+DType auto_kv_cache_dtype(const ModelConfig& model, const std::vector<LayerKVSpec>& kv_spec);
 
 }  // namespace vllm

@@ -20,8 +20,9 @@ Status check_ids_in_vocab(const char* field, const std::vector<int32_t>& ids, in
 
 }  // namespace
 
-Result<std::unique_ptr<EngineCore>> EngineCore::create(DecoderModel& model, const EngineConfig& config) {
-  VLLM_ASSIGN_OR_RETURN(ResolvedEngineConfig resolved, resolve_engine_config(config, model.config()));
+Result<std::unique_ptr<EngineCore>> EngineCore::create(Model& model, const EngineConfig& config) {
+  VLLM_ASSIGN_OR_RETURN(ResolvedEngineConfig resolved,
+                        resolve_engine_config(config, model.config(), model.kv_cache_spec()));
   VLLM_LOG(Debug) << "KV cache: " << resolved.num_blocks << " blocks of " << resolved.kv_shape.block_size << " tokens ("
                   << (static_cast<double>(resolved.num_blocks) *
                       static_cast<double>(resolved.kv_shape.bytes_per_block()) / 1048576.0)
@@ -31,7 +32,7 @@ Result<std::unique_ptr<EngineCore>> EngineCore::create(DecoderModel& model, cons
   return std::unique_ptr<EngineCore>(new EngineCore(model, resolved));
 }
 
-EngineCore::EngineCore(DecoderModel& model, const ResolvedEngineConfig& config)
+EngineCore::EngineCore(Model& model, const ResolvedEngineConfig& config)
     : model_(model),
       config_(config),
       eos_token_ids_(model.config().eos_token_ids.begin(), model.config().eos_token_ids.end()),

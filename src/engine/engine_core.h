@@ -13,7 +13,7 @@
 #include "engine/runner/model_runner.h"
 #include "engine/sample/sampler.h"
 #include "engine/sched/scheduler.h"
-#include "model/decoder_model.h"
+#include "model/model.h"
 
 namespace vllm {
 
@@ -38,7 +38,7 @@ struct EngineCoreStats {
 class EngineCore {
  public:
   // `model` must outlive the core.
-  static Result<std::unique_ptr<EngineCore>> create(DecoderModel& model, const EngineConfig& config);
+  static Result<std::unique_ptr<EngineCore>> create(Model& model, const EngineConfig& config);
 
   // Whether the request could ever run: a non-empty prompt of valid ids whose
   // prompt plus max_tokens fits the context length and the whole KV pool.
@@ -59,11 +59,11 @@ class EngineCore {
   const std::vector<int32_t>& eos_token_ids() const { return eos_token_ids_; }
 
  private:
-  EngineCore(DecoderModel& model, const ResolvedEngineConfig& config);
+  EngineCore(Model& model, const ResolvedEngineConfig& config);
   // Adds the prompt logprobs that this chunk's logits rows complete.
   void score_prompt(Request& r, const ScheduledChunk& chunk, const float* rows);
 
-  DecoderModel& model_;
+  Model& model_;
   ResolvedEngineConfig config_;
   std::vector<int32_t> eos_token_ids_;
   ThreadPool pool_;

@@ -26,7 +26,7 @@ Result<int32_t> truncated_prompt_length(int32_t truncate_prompt_tokens, int32_t 
   return truncate_prompt_tokens;
 }
 
-Result<std::unique_ptr<LLMEngine>> LLMEngine::create(DecoderModel& model, const Tokenizer& tokenizer,
+Result<std::unique_ptr<LLMEngine>> LLMEngine::create(Model& model, const Tokenizer& tokenizer,
                                                      const EngineConfig& config) {
   VLLM_ASSIGN_OR_RETURN(std::unique_ptr<EngineCore> core, EngineCore::create(model, config));
   return std::unique_ptr<LLMEngine>(new LLMEngine(tokenizer, std::move(core), config.max_logprobs));

@@ -45,7 +45,7 @@ struct ProcessedRequest {
 class LLMEngine {
  public:
   // `model` and `tokenizer` must outlive the engine.
-  static Result<std::unique_ptr<LLMEngine>> create(DecoderModel& model, const Tokenizer& tokenizer,
+  static Result<std::unique_ptr<LLMEngine>> create(Model& model, const Tokenizer& tokenizer,
                                                    const EngineConfig& config);
 
   // Tokenises and checks a request; safe to call from any thread.

@@ -1,18 +1,21 @@
 #include "model/registry.h"
 
+#include "base/thread_pool.h"
+#include "model/loader/checkpoint.h"
+
 namespace vllm {
 namespace {
 
 struct Entry {
   const char* architecture;
-  DecoderVariant (*make)(const ModelConfig&);
+  ArchitectureBuilder build;
 };
 
 constexpr Entry kRegistry[] = {
-    {"LlamaForCausalLM", llama_variant},
-    {"MistralForCausalLM", mistral_variant},
-    {"Qwen2ForCausalLM", qwen2_variant},
-    {"Qwen3ForCausalLM", qwen3_variant},
+    {"LlamaForCausalLM", build_llama},
+    {"MistralForCausalLM", build_mistral},
+    {"Qwen2ForCausalLM", build_qwen2},
+    {"Qwen3ForCausalLM", build_qwen3},
 };
 
 }  // namespace
@@ -23,13 +26,37 @@ std::vector<std::string> supported_architectures() {
   return names;
 }
 
-Result<DecoderVariant> decoder_variant_for(const ModelConfig& config) {
+Result<ArchitectureBuilder> architecture_builder(const std::string& architecture) {
   for (const Entry& e : kRegistry) {
-    if (config.architecture == e.architecture) return e.make(config);
+    if (architecture == e.architecture) return e.build;
   }
   std::string list;
   for (const Entry& e : kRegistry) list += std::string(list.empty() ? "" : ", ") + e.architecture;
-  return unimplemented("unsupported architecture '" + config.architecture + "'; supported: " + list);
+  return unimplemented("unsupported architecture '" + architecture + "'; supported: " + list);
+}
+
+Result<std::vector<WeightSpec>> model_weight_specs(const ModelConfig& config) {
+  VLLM_ASSIGN_OR_RETURN(ArchitectureBuilder build, architecture_builder(config.architecture));
+  WeightLister lister;
+  VLLM_RETURN_IF_ERROR(build(config, lister).status());
+  return std::move(lister.specs);
+}
+
+Result<std::unique_ptr<Model>> load_model(const std::string& model_dir) {
+  VLLM_ASSIGN_OR_RETURN(ModelConfig config, load_model_config(model_dir));
+  Result<ArchitectureBuilder> build = architecture_builder(config.architecture);
+  if (!build.is_ok()) return build.status().with_context(model_dir + "/config.json");
+  VLLM_ASSIGN_OR_RETURN(Checkpoint checkpoint, Checkpoint::open(model_dir));
+  // Before anything is sized from config.json: a count it states wrongly
+  // (num_hidden_layers 1e9) is one clear error, not an allocation that fails.
+  const int64_t layers_present = checkpoint.count_numbered("model.layers.");
+  if (config.num_hidden_layers > layers_present) {
+    return invalid_argument("config.json: num_hidden_layers is " + std::to_string(config.num_hidden_layers) + " but " +
+                            checkpoint.source() + " has tensors for " + std::to_string(layers_present) + " layers");
+  }
+  ThreadPool packers(ThreadPool::default_num_threads());
+  SourceWeightReader reader(checkpoint, packers);
+  return (*build)(config, reader);
 }
 
 }  // namespace vllm

@@ -1,14 +1,20 @@
-// architectures[0] -> the decoder variant that runs it.
+// architectures[0] -> the builder of that architecture.
 #pragma once
 
 #include <string>
 #include <vector>
 
-#include "model/arch/decoder_variant.h"
+#include "model/arch/architectures.h"
+#include "model/layers/weight_reader.h"
 
 namespace vllm {
 
 std::vector<std::string> supported_architectures();
-Result<DecoderVariant> decoder_variant_for(const ModelConfig& config);
+// The builder, or an error listing the supported architectures.
+Result<ArchitectureBuilder> architecture_builder(const std::string& architecture);
+
+// Every tensor a checkpoint of this config must hold: names, shapes and
+// kinds (make-test-model writes exactly these).
+Result<std::vector<WeightSpec>> model_weight_specs(const ModelConfig& config);
 
 }  // namespace vllm

@@ -263,18 +263,18 @@ TEST_F(EngineCoreTest, KVCacheDtypeFollowsTheModelAndSizesTheBlocks) {
   ModelConfig model = model_->model->config();
   EngineConfig config;
   config.cache.kv_cache_memory_bytes = 20480 * 10;  // ten F32 blocks of stories260k
-  Result<ResolvedEngineConfig> f32 = resolve_engine_config(config, model);
+  Result<ResolvedEngineConfig> f32 = resolve_engine_config(config, model, model_->model->kv_cache_spec());
   ASSERT_TRUE(f32.is_ok());
   EXPECT_EQ(f32->kv_shape.dtype, DType::kF32);
   EXPECT_EQ(f32->num_blocks, 10);
   model.torch_dtype = "bfloat16";
-  Result<ResolvedEngineConfig> bf16 = resolve_engine_config(config, model);
+  Result<ResolvedEngineConfig> bf16 = resolve_engine_config(config, model, model_->model->kv_cache_spec());
   ASSERT_TRUE(bf16.is_ok());
   EXPECT_EQ(bf16->kv_shape.dtype, DType::kBF16);
   EXPECT_EQ(bf16->kv_shape.bytes_per_block(), 10240u);
   EXPECT_EQ(bf16->num_blocks, 20);
   config.cache.kv_cache_dtype = DType::kF32;  // --kv-cache-dtype float32 wins
-  EXPECT_EQ(resolve_engine_config(config, model)->kv_shape.dtype, DType::kF32);
+  EXPECT_EQ(resolve_engine_config(config, model, model_->model->kv_cache_spec())->kv_shape.dtype, DType::kF32);
 }
 
 TEST_F(EngineCoreTest, StreamedDeltasConcatenateToTheFinalOutput) {

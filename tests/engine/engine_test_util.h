@@ -9,20 +9,20 @@
 
 #include "cli/test_model_writer.h"
 #include "engine/llm_engine.h"
-#include "model/decoder_model.h"
+#include "model/model.h"
 #include "test_util.h"
 #include "tokenizer/tokenizer.h"
 
 namespace vllm::testing {
 
 struct LoadedModel {
-  std::unique_ptr<DecoderModel> model;
+  std::unique_ptr<Model> model;
   std::unique_ptr<Tokenizer> tokenizer;
 };
 
 inline LoadedModel load_model(const std::string& dir) {
   LoadedModel m;
-  m.model = std::move(DecoderModel::load(dir)).value();
+  m.model = std::move(vllm::load_model(dir)).value();
   m.tokenizer = std::move(Tokenizer::load(dir)).value();
   return m;
 }
@@ -51,9 +51,7 @@ inline std::unique_ptr<LLMEngine> make_engine(LoadedModel& m, EngineConfig confi
 inline EngineConfig small_engine(const LoadedModel& m, int32_t budget, int32_t num_blocks) {
   EngineConfig config;
   config.scheduler.max_num_batched_tokens = budget;
-  const ModelConfig& mc = m.model->config();
-  const KVCacheShape shape{static_cast<int32_t>(mc.num_hidden_layers), static_cast<int32_t>(mc.num_key_value_heads),
-                           static_cast<int32_t>(mc.head_dim), 16};
+  const KVCacheShape shape{m.model->kv_cache_spec(), 16};
   config.cache.kv_cache_memory_bytes = static_cast<int64_t>(shape.bytes_per_block()) * num_blocks;
   return config;
 }

@@ -236,7 +236,7 @@ TEST_F(SamplingEngineTest, BeamSearchOverTwoTokensMatchesBruteForce) {
   // Every two-token continuation, scored by plain forward passes over the
   // KV cache the engine picks.
   ThreadPool pool(2);
-  const DType kv_dtype = auto_kv_cache_dtype(tiny.model->config());
+  const DType kv_dtype = auto_kv_cache_dtype(tiny.model->config(), tiny.model->kv_cache_spec());
   const std::vector<float> first = std::move(score_all_positions(*tiny.model, pool, prompt, 64, 16, kv_dtype)).value();
   const float* first_row = first.data() + (prompt.size() - 1) * static_cast<size_t>(vocab);
   const double first_z = log_sum_exp(first_row, vocab);

@@ -7,7 +7,7 @@
 
 #include "base/json.h"
 #include "engine/llm_engine.h"
-#include "model/decoder_model.h"
+#include "model/model.h"
 #include "test_util.h"
 #include "tokenizer/tokenizer.h"
 
@@ -17,7 +17,7 @@ namespace {
 class Stories260kGoldenTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    model_ = std::move(DecoderModel::load(testing::model_dir())).value().release();
+    model_ = std::move(load_model(testing::model_dir())).value().release();
     tokenizer_ = std::move(Tokenizer::load(testing::model_dir())).value().release();
   }
   static void TearDownTestSuite() {
@@ -33,11 +33,11 @@ class Stories260kGoldenTest : public ::testing::Test {
     return Json::parse(testing::read_file(testing::golden_dir() + "/" + file));
   }
 
-  static DecoderModel* model_;
+  static Model* model_;
   static Tokenizer* tokenizer_;
 };
 
-DecoderModel* Stories260kGoldenTest::model_ = nullptr;
+Model* Stories260kGoldenTest::model_ = nullptr;
 Tokenizer* Stories260kGoldenTest::tokenizer_ = nullptr;
 
 // All twelve cases run through the engine together, as one batch.

@@ -5,7 +5,7 @@
 #include <filesystem>
 
 #include "base/json.h"
-#include "model/decoder_model.h"
+#include "model/model.h"
 #include "model/loader/safetensors.h"
 #include "test_util.h"
 
@@ -18,7 +18,7 @@ using testing::TempDir;
 using testing::write_file;
 
 std::string load_error(const std::string& dir) {
-  Result<std::unique_ptr<DecoderModel>> m = DecoderModel::load(dir);
+  Result<std::unique_ptr<Model>> m = load_model(dir);
   EXPECT_FALSE(m.is_ok());
   return m.is_ok() ? "" : m.status().message();
 }
@@ -40,7 +40,7 @@ void rewrite_weights(const std::string& dir, Edit edit) {
 }
 
 TEST(ModelLoadingTest, LoadsTheEmbeddedModel) {
-  Result<std::unique_ptr<DecoderModel>> m = DecoderModel::load(testing::model_dir());
+  Result<std::unique_ptr<Model>> m = load_model(testing::model_dir());
   ASSERT_TRUE(m.is_ok()) << m.status().message();
   EXPECT_EQ((*m)->config().num_hidden_layers, 5);
   EXPECT_EQ((*m)->config().head_dim, 8);

@@ -12,7 +12,7 @@
 #include "base/thread_pool.h"
 #include "engine/runner/prompt_scorer.h"
 #include "kernels/kernels.h"
-#include "model/decoder_model.h"
+#include "model/model.h"
 
 int main(int argc, char** argv) {
   if (argc < 4 || argc > 6) {
@@ -27,7 +27,7 @@ int main(int argc, char** argv) {
       return 77;
     }
   }
-  vllm::Result<std::unique_ptr<vllm::DecoderModel>> model = vllm::DecoderModel::load(argv[1]);
+  vllm::Result<std::unique_ptr<vllm::Model>> model = vllm::load_model(argv[1]);
   if (!model.is_ok()) {
     std::fprintf(stderr, "error: %s\n", model.status().message().c_str());
     return 1;

@@ -3,15 +3,18 @@
 namespace vllm {
 
 size_t KVCacheShape::bytes_per_block() const {
-  return 2ull * static_cast<size_t>(num_layers) * static_cast<size_t>(num_kv_heads) * static_cast<size_t>(block_size) *
-         static_cast<size_t>(head_dim) * dtype_size(dtype);
+  size_t elements = 0;
+  for (const LayerKVSpec& l : layers) {
+    elements += 2ull * static_cast<size_t>(l.num_kv_heads) * static_cast<size_t>(l.head_dim);
+  }
+  return elements * static_cast<size_t>(block_size) * dtype_size(dtype);
 }
 
 KVCacheStorage::KVCacheStorage(const KVCacheShape& shape, int32_t num_blocks, bool resident) : num_blocks_(num_blocks) {
-  const size_t layer_bytes = static_cast<size_t>(num_blocks) * static_cast<size_t>(shape.num_kv_heads) *
-                             static_cast<size_t>(shape.block_size) * static_cast<size_t>(shape.head_dim) *
-                             dtype_size(shape.dtype);
-  for (int32_t l = 0; l < shape.num_layers; ++l) {
+  for (const LayerKVSpec& spec : shape.layers) {
+    const size_t layer_bytes = static_cast<size_t>(num_blocks) * static_cast<size_t>(spec.num_kv_heads) *
+                               static_cast<size_t>(shape.block_size) * static_cast<size_t>(spec.head_dim) *
+                               dtype_size(shape.dtype);
     buffers_.emplace_back(layer_bytes);
     buffers_.emplace_back(layer_bytes);
     if (resident) {
@@ -24,8 +27,8 @@ KVCacheStorage::KVCacheStorage(const KVCacheShape& shape, int32_t num_blocks, bo
     layer.dtype = shape.dtype;
     layer.num_blocks = num_blocks;
     layer.block_size = shape.block_size;
-    layer.num_kv_heads = shape.num_kv_heads;
-    layer.head_dim = shape.head_dim;
+    layer.num_kv_heads = spec.num_kv_heads;
+    layer.head_dim = spec.head_dim;
     view_.layers.push_back(layer);
   }
 }

@@ -1,5 +1,6 @@
 // The memory of the paged KV cache: per layer, one key and one value pool of
-// [num_blocks, num_kv_heads, block_size, head_dim] elements of `dtype`.
+// [num_blocks, num_kv_heads, block_size, head_dim] elements of `dtype`, each
+// layer as the model's kv_cache_spec() describes it.
 #pragma once
 
 #include <cstdint>
@@ -7,13 +8,12 @@
 
 #include "base/aligned_buffer.h"
 #include "model/forward_batch.h"
+#include "model/model.h"
 
 namespace vllm {
 
 struct KVCacheShape {
-  int32_t num_layers = 0;
-  int32_t num_kv_heads = 0;
-  int32_t head_dim = 0;
+  std::vector<LayerKVSpec> layers;
   int32_t block_size = 16;
   DType dtype = DType::kF32;  // F32 or BF16
 

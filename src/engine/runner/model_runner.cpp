@@ -6,7 +6,7 @@
 
 namespace vllm {
 
-ModelRunner::ModelRunner(DecoderModel& model, ThreadPool& pool, const KVCacheShape& shape, int32_t num_blocks,
+ModelRunner::ModelRunner(Model& model, ThreadPool& pool, const KVCacheShape& shape, int32_t num_blocks,
                          bool resident_kv_cache)
     : model_(model), pool_(pool), block_size_(shape.block_size), storage_(shape, num_blocks, resident_kv_cache) {}
 
@@ -63,7 +63,8 @@ std::span<float> ModelRunner::execute(std::span<const ScheduledChunk> chunks) {
   batch.attention.slot_mapping = slot_mapping_.data();
   batch.logits_indices = logits_indices_.data();
   batch.num_logits = static_cast<int64_t>(logits_indices_.size());
-  model_.forward(batch, storage_.view(), logits_.data(), pool_);
+  const std::span<const float> hidden = model_.forward(batch, storage_.view(), pool_);
+  model_.compute_logits(hidden.data(), batch.num_logits, logits_.data(), pool_);
   return logits_;
 }
 

@@ -10,14 +10,14 @@
 #include "base/thread_pool.h"
 #include "engine/runner/kv_cache_storage.h"
 #include "engine/sched/scheduler_output.h"
-#include "model/decoder_model.h"
+#include "model/model.h"
 
 namespace vllm {
 
 class ModelRunner {
  public:
   // `resident_kv_cache`: the KV pool's memory committed now (KVCacheStorage).
-  ModelRunner(DecoderModel& model, ThreadPool& pool, const KVCacheShape& shape, int32_t num_blocks,
+  ModelRunner(Model& model, ThreadPool& pool, const KVCacheShape& shape, int32_t num_blocks,
               bool resident_kv_cache = false);
 
   // Runs every chunk; returns the logits of their wanted rows, chunk by chunk:
@@ -29,7 +29,7 @@ class ModelRunner {
  private:
   void build_batch(std::span<const ScheduledChunk> chunks);
 
-  DecoderModel& model_;
+  Model& model_;
   ThreadPool& pool_;
   int32_t block_size_;
   KVCacheStorage storage_;

@@ -7,7 +7,7 @@
 
 namespace vllm {
 
-Result<std::vector<float>> score_all_positions(DecoderModel& model, ThreadPool& pool,
+Result<std::vector<float>> score_all_positions(Model& model, ThreadPool& pool,
                                                const std::vector<int32_t>& token_ids, int32_t chunk_tokens,
                                                int32_t block_size, DType kv_dtype) {
   const ModelConfig& config = model.config();
@@ -25,9 +25,7 @@ Result<std::vector<float>> score_all_positions(DecoderModel& model, ThreadPool& 
   const int32_t num_blocks = (n + block_size - 1) / block_size;
   std::vector<BlockId> block_table(static_cast<size_t>(num_blocks));
   std::iota(block_table.begin(), block_table.end(), 0);
-  const KVCacheShape shape{static_cast<int32_t>(config.num_hidden_layers),
-                           static_cast<int32_t>(config.num_key_value_heads), static_cast<int32_t>(config.head_dim),
-                           block_size, kv_dtype};
+  const KVCacheShape shape{model.kv_cache_spec(), block_size, kv_dtype};
   ModelRunner runner(model, pool, shape, num_blocks);
 
   const auto vocab = static_cast<size_t>(config.vocab_size);

@@ -1,16 +1,13 @@
-#include "model/arch/decoder_variant.h"
+#include "model/arch/architectures.h"
+#include "model/arch/llama_family.h"
 
 namespace vllm {
 
 // Qwen3: RMSNorm over each head of q and k before RoPE; optional attention_bias.
-DecoderVariant qwen3_variant(const ModelConfig& config) {
-  DecoderVariant v;
-  v.name = "Qwen3ForCausalLM";
-  v.qkv_bias = config.attention_bias;
-  v.o_bias = config.attention_bias;
-  v.qk_norm = true;
-  v.sliding_window = true;
-  return v;
+Result<std::unique_ptr<Model>> build_qwen3(const ModelConfig& config, WeightReader& weights) {
+  return build_llama_family(
+      config, weights,
+      {.qkv_bias = config.attention_bias, .o_bias = config.attention_bias, .qk_norm = true, .sliding_window = true});
 }
 
 }  // namespace vllm

@@ -8,21 +8,18 @@
 #include <vector>
 
 #include "model/loader/safetensors.h"
+#include "model/loader/weight_source.h"
 
 namespace vllm {
 
-class Checkpoint {
+class Checkpoint : public WeightSource {
  public:
   static Result<Checkpoint> open(const std::string& model_dir);
 
-  bool has(const std::string& name) const { return index_.count(name) != 0; }
-  // How many of "<prefix>0.", "<prefix>1.", ... have tensors, counting up to
-  // the first index that has none (e.g. the decoder layers under "model.layers.").
-  int64_t count_numbered(const std::string& prefix) const;
-  // The tensor or a NotFound error naming it.
-  Result<Tensor> get(const std::string& name) const;
-  // Where the weights come from, for error messages.
-  const std::string& source() const { return source_; }
+  bool has(const std::string& name) const override { return index_.count(name) != 0; }
+  int64_t count_numbered(const std::string& prefix) const override;
+  Result<Tensor> get(const std::string& name) const override;
+  const std::string& source() const override { return source_; }
 
  private:
   std::vector<std::unique_ptr<SafetensorsFile>> files_;

@@ -17,6 +17,8 @@ class RotaryEmbedding {
   void compute(const int32_t* positions, int64_t num_tokens, float* cos, float* sin) const;
 
   const std::vector<double>& inv_freq() const { return inv_freq_; }
+  // The dimensions of a head it rotates (all of them, for every model so far).
+  int64_t rotary_dim() const { return 2 * static_cast<int64_t>(inv_freq_.size()); }
 
  private:
   std::vector<double> inv_freq_;  // [head_dim / 2]

@@ -1,4 +1,4 @@
-#include "model/rotary_embedding.h"
+#include "model/layers/rotary.h"
 
 #include <cmath>
 

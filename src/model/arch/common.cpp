@@ -1,0 +1,32 @@
+#include "model/arch/common.h"
+
+#include <cmath>
+
+namespace vllm {
+
+std::string layer_prefix(int64_t i) { return "model.layers." + std::to_string(i) + "."; }
+
+Result<std::shared_ptr<const kernels::PackedMatrix>> load_embedding(WeightReader& weights, const ModelConfig& c) {
+  VLLM_ASSIGN_OR_RETURN(kernels::PackedMatrix table,
+                        weights.matrix("model.embed_tokens.weight", c.vocab_size, c.hidden_size));
+  return std::make_shared<const kernels::PackedMatrix>(std::move(table));
+}
+
+Result<Linear> load_lm_head(WeightReader& weights, const ModelConfig& c,
+                            const std::shared_ptr<const kernels::PackedMatrix>& embedding) {
+  if (c.tie_word_embeddings) return Linear::shared(embedding);
+  return Linear::load(weights, {"lm_head.weight"}, {c.vocab_size}, c.hidden_size);
+}
+
+AttentionConfig standard_attention(const ModelConfig& c) {
+  AttentionConfig a;
+  a.hidden_size = c.hidden_size;
+  a.num_heads = c.num_attention_heads;
+  a.num_kv_heads = c.num_key_value_heads;
+  a.head_dim = c.head_dim;
+  a.scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
+  a.norm_eps = c.rms_norm_eps;
+  return a;
+}
+
+}  // namespace vllm

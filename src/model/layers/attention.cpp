@@ -1,0 +1,86 @@
+#include "model/layers/attention.h"
+
+#include <algorithm>
+
+namespace vllm {
+
+Result<std::unique_ptr<Attention>> Attention::load(WeightReader& weights, const AttentionWeights& names,
+                                                   const AttentionConfig& config) {
+  if (config.softcap != 0) return unimplemented("attention logit soft-capping is not implemented yet");
+  auto a = std::make_unique<Attention>();
+  a->c_ = config;
+  const int64_t h = config.hidden_size, hd = config.head_dim;
+  const int64_t q_dim = config.num_heads * hd, kv_dim = config.num_kv_heads * hd;
+  const std::string& p = names.prefix;
+  if (names.fused_qkv) {
+    VLLM_ASSIGN_OR_RETURN(a->qkv_proj_, Linear::load(weights, {p + "qkv_proj.weight"}, {q_dim + 2 * kv_dim}, h,
+                                                     names.qkv_bias ? std::vector<std::string>{p + "qkv_proj.bias"}
+                                                                    : std::vector<std::string>{}));
+  } else {
+    const std::vector<std::string> biases =
+        names.qkv_bias ? std::vector<std::string>{p + "q_proj.bias", p + "k_proj.bias", p + "v_proj.bias"}
+                       : std::vector<std::string>{};
+    VLLM_ASSIGN_OR_RETURN(a->qkv_proj_,
+                          Linear::load(weights, {p + "q_proj.weight", p + "k_proj.weight", p + "v_proj.weight"},
+                                       {q_dim, kv_dim, kv_dim}, h, biases));
+  }
+  VLLM_ASSIGN_OR_RETURN(a->o_proj_, Linear::load(weights, {p + "o_proj.weight"}, {h}, q_dim,
+                                                 names.o_bias ? std::vector<std::string>{p + "o_proj.bias"}
+                                                              : std::vector<std::string>{}));
+  if (config.qk_norm != AttentionConfig::QKNorm::kNone) {
+    const bool whole = config.qk_norm == AttentionConfig::QKNorm::kWhole;
+    VLLM_ASSIGN_OR_RETURN(a->q_norm_, RMSNorm::load(weights, p + "q_norm.weight", whole ? q_dim : hd, config.norm_eps,
+                                                    config.qk_norm_weight));
+    VLLM_ASSIGN_OR_RETURN(a->k_norm_, RMSNorm::load(weights, p + "k_norm.weight", whole ? kv_dim : hd, config.norm_eps,
+                                                    config.qk_norm_weight));
+  }
+  return a;
+}
+
+void Attention::forward(const float* x, const LayerContext& ctx, float* out) const {
+  const int64_t t = ctx.batch.num_tokens;
+  const int64_t hd = c_.head_dim, nh = c_.num_heads, nkv = c_.num_kv_heads;
+  const int64_t q_dim = nh * hd, kv_dim = nkv * hd, qkv_dim = q_dim + 2 * kv_dim;
+  float* qkv = ctx.scratch.get(ScratchSlot::kQkv, static_cast<size_t>(t * qkv_dim));
+  float* q = ctx.scratch.get(ScratchSlot::kQ, static_cast<size_t>(t * q_dim));
+  float* k = ctx.scratch.get(ScratchSlot::kK, static_cast<size_t>(t * kv_dim));
+  float* v = ctx.scratch.get(ScratchSlot::kV, static_cast<size_t>(t * kv_dim));
+  float* attn = ctx.scratch.get(ScratchSlot::kAttnOut, static_cast<size_t>(t * q_dim));
+  qkv_proj_.forward(x, t, qkv, ctx.pool);
+  for (int64_t r = 0; r < t; ++r) {
+    const float* row = qkv + r * qkv_dim;
+    std::copy_n(row, q_dim, q + r * q_dim);
+    std::copy_n(row + q_dim, kv_dim, k + r * kv_dim);
+    std::copy_n(row + q_dim + kv_dim, kv_dim, v + r * kv_dim);
+  }
+  switch (c_.qk_norm) {
+    case AttentionConfig::QKNorm::kNone:
+      break;
+    case AttentionConfig::QKNorm::kPerHead:
+      q_norm_.forward(q, t * nh, q, ctx.pool);
+      k_norm_.forward(k, t * nkv, k, ctx.pool);
+      break;
+    case AttentionConfig::QKNorm::kWhole:
+      q_norm_.forward(q, t, q, ctx.pool);
+      k_norm_.forward(k, t, k, ctx.pool);
+      break;
+  }
+  const auto rope = static_cast<size_t>(c_.rope);
+  kernels::rope(q, t, nh, hd, ctx.rope.cos[rope].data(), ctx.rope.sin[rope].data(), ctx.pool);
+  kernels::rope(k, t, nkv, hd, ctx.rope.cos[rope].data(), ctx.rope.sin[rope].data(), ctx.pool);
+  kernels::write_kv_cache(k, v, ctx.batch.attention.slot_mapping, t, ctx.kv);
+  kernels::paged_attention(q, static_cast<int32_t>(nh), ctx.kv, ctx.batch.attention, c_.scale, c_.sliding_window, attn,
+                           ctx.pool);
+  o_proj_.forward(attn, t, out, ctx.pool);
+}
+
+LayerKVSpec Attention::kv_spec() const {
+  return {static_cast<int32_t>(c_.num_kv_heads), static_cast<int32_t>(c_.head_dim), c_.sliding_window};
+}
+
+void Attention::add_cost(ModelCost& cost) const {
+  qkv_proj_.add_cost(cost);
+  o_proj_.add_cost(cost);
+}
+
+}  // namespace vllm

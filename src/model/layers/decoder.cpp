@@ -1,0 +1,93 @@
+#include "model/layers/decoder.h"
+
+#include <cmath>
+
+#include "base/logging.h"
+#include "kernels/kernels.h"
+
+namespace vllm {
+namespace {
+
+template <typename T>
+void ensure_size(std::vector<T>& v, int64_t n) {
+  if (v.size() < static_cast<size_t>(n)) v.resize(static_cast<size_t>(n));
+}
+
+void scale(float* x, int64_t n, float factor) {
+  for (int64_t i = 0; i < n; ++i) x[i] *= factor;
+}
+
+}  // namespace
+
+std::vector<LayerKVSpec> Decoder::kv_cache_spec() const {
+  std::vector<LayerKVSpec> spec;
+  for (const DecoderLayer& l : p_.layers) spec.push_back(l.mixer->kv_spec());
+  return spec;
+}
+
+void Decoder::finish_sublayer(const std::optional<RMSNorm>& post_norm, float* out, int64_t rows,
+                              ThreadPool& pool) const {
+  if (post_norm) post_norm->forward(out, rows, out, pool);
+  if (p_.residual_scale != 1.0f) scale(out, rows * config_.hidden_size, p_.residual_scale);
+}
+
+std::span<const float> Decoder::forward(const ForwardBatch& batch, const KVCacheView& kv_cache, ThreadPool& pool) {
+  const int64_t t = batch.num_tokens;
+  const int64_t h = config_.hidden_size;
+  VLLM_CHECK(kv_cache.layers.size() == p_.layers.size(), "KV cache has the wrong number of layers");
+  ensure_size(hidden_, t * h);
+  ensure_size(normed_, t * h);
+  ensure_size(out_, t * h);
+  ensure_size(last_, batch.num_logits * h);
+  rope_.cos.resize(p_.ropes.size());
+  rope_.sin.resize(p_.ropes.size());
+  for (size_t r = 0; r < p_.ropes.size(); ++r) {
+    ensure_size(rope_.cos[r], t * p_.ropes[r].rotary_dim() / 2);
+    ensure_size(rope_.sin[r], t * p_.ropes[r].rotary_dim() / 2);
+    p_.ropes[r].compute(batch.positions, t, rope_.cos[r].data(), rope_.sin[r].data());
+  }
+
+  kernels::embedding(*p_.embed_tokens, batch.token_ids, t, hidden_.data());
+  if (p_.embedding_scale != 1.0f) scale(hidden_.data(), t * h, p_.embedding_scale);
+  // Each residual add is fused with the norm that follows it.
+  p_.layers[0].input_norm.forward(hidden_.data(), t, normed_.data(), pool);
+  for (size_t i = 0; i < p_.layers.size(); ++i) {
+    const DecoderLayer& layer = p_.layers[i];
+    const LayerContext ctx{batch, kv_cache.layers[i], rope_, scratch_, pool};
+    layer.mixer->forward(normed_.data(), ctx, out_.data());
+    finish_sublayer(layer.post_mixer_norm, out_.data(), t, pool);
+    layer.ffn_norm.add_and_forward(hidden_.data(), out_.data(), t, normed_.data(), pool);
+    layer.ffn->forward(normed_.data(), t, out_.data(), scratch_, pool);
+    finish_sublayer(layer.post_ffn_norm, out_.data(), t, pool);
+    if (i + 1 == p_.layers.size()) break;
+    p_.layers[i + 1].input_norm.add_and_forward(hidden_.data(), out_.data(), t, normed_.data(), pool);
+  }
+  // Only the rows whose logits are wanted take the last residual add and the final norm.
+  for (int64_t i = 0; i < batch.num_logits; ++i) {
+    const int64_t row = batch.logits_indices[i];
+    for (int64_t j = 0; j < h; ++j) last_[i * h + j] = hidden_[row * h + j] + out_[row * h + j];
+  }
+  p_.final_norm.forward(last_.data(), batch.num_logits, last_.data(), pool);
+  return {last_.data(), static_cast<size_t>(batch.num_logits * h)};
+}
+
+void Decoder::compute_logits(const float* hidden, int64_t num_rows, float* logits, ThreadPool& pool) const {
+  p_.lm_head.forward(hidden, num_rows, logits, pool);
+  const int64_t n = num_rows * config_.vocab_size;
+  if (p_.logit_softcap > 0) {
+    for (int64_t i = 0; i < n; ++i) logits[i] = p_.logit_softcap * std::tanh(logits[i] / p_.logit_softcap);
+  }
+  if (p_.logit_scale != 1.0f) scale(logits, n, p_.logit_scale);
+}
+
+ModelCost Decoder::cost() const {
+  ModelCost cost;
+  for (const DecoderLayer& l : p_.layers) {
+    l.mixer->add_cost(cost);
+    l.ffn->add_cost(cost);
+  }
+  p_.lm_head.add_cost(cost, /*lm_head=*/true);
+  return cost;
+}
+
+}  // namespace vllm

@@ -1,0 +1,66 @@
+// A decoder-only transformer as the architectures we run have it: a token
+// embedding (optionally scaled), layers of [norm, attention, optional
+// post-norm, residual add; norm, feed-forward, optional post-norm, residual
+// add], a final norm and an LM head (tied to the embedding or not), with
+// optional logit soft-capping and scaling.  An architecture (model/arch/)
+// fills it in, layer by layer, with the layers of its choosing.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "model/layers/layer.h"
+#include "model/layers/linear.h"
+#include "model/layers/norm.h"
+#include "model/layers/rotary.h"
+
+namespace vllm {
+
+struct DecoderLayer {
+  RMSNorm input_norm;
+  std::unique_ptr<SequenceMixer> mixer;
+  std::optional<RMSNorm> post_mixer_norm;  // on the attention's output before the residual add (Gemma)
+  RMSNorm ffn_norm;                        // Llama's post_attention_layernorm; Gemma's pre_feedforward_layernorm
+  std::unique_ptr<FeedForward> ffn;
+  std::optional<RMSNorm> post_ffn_norm;  // on the feed-forward's output before the residual add (Gemma)
+};
+
+struct DecoderParts {
+  std::shared_ptr<const kernels::PackedMatrix> embed_tokens;  // [vocab, hidden]
+  float embedding_scale = 1.0f;                               // Gemma: sqrt(hidden); Granite: embedding_multiplier
+  float residual_scale = 1.0f;                                // Granite's residual_multiplier on each sub-layer
+  std::vector<RotaryEmbedding> ropes;                         // the attention layers' rope indexes point here
+  std::vector<DecoderLayer> layers;
+  RMSNorm final_norm;
+  Linear lm_head;            // [vocab, hidden]: its own matrix, or the embedding's
+  float logit_softcap = 0;   // Gemma 2: logits = cap * tanh(logits / cap); 0: none
+  float logit_scale = 1.0f;  // Granite: 1 / logits_scaling
+};
+
+class Decoder : public Model {
+ public:
+  Decoder(ModelConfig config, DecoderParts parts) : config_(std::move(config)), p_(std::move(parts)) {}
+
+  const ModelConfig& config() const override { return config_; }
+  std::vector<LayerKVSpec> kv_cache_spec() const override;
+  std::span<const float> forward(const ForwardBatch& batch, const KVCacheView& kv_cache, ThreadPool& pool) override;
+  void compute_logits(const float* hidden, int64_t num_rows, float* logits, ThreadPool& pool) const override;
+  ModelCost cost() const override;
+
+ private:
+  // The sub-layer's output, post-normed and scaled as the architecture says, in place.
+  void finish_sublayer(const std::optional<RMSNorm>& post_norm, float* out, int64_t rows, ThreadPool& pool) const;
+
+  ModelConfig config_;
+  DecoderParts p_;
+  // Scratch, sized to the largest batch seen so far.
+  std::vector<float> hidden_;  // [T, hidden]: the residual stream
+  std::vector<float> normed_;  // [T, hidden]
+  std::vector<float> out_;     // [T, hidden]: a sub-layer's output
+  std::vector<float> last_;    // [num_logits, hidden]
+  RopeTables rope_;
+  Scratch scratch_;
+};
+
+}  // namespace vllm

@@ -1,0 +1,49 @@
+// The two kinds of sub-layer a decoder layer is made of, and what their
+// forward passes read besides their input.  Attention variants (standard,
+// sliding, soft-capped, latent) are SequenceMixers; dense MLPs and mixtures
+// of experts are FeedForwards.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "base/thread_pool.h"
+#include "kernels/kernels.h"
+#include "model/forward_batch.h"
+#include "model/layers/scratch.h"
+#include "model/model.h"
+
+namespace vllm {
+
+// cos and sin tables of each rotary embedding a model has, for this pass's
+// positions: [num_tokens, rotary_dim / 2] each.
+struct RopeTables {
+  std::vector<std::vector<float>> cos, sin;
+};
+
+struct LayerContext {
+  const ForwardBatch& batch;
+  const kernels::PagedKVLayer& kv;  // this layer's cache
+  const RopeTables& rope;
+  Scratch& scratch;
+  ThreadPool& pool;
+};
+
+class SequenceMixer {
+ public:
+  virtual ~SequenceMixer() = default;
+  // out: [T, hidden] of x: [T, hidden], T = ctx.batch.num_tokens.
+  virtual void forward(const float* x, const LayerContext& ctx, float* out) const = 0;
+  virtual LayerKVSpec kv_spec() const = 0;
+  virtual void add_cost(ModelCost& cost) const = 0;
+};
+
+class FeedForward {
+ public:
+  virtual ~FeedForward() = default;
+  // out: [num_rows, hidden] of x: [num_rows, hidden].
+  virtual void forward(const float* x, int64_t num_rows, float* out, Scratch& scratch, ThreadPool& pool) const = 0;
+  virtual void add_cost(ModelCost& cost) const = 0;
+};
+
+}  // namespace vllm

@@ -1,0 +1,42 @@
+#include "model/layers/linear.h"
+
+#include <numeric>
+
+#include "kernels/kernels.h"
+
+namespace vllm {
+
+Result<Linear> Linear::load(WeightReader& weights, const std::vector<std::string>& names,
+                            const std::vector<int64_t>& rows, int64_t in_features,
+                            const std::vector<std::string>& bias_names) {
+  Linear l;
+  l.in_features_ = in_features;
+  l.out_features_ = std::accumulate(rows.begin(), rows.end(), int64_t{0});
+  VLLM_ASSIGN_OR_RETURN(kernels::PackedMatrix w, weights.matrices(names, rows, in_features));
+  l.weight_ = std::make_shared<const kernels::PackedMatrix>(std::move(w));
+  if (!bias_names.empty()) {
+    VLLM_ASSIGN_OR_RETURN(l.bias_, weights.vectors(bias_names, rows, WeightKind::kBias));
+  }
+  return l;
+}
+
+Linear Linear::shared(std::shared_ptr<const kernels::PackedMatrix> weight) {
+  Linear l;
+  l.in_features_ = weight->cols;
+  l.out_features_ = weight->rows;
+  l.weight_ = std::move(weight);
+  return l;
+}
+
+void Linear::forward(const float* x, int64_t num_rows, float* y, ThreadPool& pool) const {
+  kernels::linear(x, num_rows, *weight_, bias_.empty() ? nullptr : bias_.data(), y, pool);
+}
+
+void Linear::add_cost(ModelCost& cost, bool lm_head) const {
+  const auto params = static_cast<double>(out_features_ * in_features_);
+  (lm_head ? cost.lm_head_params : cost.layer_params) += params;
+  cost.weight_bytes += params * static_cast<double>(dtype_size(weight_->dtype));
+  cost.bf16_matrices &= weight_->dtype == DType::kBF16;
+}
+
+}  // namespace vllm

@@ -1,0 +1,38 @@
+#include "model/layers/mlp.h"
+
+#include "kernels/kernels.h"
+
+namespace vllm {
+
+Result<std::unique_ptr<GatedMlp>> GatedMlp::load(WeightReader& weights, const MlpWeights& names, int64_t hidden_size,
+                                                 int64_t intermediate_size) {
+  auto m = std::make_unique<GatedMlp>();
+  m->intermediate_size_ = intermediate_size;
+  const std::string& p = names.prefix;
+  if (names.fused_gate_up) {
+    VLLM_ASSIGN_OR_RETURN(m->gate_up_proj_,
+                          Linear::load(weights, {p + "gate_up_proj.weight"}, {2 * intermediate_size}, hidden_size));
+  } else {
+    VLLM_ASSIGN_OR_RETURN(m->gate_up_proj_, Linear::load(weights, {p + "gate_proj.weight", p + "up_proj.weight"},
+                                                         {intermediate_size, intermediate_size}, hidden_size));
+  }
+  VLLM_ASSIGN_OR_RETURN(m->down_proj_,
+                        Linear::load(weights, {p + "down_proj.weight"}, {hidden_size}, intermediate_size));
+  return m;
+}
+
+void GatedMlp::forward(const float* x, int64_t num_rows, float* out, Scratch& scratch, ThreadPool& pool) const {
+  const int64_t inter = intermediate_size_;
+  float* gate_up = scratch.get(ScratchSlot::kGateUp, static_cast<size_t>(num_rows * 2 * inter));
+  float* act = scratch.get(ScratchSlot::kAct, static_cast<size_t>(num_rows * inter));
+  gate_up_proj_.forward(x, num_rows, gate_up, pool);
+  kernels::silu_and_mul(gate_up, num_rows, inter, act, pool);
+  down_proj_.forward(act, num_rows, out, pool);
+}
+
+void GatedMlp::add_cost(ModelCost& cost) const {
+  gate_up_proj_.add_cost(cost);
+  down_proj_.add_cost(cost);
+}
+
+}  // namespace vllm

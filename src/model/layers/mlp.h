@@ -1,0 +1,33 @@
+// The gated MLP of Llama-family decoders: down(act(gate(x)) * up(x)), with
+// gate and up read as one stacked projection (or Phi-3's fused gate_up_proj
+// tensor, gate rows first), act SiLU (SwiGLU).
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "model/layers/layer.h"
+#include "model/layers/linear.h"
+
+namespace vllm {
+
+struct MlpWeights {
+  std::string prefix;          // "model.layers.3.mlp."
+  bool fused_gate_up = false;  // one "gate_up_proj" tensor
+};
+
+class GatedMlp : public FeedForward {
+ public:
+  static Result<std::unique_ptr<GatedMlp>> load(WeightReader& weights, const MlpWeights& names, int64_t hidden_size,
+                                                int64_t intermediate_size);
+
+  void forward(const float* x, int64_t num_rows, float* out, Scratch& scratch, ThreadPool& pool) const override;
+  void add_cost(ModelCost& cost) const override;
+
+ private:
+  int64_t intermediate_size_ = 0;
+  Linear gate_up_proj_;  // [2 * intermediate, hidden]: gate rows, then up rows
+  Linear down_proj_;     // [hidden, intermediate]
+};
+
+}  // namespace vllm

@@ -1,0 +1,68 @@
+#include "model/layers/weight_reader.h"
+
+namespace vllm {
+
+Result<Tensor> SourceWeightReader::checked(const std::string& name, const std::vector<int64_t>& shape) const {
+  VLLM_ASSIGN_OR_RETURN(Tensor t, source_.get(name));
+  const std::string where = source_.source() + ": tensor '" + name + "'";
+  if (t.dtype != DType::kF32 && t.dtype != DType::kBF16 && t.dtype != DType::kF16) {
+    return invalid_argument(where + ": dtype " + dtype_name(t.dtype) + " is not a float type (F32, BF16, F16)");
+  }
+  if (t.shape != shape) {
+    return invalid_argument(where + ": expected shape " + shape_to_string(shape) + " from config.json, found " +
+                            shape_to_string(t.shape));
+  }
+  return t;
+}
+
+Result<kernels::PackedMatrix> SourceWeightReader::matrices(const std::vector<std::string>& names,
+                                                           const std::vector<int64_t>& rows, int64_t cols) {
+  std::vector<Tensor> parts;
+  for (size_t i = 0; i < names.size(); ++i) {
+    VLLM_ASSIGN_OR_RETURN(Tensor t, checked(names[i], {rows[i], cols}));
+    if (!parts.empty() && t.dtype != parts[0].dtype) {
+      return invalid_argument(source_.source() + ": tensor '" + names[i] + "' is " + dtype_name(t.dtype) + " but '" +
+                              names[0] + "' is " + dtype_name(parts[0].dtype) + ": they must share a dtype");
+    }
+    parts.push_back(t);
+  }
+  return kernels::pack_stacked_matrices(parts, pool_);
+}
+
+Result<std::vector<float>> SourceWeightReader::vectors(const std::vector<std::string>& names,
+                                                       const std::vector<int64_t>& n, WeightKind) {
+  std::vector<float> out;
+  for (size_t part = 0; part < names.size(); ++part) {
+    VLLM_ASSIGN_OR_RETURN(Tensor t, checked(names[part], {n[part]}));
+    for (int64_t i = 0; i < n[part]; ++i) {
+      switch (t.dtype) {
+        case DType::kF32:
+          out.push_back(t.as<float>()[i]);
+          break;
+        case DType::kBF16:
+          out.push_back(bf16_to_f32(t.as<uint16_t>()[i]));
+          break;
+        case DType::kF16:
+          out.push_back(f16_to_f32(t.as<uint16_t>()[i]));
+          break;
+        case DType::kI32:
+          break;  // refused by checked()
+      }
+    }
+  }
+  return out;
+}
+
+Result<kernels::PackedMatrix> WeightLister::matrices(const std::vector<std::string>& names,
+                                                     const std::vector<int64_t>& rows, int64_t cols) {
+  for (size_t i = 0; i < names.size(); ++i) specs.push_back({names[i], {rows[i], cols}, WeightKind::kMatrix});
+  return kernels::PackedMatrix{};
+}
+
+Result<std::vector<float>> WeightLister::vectors(const std::vector<std::string>& names, const std::vector<int64_t>& n,
+                                                 WeightKind kind) {
+  for (size_t i = 0; i < names.size(); ++i) specs.push_back({names[i], {n[i]}, kind});
+  return std::vector<float>{};
+}
+
+}  // namespace vllm

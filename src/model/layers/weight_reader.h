@@ -1,0 +1,73 @@
+// How a layer takes its weights: by name and expected shape, from a
+// WeightSource (each tensor checked for presence, shape and dtype, matrices
+// packed into the kernels' layout, small vectors widened to float32), or
+// from nowhere, to list what an architecture needs (make-test-model writes
+// exactly that list).  A layer describes its weights once, for both.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "base/thread_pool.h"
+#include "kernels/packed_matrix.h"
+#include "model/loader/weight_source.h"
+
+namespace vllm {
+
+enum class WeightKind { kMatrix, kNorm, kBias };
+
+struct WeightSpec {
+  std::string name;
+  std::vector<int64_t> shape;
+  WeightKind kind;
+};
+
+class WeightReader {
+ public:
+  virtual ~WeightReader() = default;
+  // Checkpoint matrices [rows[i], cols] stacked by rows into one (q, k and v
+  // read together; a fused checkpoint tensor is the one-part case).
+  virtual Result<kernels::PackedMatrix> matrices(const std::vector<std::string>& names,
+                                                 const std::vector<int64_t>& rows, int64_t cols) = 0;
+  // Checkpoint vectors [n[i]] concatenated.
+  virtual Result<std::vector<float>> vectors(const std::vector<std::string>& names, const std::vector<int64_t>& n,
+                                             WeightKind kind) = 0;
+
+  Result<kernels::PackedMatrix> matrix(const std::string& name, int64_t rows, int64_t cols) {
+    return matrices({name}, {rows}, cols);
+  }
+  Result<std::vector<float>> vector(const std::string& name, int64_t n, WeightKind kind) {
+    return vectors({name}, {n}, kind);
+  }
+};
+
+// Reads from a source, packing matrices over `pool`.
+class SourceWeightReader : public WeightReader {
+ public:
+  SourceWeightReader(const WeightSource& source, ThreadPool& pool) : source_(source), pool_(pool) {}
+
+  Result<kernels::PackedMatrix> matrices(const std::vector<std::string>& names, const std::vector<int64_t>& rows,
+                                         int64_t cols) override;
+  Result<std::vector<float>> vectors(const std::vector<std::string>& names, const std::vector<int64_t>& n,
+                                     WeightKind kind) override;
+
+ private:
+  Result<Tensor> checked(const std::string& name, const std::vector<int64_t>& shape) const;
+
+  const WeightSource& source_;
+  ThreadPool& pool_;
+};
+
+// Reads nothing: records every weight asked for, and gives empty ones back.
+class WeightLister : public WeightReader {
+ public:
+  Result<kernels::PackedMatrix> matrices(const std::vector<std::string>& names, const std::vector<int64_t>& rows,
+                                         int64_t cols) override;
+  Result<std::vector<float>> vectors(const std::vector<std::string>& names, const std::vector<int64_t>& n,
+                                     WeightKind kind) override;
+
+  std::vector<WeightSpec> specs;
+};
+
+}  // namespace vllm

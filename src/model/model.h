@@ -1,0 +1,70 @@
+// What the engine sees of a model, and nothing else of model/: the KV cache
+// it needs per layer, a forward pass over a flattened batch to hidden
+// states, and the logits of chosen rows.  Architectures (model/arch/)
+// implement it by composing the layers of model/layers/.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "base/thread_pool.h"
+#include "model/forward_batch.h"
+#include "model/model_config.h"
+
+namespace vllm {
+
+// One layer's share of a KV cache block: num_kv_heads keys of head_dim and
+// as many values, per token.  (A latent-attention layer will describe one
+// compressed latent per token here.)
+struct LayerKVSpec {
+  int32_t num_kv_heads = 0;
+  int32_t head_dim = 0;
+  int32_t sliding_window = 0;  // keys a query may see, itself included; 0: all
+};
+
+// What one forward pass costs, for benchmarks' limits: bytes of weight
+// matrices a decode step reads (each once, the LM head included), and the
+// multiply-adds per token of the layers and of the LM head (attention's
+// score and value products, which grow with the context, not counted).
+struct ModelCost {
+  double weight_bytes = 0;
+  double layer_params = 0;
+  double lm_head_params = 0;
+  bool bf16_matrices = true;  // every matrix BF16 (what the BF16 dot-product kernels take)
+};
+
+class Model {
+ public:
+  virtual ~Model() = default;
+
+  virtual const ModelConfig& config() const = 0;
+
+  // Per layer, in order: what the paged KV cache holds for it.
+  virtual std::vector<LayerKVSpec> kv_cache_spec() const = 0;
+
+  // Runs every token of `batch` through the layers, writing its keys and
+  // values into `kv_cache`, and returns the final (normed) hidden states of
+  // the rows batch.logits_indices names: [batch.num_logits, hidden_size],
+  // valid until the next call.  Not thread-safe: one caller (the engine
+  // thread) at a time; it reuses its scratch buffers.
+  //
+  // Room is left here, not yet used, for what later features feed in or
+  // take out: input embeddings instead of token ids, a range of layers (a
+  // pipeline stage), pooled outputs (embedding models).
+  virtual std::span<const float> forward(const ForwardBatch& batch, const KVCacheView& kv_cache, ThreadPool& pool) = 0;
+
+  // logits: [num_rows, vocab_size] of hidden: [num_rows, hidden_size].
+  virtual void compute_logits(const float* hidden, int64_t num_rows, float* logits, ThreadPool& pool) const = 0;
+
+  virtual ModelCost cost() const = 0;
+};
+
+// Reads `model_dir` (config.json, generation_config.json, the weights) and
+// builds the architecture that config.json's architectures[0] names.
+Result<std::unique_ptr<Model>> load_model(const std::string& model_dir);
+
+}  // namespace vllm
