@@ -30,7 +30,7 @@ Result<std::unique_ptr<Model>> build_llama_family(const ModelConfig& c, WeightRe
   }
   VLLM_ASSIGN_OR_RETURN(parts.final_norm, RMSNorm::load(w, "model.norm.weight", c.hidden_size, c.rms_norm_eps));
   VLLM_ASSIGN_OR_RETURN(parts.lm_head, load_lm_head(w, c, parts.embed_tokens));
-  return std::unique_ptr<Model>(new Decoder(c, std::move(parts)));
+  return std::unique_ptr<Model>(new DecoderModel(c, std::move(parts)));
 }
 
 }  // namespace vllm

@@ -19,19 +19,19 @@ void scale(float* x, int64_t n, float factor) {
 
 }  // namespace
 
-std::vector<LayerKVSpec> Decoder::kv_cache_spec() const {
+std::vector<LayerKVSpec> DecoderModel::kv_cache_spec() const {
   std::vector<LayerKVSpec> spec;
   for (const DecoderLayer& l : p_.layers) spec.push_back(l.mixer->kv_spec());
   return spec;
 }
 
-void Decoder::finish_sublayer(const std::optional<RMSNorm>& post_norm, float* out, int64_t rows,
+void DecoderModel::finish_sublayer(const std::optional<RMSNorm>& post_norm, float* out, int64_t rows,
                               ThreadPool& pool) const {
   if (post_norm) post_norm->forward(out, rows, out, pool);
   if (p_.residual_scale != 1.0f) scale(out, rows * config_.hidden_size, p_.residual_scale);
 }
 
-std::span<const float> Decoder::forward(const ForwardBatch& batch, const KVCacheView& kv_cache, ThreadPool& pool) {
+std::span<const float> DecoderModel::forward(const ForwardBatch& batch, const KVCacheView& kv_cache, ThreadPool& pool) {
   const int64_t t = batch.num_tokens;
   const int64_t h = config_.hidden_size;
   VLLM_CHECK(kv_cache.layers.size() == p_.layers.size(), "KV cache has the wrong number of layers");
@@ -71,7 +71,7 @@ std::span<const float> Decoder::forward(const ForwardBatch& batch, const KVCache
   return {last_.data(), static_cast<size_t>(batch.num_logits * h)};
 }
 
-void Decoder::compute_logits(const float* hidden, int64_t num_rows, float* logits, ThreadPool& pool) const {
+void DecoderModel::compute_logits(const float* hidden, int64_t num_rows, float* logits, ThreadPool& pool) const {
   p_.lm_head.forward(hidden, num_rows, logits, pool);
   const int64_t n = num_rows * config_.vocab_size;
   if (p_.logit_softcap > 0) {
@@ -80,7 +80,7 @@ void Decoder::compute_logits(const float* hidden, int64_t num_rows, float* logit
   if (p_.logit_scale != 1.0f) scale(logits, n, p_.logit_scale);
 }
 
-ModelCost Decoder::cost() const {
+ModelCost DecoderModel::cost() const {
   ModelCost cost;
   for (const DecoderLayer& l : p_.layers) {
     l.mixer->add_cost(cost);

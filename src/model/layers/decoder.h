@@ -38,9 +38,9 @@ struct DecoderParts {
   float logit_scale = 1.0f;  // Granite: 1 / logits_scaling
 };
 
-class Decoder : public Model {
+class DecoderModel : public Model {
  public:
-  Decoder(ModelConfig config, DecoderParts parts) : config_(std::move(config)), p_(std::move(parts)) {}
+  DecoderModel(ModelConfig config, DecoderParts parts) : config_(std::move(config)), p_(std::move(parts)) {}
 
   const ModelConfig& config() const override { return config_; }
   std::vector<LayerKVSpec> kv_cache_spec() const override;
