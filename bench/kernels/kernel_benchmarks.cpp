@@ -135,7 +135,7 @@ void BM_PagedAttentionDecode(benchmark::State& state, DType dtype) {
   const std::vector<float> q = random_floats(static_cast<size_t>(num_seqs) * heads * head_dim, 3);
   std::vector<float> out(q.size());
   for (auto _ : state) {
-    paged_attention(q.data(), heads, layer, meta, 0.125f, 0, out.data(), pool());
+    paged_attention(q.data(), heads, layer, meta, 0.125f, 0, 0.0f, out.data(), pool());
     benchmark::DoNotOptimize(out.data());
   }
   const double bytes = 2.0 * num_seqs * context * kv_heads * head_dim * static_cast<double>(dtype_size(dtype));

@@ -12,6 +12,7 @@ struct MakeTestModelOptions {
   std::string dtype = "f32";
   uint64_t seed = 0;
   int num_shards = 1;
+  std::optional<int64_t> vocab_size;
   std::string tokenizer = default_model_dir();
   std::string out;
 };
@@ -21,6 +22,7 @@ int run_make_test_model(const MakeTestModelOptions& o) {
   if (!preset.is_ok()) return report_error(preset.status().message());
   TestModelOptions options;
   options.preset = std::move(preset).value();
+  if (o.vocab_size) options.preset.config["vocab_size"] = *o.vocab_size;
   options.dtype = o.dtype == "bf16" ? DType::kBF16 : o.dtype == "f16" ? DType::kF16 : DType::kF32;
   options.seed = o.seed;
   options.num_shards = o.num_shards;
@@ -38,7 +40,7 @@ int run_make_test_model(const MakeTestModelOptions& o) {
 
 CommandRunner add_make_test_model_command(CLI::App& app) {
   auto o = std::make_shared<MakeTestModelOptions>();
-  app.add_option("--arch", o->arch, "Architecture: llama, mistral, qwen2, qwen3 (required for --preset tiny)")
+  app.add_option("--arch", o->arch, "Architecture (required for --preset tiny)")
       ->check(CLI::IsMember(test_model_arch_names()));
   app.add_option("--preset", o->preset, "Shape preset")->required()->check(CLI::IsMember(test_model_preset_names()));
   app.add_option("--dtype", o->dtype, "Weight dtype")
@@ -48,6 +50,9 @@ CommandRunner add_make_test_model_command(CLI::App& app) {
   app.add_option("--num-shards", o->num_shards, "Split the weights over this many safetensors files")
       ->check(CLI::Range(1, 1000))
       ->capture_default_str();
+  app.add_option("--vocab-size", o->vocab_size,
+                 "Vocabulary size instead of the preset's (at least the tokenizer's, e.g. a real tokenizer's)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 24));
   app.add_option("--tokenizer", o->tokenizer, "Directory whose tokenizer.json is padded to the preset's vocabulary");
   app.add_option("--out", o->out, "Output directory")->required();
   return [o] { return run_make_test_model(*o); };

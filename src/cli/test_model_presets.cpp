@@ -10,16 +10,16 @@ struct ArchNames {
 };
 
 constexpr ArchNames kArchs[] = {
-    {"llama", "LlamaForCausalLM", "llama"},
-    {"mistral", "MistralForCausalLM", "mistral"},
-    {"qwen2", "Qwen2ForCausalLM", "qwen2"},
-    {"qwen3", "Qwen3ForCausalLM", "qwen3"},
+    {"llama", "LlamaForCausalLM", "llama"},    {"mistral", "MistralForCausalLM", "mistral"},
+    {"qwen2", "Qwen2ForCausalLM", "qwen2"},    {"qwen3", "Qwen3ForCausalLM", "qwen3"},
+    {"gemma2", "Gemma2ForCausalLM", "gemma2"}, {"gemma3", "Gemma3ForCausalLM", "gemma3_text"},
 };
 
 Json base_config(const ArchNames& a) {
+  const bool gemma = std::string(a.arch).starts_with("gemma");
   return Json{{"architectures", {a.architecture}},
               {"model_type", a.model_type},
-              {"hidden_act", "silu"},
+              {gemma ? "hidden_activation" : "hidden_act", gemma ? "gelu_pytorch_tanh" : "silu"},
               {"bos_token_id", 1},
               {"eos_token_id", 2}};
 }
@@ -63,6 +63,34 @@ Json tiny_config(const ArchNames& a) {
     c["rms_norm_eps"] = 1e-6;
     c["rope_scaling"] = {{"rope_type", "linear"}, {"factor", 2.0}};
     c["tie_word_embeddings"] = false;
+  } else if (arch == "gemma2") {
+    // Sliding (window 16 < 64 positions) and global layers alternating,
+    // heads * head_dim != hidden, query_pre_attn_scalar != head_dim, and
+    // soft-caps small enough to bend this random model's scores and logits.
+    c.update(Json{{"num_hidden_layers", 3},
+                  {"head_dim", 24},
+                  {"query_pre_attn_scalar", 32},
+                  {"sliding_window", 16},
+                  {"attn_logit_softcapping", 0.05},
+                  {"final_logit_softcapping", 0.3},
+                  {"rms_norm_eps", 1e-6}});
+  } else if (arch == "gemma3") {
+    // Explicit layer types (sliding, global, sliding), a local rope base
+    // for the sliding layers and linear scaling on the global one, per-head
+    // q/k norms, an untied lm_head.
+    c.update(Json{{"num_hidden_layers", 3},
+                  {"num_key_value_heads", 1},
+                  {"head_dim", 32},
+                  {"query_pre_attn_scalar", 48},
+                  {"sliding_window", 8},
+                  {"layer_types", {"sliding_attention", "full_attention", "sliding_attention"}},
+                  {"rope_theta", 1000000.0},
+                  {"rope_local_base_freq", 10000.0},
+                  {"rope_scaling", {{"rope_type", "linear"}, {"factor", 4.0}}},
+                  {"final_logit_softcapping", nullptr},
+                  {"attn_logit_softcapping", nullptr},
+                  {"tie_word_embeddings", false},
+                  {"rms_norm_eps", 1e-6}});
   }
   return c;
 }
@@ -122,6 +150,28 @@ Json real_config(const std::string& preset) {
                     {"original_max_position_embeddings", 8192}}}});
     return c;
   }
+  if (preset == "gemma-2-2b") {  // google/gemma-2-2b's config.json
+    Json c = base_config(kArchs[4]);
+    c.update(Json{{"hidden_size", 2304},
+                  {"intermediate_size", 9216},
+                  {"num_hidden_layers", 26},
+                  {"num_attention_heads", 8},
+                  {"num_key_value_heads", 4},
+                  {"head_dim", 256},
+                  {"vocab_size", 256000},
+                  {"max_position_embeddings", 8192},
+                  {"rms_norm_eps", 1e-6},
+                  {"rope_theta", 10000.0},
+                  {"query_pre_attn_scalar", 256},
+                  {"sliding_window", 4096},
+                  {"attn_logit_softcapping", 50.0},
+                  {"final_logit_softcapping", 30.0},
+                  {"tie_word_embeddings", true},
+                  {"attention_bias", false},
+                  {"bos_token_id", 2},
+                  {"eos_token_id", 1}});
+    return c;
+  }
   if (preset == "qwen3-0.6b") {
     Json c = base_config(kArchs[3]);
     c.update(Json{{"hidden_size", 1024},
@@ -145,6 +195,7 @@ const char* preset_arch(const std::string& preset) {
   if (preset == "smollm-135m" || preset == "llama-3.2-1b") return "llama";
   if (preset == "qwen2.5-0.5b") return "qwen2";
   if (preset == "qwen3-0.6b") return "qwen3";
+  if (preset == "gemma-2-2b") return "gemma2";
   return nullptr;
 }
 
@@ -157,7 +208,7 @@ std::string join(const std::vector<std::string>& items) {
 }  // namespace
 
 std::vector<std::string> test_model_preset_names() {
-  return {"tiny", "smollm-135m", "qwen2.5-0.5b", "llama-3.2-1b", "qwen3-0.6b"};
+  return {"tiny", "smollm-135m", "qwen2.5-0.5b", "llama-3.2-1b", "qwen3-0.6b", "gemma-2-2b"};
 }
 
 std::vector<std::string> test_model_arch_names() {

@@ -51,6 +51,8 @@ void rope(float* x, int64_t num_tokens, int64_t num_heads, int64_t head_dim, con
 // gate and up projections, as vLLM's SiluAndMul).  gate_up: [num_tokens, 2 * n];
 // out: [num_tokens, n].
 void silu_and_mul(const float* gate_up, int64_t num_tokens, int64_t n, float* out, ThreadPool& pool);
+// The same with GELU's tanh approximation (GeGLU, as vLLM's GeluAndMul(approximate="tanh")).
+void gelu_tanh_and_mul(const float* gate_up, int64_t num_tokens, int64_t n, float* out, ThreadPool& pool);
 
 // out[i] = e^(x[i] - shift), for x[i] - shift <= 87 (a softmax's or a
 // log-sum-exp's terms).  x, out: [n] (may alias).
@@ -89,9 +91,11 @@ void write_kv_cache(const float* k, const float* v, const int32_t* slot_mapping,
                     const PagedKVLayer& layer);
 
 // Causal attention of every query row over its sequence's cached keys and
-// values, read through the block table.  sliding_window <= 0 means unlimited.
+// values, read through the block table: a query at position i sees the keys
+// j with 0 <= i - j < sliding_window (sliding_window <= 0: all j <= i).
+// Scores are q.k * scale, then softcap * tanh(score / softcap) when softcap > 0.
 // q, out: [num_tokens, num_heads, head_dim].
 void paged_attention(const float* q, int32_t num_heads, const PagedKVLayer& layer, const AttentionMetadata& meta,
-                     float scale, int32_t sliding_window, float* out, ThreadPool& pool);
+                     float scale, int32_t sliding_window, float softcap, float* out, ThreadPool& pool);
 
 }  // namespace vllm::kernels

@@ -5,75 +5,81 @@
 #include "base/file_util.h"
 
 namespace vllm {
+
+Status ConfigReader::error(const std::string& key, const std::string& what) const {
+  return invalid_argument(source_ + ": field '" + key + "' " + what);
+}
+
+bool ConfigReader::present(const std::string& key) const { return json_.contains(key) && !json_[key].is_null(); }
+
+Result<int64_t> ConfigReader::integer(const std::string& key, std::optional<int64_t> fallback) const {
+  if (!present(key)) {
+    if (fallback) return *fallback;
+    return error(key, "is required");
+  }
+  const Json& v = json_[key];
+  if (!v.is_number_integer()) return error(key, "must be an integer, found " + v.dump());
+  return v.get<int64_t>();
+}
+
+Result<int64_t> ConfigReader::positive_integer(const std::string& key, std::optional<int64_t> fallback) const {
+  VLLM_ASSIGN_OR_RETURN(int64_t value, integer(key, fallback));
+  if (value <= 0) return error(key, "must be positive, found " + std::to_string(value));
+  return value;
+}
+
+Result<double> ConfigReader::number(const std::string& key, double fallback) const {
+  if (!present(key)) return fallback;
+  const Json& v = json_[key];
+  if (!v.is_number()) return error(key, "must be a number, found " + v.dump());
+  return v.get<double>();
+}
+
+Result<double> ConfigReader::number_or_null(const std::string& key, double fallback) const {
+  if (json_.contains(key) && json_[key].is_null()) return fallback;
+  return number(key, fallback);
+}
+
+Result<bool> ConfigReader::boolean(const std::string& key, bool fallback) const {
+  if (!present(key)) return fallback;
+  const Json& v = json_[key];
+  if (!v.is_boolean()) return error(key, "must be true or false, found " + v.dump());
+  return v.get<bool>();
+}
+
+Result<std::string> ConfigReader::string(const std::string& key, const std::string& fallback) const {
+  if (!present(key)) return fallback;
+  const Json& v = json_[key];
+  if (!v.is_string()) return error(key, "must be a string, found " + v.dump());
+  return v.get<std::string>();
+}
+
+Result<std::vector<int64_t>> ConfigReader::integer_list(const std::string& key) const {
+  std::vector<int64_t> out;
+  if (!present(key)) return out;
+  const Json& v = json_[key];
+  if (v.is_number_integer()) return std::vector<int64_t>{v.get<int64_t>()};
+  if (!v.is_array()) return error(key, "must be an integer or a list of integers, found " + v.dump());
+  for (const Json& item : v) {
+    if (!item.is_number_integer()) return error(key, "must hold integers, found " + item.dump());
+    out.push_back(item.get<int64_t>());
+  }
+  return out;
+}
+
+Result<std::vector<std::string>> ConfigReader::string_list(const std::string& key) const {
+  std::vector<std::string> out;
+  if (!present(key)) return out;
+  const Json& v = json_[key];
+  if (!v.is_array()) return error(key, "must be a list of strings, found " + v.dump());
+  for (const Json& item : v) {
+    if (!item.is_string()) return error(key, "must hold strings, found " + item.dump());
+    out.push_back(item.get<std::string>());
+  }
+  return out;
+}
+
 namespace {
-
-// Field readers: a missing optional field takes its default; a present field
-// of the wrong JSON type is an error naming it.
-class FieldReader {
- public:
-  FieldReader(const Json& json, const std::string& source) : json_(json), source_(source) {}
-
-  Status error(const std::string& key, const std::string& what) const {
-    return invalid_argument(source_ + ": field '" + key + "' " + what);
-  }
-
-  bool present(const std::string& key) const { return json_.contains(key) && !json_[key].is_null(); }
-
-  Result<int64_t> integer(const std::string& key, std::optional<int64_t> fallback) const {
-    if (!present(key)) {
-      if (fallback) return *fallback;
-      return error(key, "is required");
-    }
-    const Json& v = json_[key];
-    if (!v.is_number_integer()) return error(key, "must be an integer, found " + v.dump());
-    return v.get<int64_t>();
-  }
-
-  Result<int64_t> positive_integer(const std::string& key, std::optional<int64_t> fallback) const {
-    VLLM_ASSIGN_OR_RETURN(int64_t value, integer(key, fallback));
-    if (value <= 0) return error(key, "must be positive, found " + std::to_string(value));
-    return value;
-  }
-
-  Result<double> number(const std::string& key, double fallback) const {
-    if (!present(key)) return fallback;
-    const Json& v = json_[key];
-    if (!v.is_number()) return error(key, "must be a number, found " + v.dump());
-    return v.get<double>();
-  }
-
-  Result<bool> boolean(const std::string& key, bool fallback) const {
-    if (!present(key)) return fallback;
-    const Json& v = json_[key];
-    if (!v.is_boolean()) return error(key, "must be true or false, found " + v.dump());
-    return v.get<bool>();
-  }
-
-  Result<std::string> string(const std::string& key, const std::string& fallback) const {
-    if (!present(key)) return fallback;
-    const Json& v = json_[key];
-    if (!v.is_string()) return error(key, "must be a string, found " + v.dump());
-    return v.get<std::string>();
-  }
-
-  // An integer or a list of integers (eos_token_id).
-  Result<std::vector<int64_t>> integer_list(const std::string& key) const {
-    std::vector<int64_t> out;
-    if (!present(key)) return out;
-    const Json& v = json_[key];
-    if (v.is_number_integer()) return std::vector<int64_t>{v.get<int64_t>()};
-    if (!v.is_array()) return error(key, "must be an integer or a list of integers, found " + v.dump());
-    for (const Json& item : v) {
-      if (!item.is_number_integer()) return error(key, "must hold integers, found " + item.dump());
-      out.push_back(item.get<int64_t>());
-    }
-    return out;
-  }
-
- private:
-  const Json& json_;
-  const std::string& source_;
-};
 
 Result<RopeScaling> parse_rope_scaling(const Json& json, const std::string& source) {
   RopeScaling scaling;
@@ -81,7 +87,7 @@ Result<RopeScaling> parse_rope_scaling(const Json& json, const std::string& sour
   const Json& rs = json["rope_scaling"];
   if (!rs.is_object()) return invalid_argument(source + ": field 'rope_scaling' must be an object or null");
   const std::string where = source + " (rope_scaling)";
-  FieldReader r(rs, where);
+  ConfigReader r(rs, where);
   VLLM_ASSIGN_OR_RETURN(std::string type, r.string("rope_type", ""));
   if (type.empty()) {
     VLLM_ASSIGN_OR_RETURN(type, r.string("type", ""));
@@ -111,7 +117,7 @@ Result<RopeScaling> parse_rope_scaling(const Json& json, const std::string& sour
 
 Result<ModelConfig> parse_model_config(const Json& json, const std::string& source) {
   if (!json.is_object()) return invalid_argument(source + ": expected a JSON object");
-  FieldReader r(json, source);
+  ConfigReader r(json, source);
   ModelConfig c;
   if (!json.contains("architectures") || !json["architectures"].is_array() || json["architectures"].empty() ||
       !json["architectures"][0].is_string()) {
@@ -148,8 +154,12 @@ Result<ModelConfig> parse_model_config(const Json& json, const std::string& sour
   VLLM_ASSIGN_OR_RETURN(c.torch_dtype, r.string("torch_dtype", ""));
   VLLM_ASSIGN_OR_RETURN(c.bos_token_id, r.integer("bos_token_id", -1));
   VLLM_ASSIGN_OR_RETURN(c.eos_token_ids, r.integer_list("eos_token_id"));
-  VLLM_ASSIGN_OR_RETURN(std::string act, r.string("hidden_act", "silu"));
-  if (act != "silu") return unimplemented(source + ": unsupported hidden_act '" + act + "'; supported: silu");
+  VLLM_ASSIGN_OR_RETURN(c.hidden_act, r.string("hidden_act", "silu"));
+  if (r.present("hidden_activation")) {  // Gemma's name, which transformers reads in preference
+    VLLM_ASSIGN_OR_RETURN(c.hidden_act, r.string("hidden_activation", "silu"));
+  }
+  c.json = json;
+  c.source = source;
   return c;
 }
 
@@ -162,7 +172,7 @@ Result<ModelConfig> load_model_config(const std::string& dir) {
   if (file_exists(gen_path)) {
     VLLM_ASSIGN_OR_RETURN(Json gen, read_json_file(gen_path));
     if (!gen.is_object()) return invalid_argument(gen_path + ": expected a JSON object");
-    VLLM_ASSIGN_OR_RETURN(std::vector<int64_t> extra, FieldReader(gen, gen_path).integer_list("eos_token_id"));
+    VLLM_ASSIGN_OR_RETURN(std::vector<int64_t> extra, ConfigReader(gen, gen_path).integer_list("eos_token_id"));
     for (int64_t id : extra) {
       if (std::find(config.eos_token_ids.begin(), config.eos_token_ids.end(), id) == config.eos_token_ids.end()) {
         config.eos_token_ids.push_back(id);

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -42,6 +43,39 @@ struct ModelConfig {
   std::string torch_dtype;
   int64_t bos_token_id = -1;
   std::vector<int64_t> eos_token_ids;  // config.json's, then generation_config.json's extras
+  std::string hidden_act = "silu";     // hidden_act, or hidden_activation (Gemma)
+
+  // The whole of config.json, for the fields only one architecture has
+  // (read through a ConfigReader on it), and where it came from.
+  Json json;
+  std::string source;
+};
+
+// Typed reads of config.json's fields, for the fields every model has
+// (parse_model_config) and those only an architecture knows (its builder):
+// a missing optional field takes its default; a present field of the wrong
+// JSON type is an error naming the file and the field.
+class ConfigReader {
+ public:
+  ConfigReader(const Json& json, std::string source) : json_(json), source_(std::move(source)) {}
+
+  Status error(const std::string& key, const std::string& what) const;
+  bool present(const std::string& key) const;
+  Result<int64_t> integer(const std::string& key, std::optional<int64_t> fallback) const;
+  Result<int64_t> positive_integer(const std::string& key, std::optional<int64_t> fallback) const;
+  Result<double> number(const std::string& key, double fallback) const;
+  // A number, or null meaning `fallback` (Gemma's soft-caps: null is "off").
+  Result<double> number_or_null(const std::string& key, double fallback) const;
+  Result<bool> boolean(const std::string& key, bool fallback) const;
+  Result<std::string> string(const std::string& key, const std::string& fallback) const;
+  // An integer or a list of integers (eos_token_id).
+  Result<std::vector<int64_t>> integer_list(const std::string& key) const;
+  // A list of strings (Gemma's layer_types); empty when absent.
+  Result<std::vector<std::string>> string_list(const std::string& key) const;
+
+ private:
+  const Json& json_;
+  std::string source_;
 };
 
 // Parses config.json's JSON value; `source` names the file in errors.

@@ -12,10 +12,8 @@ struct Entry {
 };
 
 constexpr Entry kRegistry[] = {
-    {"LlamaForCausalLM", build_llama},
-    {"MistralForCausalLM", build_mistral},
-    {"Qwen2ForCausalLM", build_qwen2},
-    {"Qwen3ForCausalLM", build_qwen3},
+    {"LlamaForCausalLM", build_llama}, {"MistralForCausalLM", build_mistral}, {"Qwen2ForCausalLM", build_qwen2},
+    {"Qwen3ForCausalLM", build_qwen3}, {"Gemma2ForCausalLM", build_gemma2},   {"Gemma3ForCausalLM", build_gemma3},
 };
 
 }  // namespace

@@ -18,20 +18,15 @@ using testing::small_engine;
 
 class EngineModelTest : public ::testing::TestWithParam<std::string> {
  protected:
-  static void SetUpTestSuite() {
-    tiny_dir_ = new testing::TempDir();
-    testing::write_tiny_llama(tiny_dir_->path());
-  }
-  static void TearDownTestSuite() { delete tiny_dir_; }
-
+  // "stories260k", or "tiny_" and an architecture make-test-model knows.
   LoadedModel load() {
-    return testing::load_model(GetParam() == "stories260k" ? testing::model_dir() : tiny_dir_->path());
+    if (GetParam() == "stories260k") return testing::load_model(testing::model_dir());
+    testing::write_tiny_model(dir_.path(), GetParam().substr(std::string("tiny_").size()));
+    return testing::load_model(dir_.path());
   }
 
-  static testing::TempDir* tiny_dir_;
+  testing::TempDir dir_;
 };
-
-testing::TempDir* EngineModelTest::tiny_dir_ = nullptr;
 
 // 64 requests of mixed lengths, a third of them sharing a prefix.
 std::vector<std::pair<PromptInput, SamplingParams>> mixed_workload(int32_t vocab) {
@@ -74,7 +69,7 @@ TEST_P(EngineModelTest, GreedyOutputAloneEqualsOutputAmong64WithSmallChunksAndPr
   EXPECT_EQ(engine->stats().num_free_blocks, engine->stats().num_blocks);
 }
 
-INSTANTIATE_TEST_SUITE_P(Models, EngineModelTest, ::testing::Values("stories260k", "tiny_llama"));
+INSTANTIATE_TEST_SUITE_P(Models, EngineModelTest, ::testing::Values("stories260k", "tiny_llama", "tiny_gemma2"));
 
 class EngineCoreTest : public ::testing::Test {
  protected:

@@ -27,10 +27,10 @@ inline LoadedModel load_model(const std::string& dir) {
   return m;
 }
 
-// A tiny random Llama (vocab 512, context 256) with the stories260k tokenizer.
-inline void write_tiny_llama(const std::string& dir) {
+// A tiny random model of `arch` (vocab 512, context 256) with the stories260k tokenizer.
+inline void write_tiny_model(const std::string& dir, const std::string& arch = "llama") {
   TestModelOptions options;
-  options.preset = std::move(find_test_model_preset("tiny", std::string("llama"))).value();
+  options.preset = std::move(find_test_model_preset("tiny", arch)).value();
   options.dtype = DType::kBF16;
   options.seed = 7;
   options.tokenizer_dir = model_dir();

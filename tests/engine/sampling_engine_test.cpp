@@ -227,7 +227,7 @@ TEST_F(SamplingEngineTest, BeamSearchReturnsDistinctBeamsOrderedByScore) {
 
 TEST_F(SamplingEngineTest, BeamSearchOverTwoTokensMatchesBruteForce) {
   testing::TempDir dir;
-  testing::write_tiny_llama(dir.path());
+  testing::write_tiny_model(dir.path());
   LoadedModel tiny = testing::load_model(dir.path());
   const auto vocab = static_cast<int32_t>(tiny.model->config().vocab_size);
   const std::vector<int32_t> prompt = {1, 300, 42, 77};

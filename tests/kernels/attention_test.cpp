@@ -31,7 +31,7 @@ struct Sequence {
 };
 
 // Naive causal attention over a contiguous copy of the context, in float64.
-std::vector<double> reference(const Shape& shape, const float* q, const Sequence& s, int32_t window) {
+std::vector<double> reference(const Shape& shape, const float* q, const Sequence& s, int32_t window, float softcap) {
   const int32_t kHeads = shape.heads, kKvHeads = shape.kv_heads, kHeadDim = shape.head_dim;
   const auto len = static_cast<int32_t>(s.k.size() / (kKvHeads * kHeadDim));
   std::vector<double> out(static_cast<size_t>(s.num_query * kHeads * kHeadDim), 0.0);
@@ -48,7 +48,8 @@ std::vector<double> reference(const Shape& shape, const float* q, const Sequence
           d += static_cast<double>(q[(i * kHeads + h) * kHeadDim + x]) *
                s.k[static_cast<size_t>((j * kKvHeads + kvh) * kHeadDim + x)];
         }
-        p.push_back(d / std::sqrt(static_cast<double>(kHeadDim)));
+        d /= std::sqrt(static_cast<double>(kHeadDim));
+        p.push_back(softcap > 0 ? softcap * std::tanh(d / softcap) : d);
         mx = std::max(mx, p.back());
       }
       double sum = 0;
@@ -66,7 +67,7 @@ std::vector<double> reference(const Shape& shape, const float* q, const Sequence
 
 // Every ISA's output for the batch, checked against the float64 reference
 // (over the values as the cache holds them: BF16-rounded for a BF16 cache).
-std::vector<float> run_case(const Shape& shape, int32_t window, DType dtype) {
+std::vector<float> run_case(const Shape& shape, int32_t window, DType dtype, float softcap) {
   const int32_t kHeads = shape.heads, kKvHeads = shape.kv_heads, kHeadDim = shape.head_dim;
   const int32_t kBlockSize = shape.block_size, kNumBlocks = shape.num_blocks;
   std::mt19937_64 rng(42);
@@ -143,11 +144,11 @@ std::vector<float> run_case(const Shape& shape, int32_t window, DType dtype) {
                          slots.data()};
   std::vector<float> out(static_cast<size_t>(num_tokens * kHeads * kHeadDim));
   ThreadPool pool(2);
-  paged_attention(q.data(), kHeads, layer, meta, 1.0f / std::sqrt(static_cast<float>(kHeadDim)), window, out.data(),
-                  pool);
+  paged_attention(q.data(), kHeads, layer, meta, 1.0f / std::sqrt(static_cast<float>(kHeadDim)), window, softcap,
+                  out.data(), pool);
   for (size_t s = 0; s < seqs.size(); ++s) {
     const int64_t row0 = query_start[s];
-    const auto expected = reference(shape, q.data() + row0 * kHeads * kHeadDim, seqs[s], window);
+    const auto expected = reference(shape, q.data() + row0 * kHeads * kHeadDim, seqs[s], window, softcap);
     for (size_t i = 0; i < expected.size(); ++i) {
       const float got = out[static_cast<size_t>(row0 * kHeads * kHeadDim) + i];
       if (std::abs(got - expected[i]) > 1e-5) {
@@ -162,13 +163,13 @@ std::vector<float> run_case(const Shape& shape, int32_t window, DType dtype) {
 
 // The reference check on every ISA, and attention.h's promise: all ISAs
 // compute the same arithmetic, so their outputs are equal bit for bit.
-void run_every_isa(const Shape& shape, int32_t window) {
+void run_every_isa(const Shape& shape, int32_t window, float softcap = 0) {
   for (DType dtype : {DType::kF32, DType::kBF16}) {
     ASSERT_TRUE(force_cpu_isa("scalar").is_ok());
-    const std::vector<float> scalar = run_case(shape, window, dtype);
+    const std::vector<float> scalar = run_case(shape, window, dtype, softcap);
     for (const char* isa : {"avx2", "avx512"}) {
       if (!force_cpu_isa(isa).is_ok()) continue;  // not on this CPU
-      const std::vector<float> out = run_case(shape, window, dtype);
+      const std::vector<float> out = run_case(shape, window, dtype, softcap);
       for (size_t i = 0; i < out.size(); ++i) {
         ASSERT_EQ(out[i], scalar[i]) << isa << " " << dtype_name(dtype) << " element " << i;
       }
@@ -186,6 +187,12 @@ TEST(PagedAttentionTest, SmollmShapesMatchTheReference) { run_every_isa(kSmollm,
 TEST(PagedAttentionTest, SmollmShapesWithASlidingWindow) { run_every_isa(kSmollm, 70); }
 
 TEST(PagedAttentionTest, UnevenHeadAndBlockSizesMatchTheReference) { run_every_isa(kUneven, 0); }
+
+// Gemma 2's logit soft-capping (a small cap, so that it changes the result).
+TEST(PagedAttentionTest, SoftCappedScoresMatchTheReference) {
+  run_every_isa(kSmall, 0, 0.5f);
+  run_every_isa(kSmollm, 70, 0.7f);
+}
 
 }  // namespace
 }  // namespace vllm::kernels

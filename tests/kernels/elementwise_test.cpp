@@ -91,6 +91,27 @@ TEST(ActivationsTest, MatchTheFormulaAndAgreeAcrossIsasBitForBit) {
   }
 }
 
+// GeGLU with GELU's tanh form: the formula (PyTorch's approximate="tanh") in
+// float64 within float32 rounding, and the same bits on every ISA.
+TEST(ActivationsTest, GeluTanhMatchesTheFormulaAndAgreesAcrossIsas) {
+  for (int64_t n : {1, 7, 16, 37, 2304}) {
+    auto gate_up = testing::random_normal(2 * n, 22);
+    for (int64_t i = 0; i < n; i += 5) gate_up[static_cast<size_t>(i)] *= 40.0f;  // tanh saturated both ways
+    std::vector<float> ref(static_cast<size_t>(n));
+    cpu::activation_table(cpu::CpuIsa::kScalar).gelu_tanh_and_mul_row(gate_up.data(), n, ref.data());
+    for (int64_t i = 0; i < n; ++i) {
+      const double g = gate_up[static_cast<size_t>(i)], u = gate_up[static_cast<size_t>(n + i)];
+      const double want = 0.5 * g * (1 + std::tanh(std::sqrt(2 / M_PI) * (g + 0.044715 * g * g * g))) * u;
+      EXPECT_NEAR(ref[static_cast<size_t>(i)], want, 2e-6 * std::max(1.0, std::abs(want))) << "n " << n << " i " << i;
+    }
+    for (cpu::CpuIsa isa : supported_isas()) {
+      std::vector<float> out(static_cast<size_t>(n));
+      cpu::activation_table(isa).gelu_tanh_and_mul_row(gate_up.data(), n, out.data());
+      EXPECT_EQ(out, ref) << cpu::cpu_isa_name(isa) << " n " << n;
+    }
+  }
+}
+
 // The fused op is the residual add then the norm, bit for bit, and rows big
 // enough to be split over threads give what one thread gives.
 TEST(FusedAddRmsNormTest, EqualsAddThenNormOnOneOrTwoThreads) {

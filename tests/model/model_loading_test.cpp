@@ -5,8 +5,8 @@
 #include <filesystem>
 
 #include "base/json.h"
-#include "model/model.h"
 #include "model/loader/safetensors.h"
+#include "model/model.h"
 #include "test_util.h"
 
 namespace vllm {
@@ -121,7 +121,8 @@ TEST(ModelLoadingTest, UnsupportedArchitectureListsSupportedOnes) {
   write_file(dir.file("config.json"), config.dump());
   EXPECT_EQ(load_error(dir.path()), dir.file("config.json") +
                                         ": unsupported architecture 'GPT2LMHeadModel'; supported: LlamaForCausalLM, "
-                                        "MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM");
+                                        "MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, Gemma2ForCausalLM, "
+                                        "Gemma3ForCausalLM");
 }
 
 TEST(ModelLoadingTest, MalformedConfigJson) {

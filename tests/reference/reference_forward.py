@@ -1,6 +1,7 @@
 """An independent numpy (float64) forward pass of Hugging Face decoder-only
-checkpoints: Llama, Mistral, Qwen2 and Qwen3, written from the transformers
-modelling code's equations.  It reads config.json and the safetensors files
+checkpoints, written from the transformers modelling code's equations:
+Llama, Mistral, Qwen2 and Qwen3 here, other families in ref_<family>.py
+(FAMILIES).  It reads config.json and the safetensors files
 itself and uses every bias / q-k norm tensor the checkpoint holds.
 With bf16_activations, every matrix product first rounds its input to
 bfloat16 (to nearest even, subnormals to zero), as the engine's BF16 pair
@@ -101,6 +102,22 @@ def forward(model_dir, ids, bf16_activations=False, bf16_kv=False):
     with open(os.path.join(model_dir, "config.json")) as f:
         config = json.load(f)
     w = load_weights(model_dir)
+
+    def matmul(x, weight):
+        return (round_to_bf16(x) if bf16_activations else x) @ weight.T
+
+    family = FAMILIES.get(config["architectures"][0])
+    if family is not None:
+        return __import__(family).forward(config, w, ids, matmul, bf16_kv)
+    return llama_family_forward(config, w, ids, matmul, bf16_kv)
+
+
+# Architectures whose forward pass lives in a module of its own.
+FAMILIES = {"Gemma2ForCausalLM": "ref_gemma", "Gemma3ForCausalLM": "ref_gemma"}
+
+
+def llama_family_forward(config, w, ids, matmul, bf16_kv):
+    """Llama, Mistral, Qwen2, Qwen3."""
     hidden = config["hidden_size"]
     n_heads = config["num_attention_heads"]
     n_kv = config.get("num_key_value_heads", n_heads)
@@ -114,9 +131,6 @@ def forward(model_dir, ids, bf16_activations=False, bf16_kv=False):
     mask = np.tril(np.ones((n, n), dtype=bool))
     if window:
         mask &= (positions[:, None] - positions[None, :]) < window
-
-    def matmul(x, weight):
-        return (round_to_bf16(x) if bf16_activations else x) @ weight.T
 
     def linear(x, prefix):
         y = matmul(x, w[prefix + ".weight"])

@@ -51,7 +51,7 @@ void write_kv_cache(const float* k, const float* v, const int32_t* slot_mapping,
 }
 
 void paged_attention(const float* q, int32_t num_heads, const PagedKVLayer& layer, const AttentionMetadata& meta,
-                     float scale, int32_t sliding_window, float* out, ThreadPool& pool) {
+                     float scale, int32_t sliding_window, float softcap, float* out, ThreadPool& pool) {
   const int64_t num_tokens = meta.query_start_loc[meta.num_seqs];
   const int32_t group = num_heads / layer.num_kv_heads;
   const int32_t hd = layer.head_dim;
@@ -83,6 +83,7 @@ void paged_attention(const float* q, int32_t num_heads, const PagedKVLayer& laye
     args.value_cache = layer.value_cache;
     args.block_stride = static_cast<int64_t>(num_kv_heads) * layer.block_size * hd;
     args.scale = scale;
+    args.softcap = softcap;
     args.scratch = scratch.data();
     for (int64_t item = worker; item < num_items; item += pool.num_threads()) {
       const int64_t row = item / num_kv_heads;

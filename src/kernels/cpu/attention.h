@@ -34,6 +34,7 @@ struct AttentionRowArgs {
   const int32_t* block_table;
   int32_t first_key, last_key;  // inclusive
   float scale;
+  float softcap;   // > 0: scores become softcap * tanh(score / softcap)
   float* out;      // [group, head_dim]
   float* scratch;  // attention_scratch_floats(group, head_dim)
 };

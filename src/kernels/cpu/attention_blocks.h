@@ -256,9 +256,13 @@ void attend_row(const AttentionRowArgs& a) {
         }
       }
     });
-    // The online softmax update of each head.
+    // The online softmax update of each head (soft-capped first, in scalar
+    // code every ISA shares: the same bits everywhere).
     for (int32_t g = 0; g < g_count; ++g) {
       float* s = scores + static_cast<int64_t>(g) * kKeyTile;
+      if (a.softcap > 0) {
+        for (int32_t j = lo; j < hi; ++j) s[j - tile] = a.softcap * std::tanh(s[j - tile] / a.softcap);
+      }
       float tile_max = -std::numeric_limits<float>::infinity();
       for (int32_t j = lo; j < hi; ++j) tile_max = std::max(tile_max, s[j - tile]);
       const float new_max = std::max(run_max[g], tile_max);

@@ -72,11 +72,23 @@ void rope(float* x, int64_t num_tokens, int64_t num_heads, int64_t head_dim, con
   });
 }
 
-void silu_and_mul(const float* gate_up, int64_t num_tokens, int64_t n, float* out, ThreadPool& pool) {
-  const auto row_fn = cpu::active_activation_table().silu_and_mul_row;
+namespace {
+
+void gated_activation(void (*row_fn)(const float*, int64_t, float*), const float* gate_up, int64_t num_tokens,
+                      int64_t n, float* out, ThreadPool& pool) {
   for_rows(num_tokens, n, pool, [&](int64_t begin, int64_t end) {
     for (int64_t t = begin; t < end; ++t) row_fn(gate_up + t * 2 * n, n, out + t * n);
   });
+}
+
+}  // namespace
+
+void silu_and_mul(const float* gate_up, int64_t num_tokens, int64_t n, float* out, ThreadPool& pool) {
+  gated_activation(cpu::active_activation_table().silu_and_mul_row, gate_up, num_tokens, n, out, pool);
+}
+
+void gelu_tanh_and_mul(const float* gate_up, int64_t num_tokens, int64_t n, float* out, ThreadPool& pool) {
+  gated_activation(cpu::active_activation_table().gelu_tanh_and_mul_row, gate_up, num_tokens, n, out, pool);
 }
 
 void exp_shifted(const float* x, int64_t n, float shift, float* out) {

@@ -11,6 +11,10 @@ namespace vllm {
 
 Result<std::unique_ptr<Model>> build_llama_family(const ModelConfig& c, WeightReader& w,
                                                   const LlamaFamilyOptions& options) {
+  VLLM_ASSIGN_OR_RETURN(const Activation act, activation_named(c.hidden_act, c.source));
+  if (act != Activation::kSilu) {
+    return unimplemented(c.source + ": unsupported hidden_act '" + c.hidden_act + "'; supported: silu");
+  }
   DecoderParts parts;
   VLLM_ASSIGN_OR_RETURN(parts.embed_tokens, load_embedding(w, c));
   parts.ropes.emplace_back(c.head_dim, c.rope_theta, c.rope_scaling);

@@ -6,7 +6,6 @@ namespace vllm {
 
 Result<std::unique_ptr<Attention>> Attention::load(WeightReader& weights, const AttentionWeights& names,
                                                    const AttentionConfig& config) {
-  if (config.softcap != 0) return unimplemented("attention logit soft-capping is not implemented yet");
   auto a = std::make_unique<Attention>();
   a->c_ = config;
   const int64_t h = config.hidden_size, hd = config.head_dim;
@@ -69,8 +68,8 @@ void Attention::forward(const float* x, const LayerContext& ctx, float* out) con
   kernels::rope(q, t, nh, hd, ctx.rope.cos[rope].data(), ctx.rope.sin[rope].data(), ctx.pool);
   kernels::rope(k, t, nkv, hd, ctx.rope.cos[rope].data(), ctx.rope.sin[rope].data(), ctx.pool);
   kernels::write_kv_cache(k, v, ctx.batch.attention.slot_mapping, t, ctx.kv);
-  kernels::paged_attention(q, static_cast<int32_t>(nh), ctx.kv, ctx.batch.attention, c_.scale, c_.sliding_window, attn,
-                           ctx.pool);
+  kernels::paged_attention(q, static_cast<int32_t>(nh), ctx.kv, ctx.batch.attention, c_.scale, c_.sliding_window,
+                           c_.softcap, attn, ctx.pool);
   o_proj_.forward(attn, t, out, ctx.pool);
 }
 

@@ -4,10 +4,17 @@
 
 namespace vllm {
 
+Result<Activation> activation_named(const std::string& name, const std::string& source) {
+  if (name == "silu") return Activation::kSilu;
+  if (name == "gelu_pytorch_tanh") return Activation::kGeluTanh;
+  return unimplemented(source + ": unsupported hidden_act '" + name + "'; supported: silu, gelu_pytorch_tanh");
+}
+
 Result<std::unique_ptr<GatedMlp>> GatedMlp::load(WeightReader& weights, const MlpWeights& names, int64_t hidden_size,
-                                                 int64_t intermediate_size) {
+                                                 int64_t intermediate_size, Activation activation) {
   auto m = std::make_unique<GatedMlp>();
   m->intermediate_size_ = intermediate_size;
+  m->activation_ = activation;
   const std::string& p = names.prefix;
   if (names.fused_gate_up) {
     VLLM_ASSIGN_OR_RETURN(m->gate_up_proj_,
@@ -26,7 +33,11 @@ void GatedMlp::forward(const float* x, int64_t num_rows, float* out, Scratch& sc
   float* gate_up = scratch.get(ScratchSlot::kGateUp, static_cast<size_t>(num_rows * 2 * inter));
   float* act = scratch.get(ScratchSlot::kAct, static_cast<size_t>(num_rows * inter));
   gate_up_proj_.forward(x, num_rows, gate_up, pool);
-  kernels::silu_and_mul(gate_up, num_rows, inter, act, pool);
+  if (activation_ == Activation::kSilu) {
+    kernels::silu_and_mul(gate_up, num_rows, inter, act, pool);
+  } else {
+    kernels::gelu_tanh_and_mul(gate_up, num_rows, inter, act, pool);
+  }
   down_proj_.forward(act, num_rows, out, pool);
 }
 

@@ -1,6 +1,6 @@
 // The gated MLP of Llama-family decoders: down(act(gate(x)) * up(x)), with
 // gate and up read as one stacked projection (or Phi-3's fused gate_up_proj
-// tensor, gate rows first), act SiLU (SwiGLU).
+// tensor, gate rows first), act SiLU (SwiGLU) or GELU's tanh form (GeGLU).
 #pragma once
 
 #include <memory>
@@ -16,16 +16,22 @@ struct MlpWeights {
   bool fused_gate_up = false;  // one "gate_up_proj" tensor
 };
 
+enum class Activation { kSilu, kGeluTanh };
+
+// config.json's hidden_act ("silu", "gelu_pytorch_tanh"), or an error naming it.
+Result<Activation> activation_named(const std::string& name, const std::string& source);
+
 class GatedMlp : public FeedForward {
  public:
   static Result<std::unique_ptr<GatedMlp>> load(WeightReader& weights, const MlpWeights& names, int64_t hidden_size,
-                                                int64_t intermediate_size);
+                                                int64_t intermediate_size, Activation activation = Activation::kSilu);
 
   void forward(const float* x, int64_t num_rows, float* out, Scratch& scratch, ThreadPool& pool) const override;
   void add_cost(ModelCost& cost) const override;
 
  private:
   int64_t intermediate_size_ = 0;
+  Activation activation_ = Activation::kSilu;
   Linear gate_up_proj_;  // [2 * intermediate, hidden]: gate rows, then up rows
   Linear down_proj_;     // [hidden, intermediate]
 };

@@ -4,6 +4,8 @@
 
 namespace vllm::kernels::cpu {
 
-ActivationTable avx2_activation_table() { return {blocks::silu_and_mul_row<Avx2>, blocks::exp_shifted<Avx2>}; }
+ActivationTable avx2_activation_table() {
+  return {blocks::silu_and_mul_row<Avx2>, blocks::gelu_tanh_and_mul_row<Avx2>, blocks::exp_shifted<Avx2>};
+}
 
 }  // namespace vllm::kernels::cpu

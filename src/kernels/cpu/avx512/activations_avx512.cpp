@@ -4,6 +4,8 @@
 
 namespace vllm::kernels::cpu {
 
-ActivationTable avx512_activation_table() { return {blocks::silu_and_mul_row<Avx512>, blocks::exp_shifted<Avx512>}; }
+ActivationTable avx512_activation_table() {
+  return {blocks::silu_and_mul_row<Avx512>, blocks::gelu_tanh_and_mul_row<Avx512>, blocks::exp_shifted<Avx512>};
+}
 
 }  // namespace vllm::kernels::cpu
