@@ -13,7 +13,15 @@ constexpr ArchNames kArchs[] = {
     {"llama", "LlamaForCausalLM", "llama"},    {"mistral", "MistralForCausalLM", "mistral"},
     {"qwen2", "Qwen2ForCausalLM", "qwen2"},    {"qwen3", "Qwen3ForCausalLM", "qwen3"},
     {"gemma2", "Gemma2ForCausalLM", "gemma2"}, {"gemma3", "Gemma3ForCausalLM", "gemma3_text"},
+    {"phi3", "Phi3ForCausalLM", "phi3"},       {"granite", "GraniteForCausalLM", "granite"},
 };
+
+// n numbers from `first` by `step` (LongRoPE's per-frequency factors).
+Json ramp(int n, double first, double step) {
+  Json out = Json::array();
+  for (int i = 0; i < n; ++i) out.push_back(first + step * i);
+  return out;
+}
 
 Json base_config(const ArchNames& a) {
   const bool gemma = std::string(a.arch).starts_with("gemma");
@@ -91,6 +99,25 @@ Json tiny_config(const ArchNames& a) {
                   {"attn_logit_softcapping", nullptr},
                   {"tie_word_embeddings", false},
                   {"rms_norm_eps", 1e-6}});
+  } else if (arch == "phi3") {
+    // LongRoPE past a 32-token original context (so the long factors and
+    // the attention factor apply), rotary over 12 of 16 dimensions
+    // (Phi-4-mini's partial_rotary_factor), fused checkpoints, a window.
+    c.update(Json{{"original_max_position_embeddings", 32},
+                  {"partial_rotary_factor", 0.75},
+                  {"sliding_window", 48},
+                  {"rope_scaling",
+                   {{"type", "longrope"}, {"short_factor", ramp(6, 1.0, 0.1)}, {"long_factor", ramp(6, 1.5, 2.0)}}},
+                  {"tie_word_embeddings", false}});
+  } else if (arch == "granite") {
+    // The four multipliers, YaRN past a 16-token original context, biases.
+    c.update(
+        Json{{"embedding_multiplier", 12.0},
+             {"attention_multiplier", 0.2},
+             {"residual_multiplier", 0.22},
+             {"logits_scaling", 4.0},
+             {"attention_bias", true},
+             {"rope_scaling", {{"rope_type", "yarn"}, {"factor", 4.0}, {"original_max_position_embeddings", 16}}}});
   }
   return c;
 }
@@ -172,6 +199,24 @@ Json real_config(const std::string& preset) {
                   {"eos_token_id", 1}});
     return c;
   }
+  if (preset == "phi-3-mini") {  // microsoft/Phi-3-mini-4k-instruct's config.json
+    Json c = base_config(kArchs[6]);
+    c.update(Json{{"hidden_size", 3072},
+                  {"intermediate_size", 8192},
+                  {"num_hidden_layers", 32},
+                  {"num_attention_heads", 32},
+                  {"num_key_value_heads", 32},
+                  {"vocab_size", 32064},
+                  {"max_position_embeddings", 4096},
+                  {"original_max_position_embeddings", 4096},
+                  {"sliding_window", 2047},
+                  {"rms_norm_eps", 1e-5},
+                  {"rope_theta", 10000.0},
+                  {"tie_word_embeddings", false},
+                  {"bos_token_id", 1},
+                  {"eos_token_id", 32000}});
+    return c;
+  }
   if (preset == "qwen3-0.6b") {
     Json c = base_config(kArchs[3]);
     c.update(Json{{"hidden_size", 1024},
@@ -196,6 +241,7 @@ const char* preset_arch(const std::string& preset) {
   if (preset == "qwen2.5-0.5b") return "qwen2";
   if (preset == "qwen3-0.6b") return "qwen3";
   if (preset == "gemma-2-2b") return "gemma2";
+  if (preset == "phi-3-mini") return "phi3";
   return nullptr;
 }
 
@@ -208,7 +254,7 @@ std::string join(const std::vector<std::string>& items) {
 }  // namespace
 
 std::vector<std::string> test_model_preset_names() {
-  return {"tiny", "smollm-135m", "qwen2.5-0.5b", "llama-3.2-1b", "qwen3-0.6b", "gemma-2-2b"};
+  return {"tiny", "smollm-135m", "qwen2.5-0.5b", "llama-3.2-1b", "qwen3-0.6b", "gemma-2-2b", "phi-3-mini"};
 }
 
 std::vector<std::string> test_model_arch_names() {

@@ -42,10 +42,11 @@ void rms_norm(const float* x, int64_t rows, int64_t n, const float* weight, floa
 void fused_add_rms_norm(float* residual, const float* delta, int64_t rows, int64_t n, const float* weight, float eps,
                         float* y, ThreadPool& pool);
 
-// Rotary embedding in the rotate-half ("neox") layout, in place.
-// x: [num_tokens, num_heads, head_dim]; cos, sin: [num_tokens, head_dim / 2].
-void rope(float* x, int64_t num_tokens, int64_t num_heads, int64_t head_dim, const float* cos, const float* sin,
-          ThreadPool& pool);
+// Rotary embedding in the rotate-half ("neox") layout, in place, over the
+// leading rotary_dim dimensions of each head (the rest pass through).
+// x: [num_tokens, num_heads, head_dim]; cos, sin: [num_tokens, rotary_dim / 2].
+void rope(float* x, int64_t num_tokens, int64_t num_heads, int64_t head_dim, int64_t rotary_dim, const float* cos,
+          const float* sin, ThreadPool& pool);
 
 // out[t, i] = silu(gate_up[t, i]) * gate_up[t, n + i] (SwiGLU over the stacked
 // gate and up projections, as vLLM's SiluAndMul).  gate_up: [num_tokens, 2 * n];

@@ -1,6 +1,7 @@
 #include "model/model_config.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "base/file_util.h"
 
@@ -79,9 +80,57 @@ Result<std::vector<std::string>> ConfigReader::string_list(const std::string& ke
   return out;
 }
 
+Result<std::vector<double>> ConfigReader::number_list(const std::string& key) const {
+  std::vector<double> out;
+  if (!present(key)) return out;
+  const Json& v = json_[key];
+  if (!v.is_array()) return error(key, "must be a list of numbers, found " + v.dump());
+  for (const Json& item : v) {
+    if (!item.is_number()) return error(key, "must hold numbers, found " + item.dump());
+    out.push_back(item.get<double>());
+  }
+  return out;
+}
+
 namespace {
 
-Result<RopeScaling> parse_rope_scaling(const Json& json, const std::string& source) {
+// YaRN's attention scaling for a context `factor` times the original one.
+double yarn_mscale(double factor, double mscale) { return factor <= 1.0 ? 1.0 : 0.1 * mscale * std::log(factor) + 1.0; }
+
+// transformers' YaRN: `factor` times the original context, an attention
+// factor from mscale / mscale_all_dim when both are set.
+Status parse_yarn(const ConfigReader& r, RopeScaling& s) {
+  VLLM_ASSIGN_OR_RETURN(s.beta_fast, r.number("beta_fast", 32.0));
+  VLLM_ASSIGN_OR_RETURN(s.beta_slow, r.number("beta_slow", 1.0));
+  VLLM_ASSIGN_OR_RETURN(s.truncate, r.boolean("truncate", true));
+  VLLM_ASSIGN_OR_RETURN(const double mscale, r.number("mscale", 0.0));
+  VLLM_ASSIGN_OR_RETURN(const double mscale_all_dim, r.number("mscale_all_dim", 0.0));
+  const double derived = mscale != 0.0 && mscale_all_dim != 0.0
+                             ? yarn_mscale(s.factor, mscale) / yarn_mscale(s.factor, mscale_all_dim)
+                             : yarn_mscale(s.factor, 1.0);
+  VLLM_ASSIGN_OR_RETURN(s.attention_factor, r.number_or_null("attention_factor", derived));
+  return {};
+}
+
+// Phi-3's LongRoPE: short and long per-frequency factors, and an attention
+// factor sqrt(1 + ln(factor) / ln(original context)).
+Status parse_longrope(const ConfigReader& r, RopeScaling& s, int64_t max_position_embeddings) {
+  VLLM_ASSIGN_OR_RETURN(const std::vector<double> short_factor, r.number_list("short_factor"));
+  VLLM_ASSIGN_OR_RETURN(const std::vector<double> long_factor, r.number_list("long_factor"));
+  if (short_factor.empty()) return r.error("short_factor", "is required for longrope");
+  if (long_factor.size() != short_factor.size())
+    return r.error("long_factor", "must have as many entries as short_factor");
+  s.longrope_factors = max_position_embeddings > s.original_max_position_embeddings ? long_factor : short_factor;
+  if (!r.present("factor")) {
+    s.factor = static_cast<double>(max_position_embeddings) / static_cast<double>(s.original_max_position_embeddings);
+  }
+  const double derived =
+      s.factor <= 1.0 ? 1.0 : std::sqrt(1.0 + std::log(s.factor) / std::log(s.original_max_position_embeddings));
+  VLLM_ASSIGN_OR_RETURN(s.attention_factor, r.number_or_null("attention_factor", derived));
+  return {};
+}
+
+Result<RopeScaling> parse_rope_scaling(const Json& json, const std::string& source, int64_t max_position_embeddings) {
   RopeScaling scaling;
   if (!json.contains("rope_scaling") || json["rope_scaling"].is_null()) return scaling;
   const Json& rs = json["rope_scaling"];
@@ -107,8 +156,27 @@ Result<RopeScaling> parse_rope_scaling(const Json& json, const std::string& sour
     if (!(scaling.high_freq_factor > scaling.low_freq_factor)) {
       return r.error("high_freq_factor", "must be greater than low_freq_factor");
     }
+  } else if (type == "yarn" || type == "longrope" || type == "su") {
+    // The context trained for: config.json's top level (Phi-3), else the
+    // scaling's own key, else max_position_embeddings (transformers'
+    // standardize_rope_params).
+    const ConfigReader top(json, source);
+    VLLM_ASSIGN_OR_RETURN(int64_t original,
+                          r.positive_integer("original_max_position_embeddings", max_position_embeddings));
+    VLLM_ASSIGN_OR_RETURN(scaling.original_max_position_embeddings,
+                          top.positive_integer("original_max_position_embeddings", original));
+    // Phi-3's configuration reads "su" and "yarn" as LongRoPE.
+    VLLM_ASSIGN_OR_RETURN(const std::string model_type, top.string("model_type", ""));
+    if (type == "yarn" && model_type != "phi3") {
+      scaling.type = RopeScalingType::kYarn;
+      VLLM_RETURN_IF_ERROR(parse_yarn(r, scaling));
+    } else {
+      scaling.type = RopeScalingType::kLongRope;
+      VLLM_RETURN_IF_ERROR(parse_longrope(r, scaling, max_position_embeddings));
+    }
   } else {
-    return unimplemented(where + ": unsupported rope_scaling type '" + type + "'; supported: linear, llama3");
+    return unimplemented(where + ": unsupported rope_scaling type '" + type +
+                         "'; supported: default, linear, llama3, yarn, longrope");
   }
   return scaling;
 }
@@ -145,7 +213,19 @@ Result<ModelConfig> parse_model_config(const Json& json, const std::string& sour
   VLLM_ASSIGN_OR_RETURN(c.rms_norm_eps, r.number("rms_norm_eps", 1e-6));
   VLLM_ASSIGN_OR_RETURN(c.rope_theta, r.number("rope_theta", 10000.0));
   if (!(c.rope_theta > 0.0)) return r.error("rope_theta", "must be positive");
-  VLLM_ASSIGN_OR_RETURN(c.rope_scaling, parse_rope_scaling(json, source));
+  VLLM_ASSIGN_OR_RETURN(c.rope_scaling, parse_rope_scaling(json, source, c.max_position_embeddings));
+  VLLM_ASSIGN_OR_RETURN(const double partial_rotary_factor, r.number("partial_rotary_factor", 1.0));
+  if (!(partial_rotary_factor > 0.0 && partial_rotary_factor <= 1.0)) {
+    return r.error("partial_rotary_factor", "must be in (0, 1]");
+  }
+  c.rotary_dim = static_cast<int64_t>(static_cast<double>(c.head_dim) * partial_rotary_factor);
+  if (c.rotary_dim % 2 != 0) return r.error("partial_rotary_factor", "must leave an even rotary dimension");
+  const auto factors = static_cast<int64_t>(c.rope_scaling.longrope_factors.size());
+  if (c.rope_scaling.type == RopeScalingType::kLongRope && factors != c.rotary_dim / 2) {
+    return invalid_argument(source + " (rope_scaling): short_factor has " + std::to_string(factors) +
+                            " entries; the rotary dimension " + std::to_string(c.rotary_dim) + " needs " +
+                            std::to_string(c.rotary_dim / 2));
+  }
   VLLM_ASSIGN_OR_RETURN(c.tie_word_embeddings, r.boolean("tie_word_embeddings", false));
   VLLM_ASSIGN_OR_RETURN(c.attention_bias, r.boolean("attention_bias", false));
   VLLM_ASSIGN_OR_RETURN(bool use_sliding_window, r.boolean("use_sliding_window", true));

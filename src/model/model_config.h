@@ -12,15 +12,31 @@
 
 namespace vllm {
 
-enum class RopeScalingType { kNone, kLinear, kLlama3 };
+enum class RopeScalingType { kNone, kLinear, kLlama3, kYarn, kLongRope };
 
 struct RopeScaling {
   RopeScalingType type = RopeScalingType::kNone;
   double factor = 1.0;
+  // llama3, yarn and longrope: the context the model was trained for, past
+  // which the scaling takes over.
+  int64_t original_max_position_embeddings = 8192;
   // llama3 only:
   double low_freq_factor = 1.0;
   double high_freq_factor = 4.0;
-  int64_t original_max_position_embeddings = 8192;
+  // yarn and longrope: what cos and sin are multiplied by (so attention
+  // logits by its square).
+  double attention_factor = 1.0;
+  // yarn only: the rotation counts bounding the blend between extrapolated
+  // and interpolated frequencies, and whether those bounds are rounded.
+  double beta_fast = 32.0;
+  double beta_slow = 1.0;
+  bool truncate = true;
+  // longrope only: per-frequency divisors, rotary_dim / 2 of them:
+  // long_factor when max_position_embeddings exceeds the original context,
+  // else short_factor, for every position (vLLM's choice, made once so that
+  // cached keys never need rotating again; transformers switches per call
+  // on the sequence's length, which agrees past the original context).
+  std::vector<double> longrope_factors;
 };
 
 struct ModelConfig {
@@ -31,7 +47,8 @@ struct ModelConfig {
   int64_t num_hidden_layers = 0;
   int64_t num_attention_heads = 0;
   int64_t num_key_value_heads = 0;
-  int64_t head_dim = 0;  // explicit, or hidden_size / num_attention_heads
+  int64_t head_dim = 0;    // explicit, or hidden_size / num_attention_heads
+  int64_t rotary_dim = 0;  // the leading dimensions of a head RoPE rotates: head_dim * partial_rotary_factor
   int64_t vocab_size = 0;
   int64_t max_position_embeddings = 0;
   double rms_norm_eps = 1e-6;
@@ -72,6 +89,8 @@ class ConfigReader {
   Result<std::vector<int64_t>> integer_list(const std::string& key) const;
   // A list of strings (Gemma's layer_types); empty when absent.
   Result<std::vector<std::string>> string_list(const std::string& key) const;
+  // A list of numbers (longrope's factors); empty when absent.
+  Result<std::vector<double>> number_list(const std::string& key) const;
 
  private:
   const Json& json_;

@@ -14,6 +14,7 @@ struct Entry {
 constexpr Entry kRegistry[] = {
     {"LlamaForCausalLM", build_llama}, {"MistralForCausalLM", build_mistral}, {"Qwen2ForCausalLM", build_qwen2},
     {"Qwen3ForCausalLM", build_qwen3}, {"Gemma2ForCausalLM", build_gemma2},   {"Gemma3ForCausalLM", build_gemma3},
+    {"Phi3ForCausalLM", build_phi3},   {"GraniteForCausalLM", build_granite},
 };
 
 }  // namespace

@@ -30,12 +30,23 @@ TEST(RopeTest, RotatesPairsHalfADimensionApart) {
   const std::vector<float> cos = {0.0f, 1.0f};
   const std::vector<float> sin = {1.0f, 0.0f};
   ThreadPool pool(1);
-  rope(x.data(), 1, 1, 4, cos.data(), sin.data(), pool);
+  rope(x.data(), 1, 1, 4, 4, cos.data(), sin.data(), pool);
   // pair 0 rotated by 90 degrees: (1, 3) -> (-3, 1); pair 1 unchanged.
   EXPECT_FLOAT_EQ(x[0], -3);
   EXPECT_FLOAT_EQ(x[2], 1);
   EXPECT_FLOAT_EQ(x[1], 2);
   EXPECT_FLOAT_EQ(x[3], 4);
+}
+
+TEST(RopeTest, PartialRotaryTurnsTheLeadingDimensionsAndPassesTheRest) {
+  // Two heads of 6, rotary_dim 4: pairs (0, 2) and (1, 3) of each head; 4 and 5 untouched.
+  std::vector<float> x = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12};
+  const std::vector<float> cos = {0.0f, -1.0f};
+  const std::vector<float> sin = {1.0f, 0.0f};
+  ThreadPool pool(1);
+  rope(x.data(), 1, 2, 6, 4, cos.data(), sin.data(), pool);
+  // pair 0 by 90 degrees: (a, b) -> (-b, a); pair 1 by 180: (a, b) -> (-a, -b).
+  EXPECT_EQ(x, (std::vector<float>{-3, -2, 1, -4, 5, 6, -9, -8, 7, -10, 11, 12}));
 }
 
 TEST(SiluAndMulTest, MatchesFormula) {

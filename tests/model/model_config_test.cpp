@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 namespace vllm {
 namespace {
 
@@ -41,11 +43,51 @@ TEST(ModelConfigTest, RopeScalingTypes) {
   ASSERT_TRUE(c.is_ok());
   EXPECT_EQ(c->rope_scaling.type, RopeScalingType::kLinear);
   EXPECT_EQ(c->rope_scaling.factor, 4.0);
-  j["rope_scaling"] = {{"rope_type", "yarn"}, {"factor", 4.0}};
+  j["rope_scaling"] = {{"rope_type", "dynamic"}, {"factor", 4.0}};
   c = parse_model_config(j, "config.json");
   ASSERT_FALSE(c.is_ok());
   EXPECT_EQ(c.status().message(),
-            "config.json (rope_scaling): unsupported rope_scaling type 'yarn'; supported: linear, llama3");
+            "config.json (rope_scaling): unsupported rope_scaling type 'dynamic'; supported: default, linear, "
+            "llama3, yarn, longrope");
+}
+
+TEST(ModelConfigTest, YarnAttentionFactorFromTheFactorOrMscales) {
+  Json j = minimal();
+  j["rope_scaling"] = {{"rope_type", "yarn"}, {"factor", 4.0}, {"original_max_position_embeddings", 4096}};
+  Result<ModelConfig> c = parse_model_config(j, "config.json");
+  ASSERT_TRUE(c.is_ok()) << c.status().message();
+  EXPECT_EQ(c->rope_scaling.type, RopeScalingType::kYarn);
+  EXPECT_EQ(c->rope_scaling.original_max_position_embeddings, 4096);
+  EXPECT_NEAR(c->rope_scaling.attention_factor, 0.1 * std::log(4.0) + 1.0, 1e-12);  // 1.1386...
+  // DeepSeek's: mscale 1 over mscale_all_dim 1 cancels.
+  j["rope_scaling"]["mscale"] = 1.0;
+  j["rope_scaling"]["mscale_all_dim"] = 1.0;
+  EXPECT_EQ(parse_model_config(j, "c")->rope_scaling.attention_factor, 1.0);
+}
+
+TEST(ModelConfigTest, LongRopeChoosesItsFactorsByTheContext) {
+  Json j = minimal();  // head_dim 16: 8 factors
+  j["model_type"] = "phi3";
+  j["max_position_embeddings"] = 131072;
+  j["original_max_position_embeddings"] = 4096;
+  j["rope_scaling"] = {
+      {"type", "su"}, {"short_factor", {1, 1, 1, 1, 1, 1, 1, 1}}, {"long_factor", {2, 3, 4, 5, 6, 7, 8, 9}}};
+  Result<ModelConfig> c = parse_model_config(j, "config.json");
+  ASSERT_TRUE(c.is_ok()) << c.status().message();
+  EXPECT_EQ(c->rope_scaling.type, RopeScalingType::kLongRope);
+  EXPECT_EQ(c->rope_scaling.longrope_factors, (std::vector<double>{2, 3, 4, 5, 6, 7, 8, 9}));
+  EXPECT_NEAR(c->rope_scaling.attention_factor, 1.1902380714238083, 1e-12);  // sqrt(1 + ln 32 / ln 4096)
+  j["max_position_embeddings"] = 4096;  // a 4k model: short factors, no attention factor
+  c = parse_model_config(j, "config.json");
+  EXPECT_EQ(c->rope_scaling.longrope_factors, (std::vector<double>(8, 1.0)));
+  EXPECT_EQ(c->rope_scaling.attention_factor, 1.0);
+  j["rope_scaling"]["long_factor"] = {2, 3};
+  EXPECT_EQ(parse_model_config(j, "config.json").status().message(),
+            "config.json (rope_scaling): field 'long_factor' must have as many entries as short_factor");
+  j["rope_scaling"]["long_factor"] = {2, 3, 4};
+  j["rope_scaling"]["short_factor"] = {1, 1, 1};
+  EXPECT_EQ(parse_model_config(j, "config.json").status().message(),
+            "config.json (rope_scaling): short_factor has 3 entries; the rotary dimension 16 needs 8");
 }
 
 TEST(ModelConfigTest, SlidingWindowOnlyWhenEnabled) {

@@ -122,7 +122,7 @@ TEST(ModelLoadingTest, UnsupportedArchitectureListsSupportedOnes) {
   EXPECT_EQ(load_error(dir.path()), dir.file("config.json") +
                                         ": unsupported architecture 'GPT2LMHeadModel'; supported: LlamaForCausalLM, "
                                         "MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, Gemma2ForCausalLM, "
-                                        "Gemma3ForCausalLM");
+                                        "Gemma3ForCausalLM, Phi3ForCausalLM, GraniteForCausalLM");
 }
 
 TEST(ModelLoadingTest, MalformedConfigJson) {

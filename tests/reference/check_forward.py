@@ -84,19 +84,24 @@ def main():
             checked += 1
             ours = np.fromfile(out_path, dtype="<f4").reshape(NUM_TOKENS, vocab)
             errors = np.abs(ours - expected) / scale
-            error, p90 = errors.max(), np.quantile(errors, 0.9)
+            error = errors.max()
             if bf16_activations or bf16_kv:
                 # A value that float32 and float64 round to either side of a
-                # bfloat16 tie makes one input differ by a bfloat16 step, and a
-                # few logits with it: the bulk must agree as closely as in
-                # float32 (p90; unmodelled rounding gives 5e-4 or more), the rest
-                # within a bound.
+                # bfloat16 tie makes one input differ by a bfloat16 step, and
+                # with it the logits of its position and of the later ones that
+                # attend to it (causally, never earlier ones).  So at least half
+                # of the positions must agree as closely as in float32 (the p90
+                # of each position's logits; unmodelled rounding moves every
+                # position by 5e-4 or more), and all within a bound.
                 p90_tolerance, bound = args.bf16_p90_tolerance, args.bf16_tolerance
                 if bf16_activations:
                     p90_tolerance = args.bf16_pairs_p90_tolerance or p90_tolerance
                     bound = args.bf16_pairs_tolerance or bound
-                ok = p90 <= p90_tolerance and error <= bound
-                bounds = f"p90 {p90:.2e} (tolerance {p90_tolerance:.0e}), bound {bound:.0e}"
+                position_p90 = np.quantile(errors, 0.9, axis=1)
+                agreeing = int((position_p90 <= p90_tolerance).sum())
+                ok = 2 * agreeing >= NUM_TOKENS and error <= bound
+                bounds = (f"{agreeing}/{NUM_TOKENS} positions with p90 <= {p90_tolerance:.0e} "
+                          f"(median {np.median(position_p90):.2e}), bound {bound:.0e}")
             else:
                 ok = error <= args.tolerance
                 bounds = f"tolerance {args.tolerance:.0e}"

@@ -48,10 +48,15 @@ def load_weights(model_dir):
     return weights
 
 
-def inv_frequencies(config, head_dim):
-    inv = 1.0 / config.get("rope_theta", 10000.0) ** (np.arange(0, head_dim, 2) / head_dim)
+def inv_frequencies(config, head_dim, seq_len=0):
+    """The inverse frequencies of transformers' rope_init_fn for config's
+    rope_scaling over `head_dim` rotary dimensions (the attention factor
+    aside: rope_attention_factor)."""
+    base = config.get("rope_theta", 10000.0)
+    exponents = np.arange(0, head_dim, 2) / head_dim
+    inv = 1.0 / base ** exponents
     scaling = config.get("rope_scaling") or {}
-    kind = scaling.get("rope_type", scaling.get("type"))
+    kind = rope_type(config)
     if kind == "linear":
         inv = inv / scaling["factor"]
     elif kind == "llama3":
@@ -63,7 +68,57 @@ def inv_frequencies(config, head_dim):
         blended = (1 - smooth) * scaled / factor + smooth * scaled
         medium = (wavelen >= old_len / high) & (wavelen <= old_len / low)
         inv = np.where(medium, blended, scaled)
+    elif kind == "yarn":
+        factor, original = scaling["factor"], original_context(config)
+
+        def correction_dim(rotations):
+            return head_dim * math.log(original / (rotations * 2 * math.pi)) / (2 * math.log(base))
+
+        low, high = correction_dim(scaling.get("beta_fast") or 32), correction_dim(scaling.get("beta_slow") or 1)
+        if scaling.get("truncate", True):
+            low, high = math.floor(low), math.ceil(high)
+        low, high = max(low, 0), min(high, head_dim - 1)
+        if low == high:
+            high += 0.001
+        ramp = np.clip((np.arange(head_dim // 2) - low) / (high - low), 0, 1)
+        inv = (inv / factor) * ramp + inv * (1 - ramp)
+    elif kind == "longrope":
+        long = seq_len > original_context(config)  # transformers switches on this call's length
+        inv = inv / np.asarray(scaling["long_factor" if long else "short_factor"], dtype=np.float64)
     return inv
+
+
+def rope_type(config):
+    scaling = config.get("rope_scaling") or {}
+    kind = scaling.get("rope_type", scaling.get("type"))
+    if config.get("model_type") == "phi3" and kind in ("su", "yarn"):
+        return "longrope"  # Phi3Config's renaming
+    return kind
+
+
+def original_context(config):
+    scaling = config.get("rope_scaling") or {}
+    return (config.get("original_max_position_embeddings") or scaling.get("original_max_position_embeddings")
+            or config["max_position_embeddings"])
+
+
+def rope_attention_factor(config):
+    """What transformers multiplies cos and sin by."""
+    scaling = config.get("rope_scaling") or {}
+    kind = rope_type(config)
+    if scaling.get("attention_factor") is not None:
+        return scaling["attention_factor"]
+    if kind == "yarn":
+        def mscale(factor, m=1.0):
+            return 1.0 if factor <= 1 else 0.1 * m * math.log(factor) + 1.0
+        factor = scaling["factor"]
+        if scaling.get("mscale") and scaling.get("mscale_all_dim"):
+            return mscale(factor, scaling["mscale"]) / mscale(factor, scaling["mscale_all_dim"])
+        return mscale(factor)
+    if kind == "longrope":
+        factor = scaling.get("factor") or config["max_position_embeddings"] / original_context(config)
+        return 1.0 if factor <= 1 else math.sqrt(1 + math.log(factor) / math.log(original_context(config)))
+    return 1.0
 
 
 def round_to_bf16(x, flush=True):
@@ -78,13 +133,16 @@ def rms_norm(x, weight, eps):
     return x / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + eps) * weight
 
 
-def rotate(x, cos, sin):  # x: [T, heads, head_dim]; rotate_half convention
-    half = x.shape[-1] // 2
-    x1, x2 = x[..., :half], x[..., half:]
+def rotate(x, cos, sin):
+    """x: [T, heads, head_dim]; the rotate_half convention over the first
+    2 * cos.shape[-1] dimensions of each head (partial rotary), the rest kept."""
+    half = cos.shape[-1]
+    x_rot, x_pass = x[..., :2 * half], x[..., 2 * half:]
+    x1, x2 = x_rot[..., :half], x_rot[..., half:]
     rotated = np.concatenate([-x2, x1], axis=-1)
     cos2 = np.concatenate([cos, cos], axis=-1)[:, None, :]
     sin2 = np.concatenate([sin, sin], axis=-1)[:, None, :]
-    return x * cos2 + rotated * sin2
+    return np.concatenate([x_rot * cos2 + rotated * sin2, x_pass], axis=-1)
 
 
 def sliding_window(config):
@@ -93,6 +151,8 @@ def sliding_window(config):
     if arch == "MistralForCausalLM":
         return window or 0
     if arch in ("Qwen2ForCausalLM", "Qwen3ForCausalLM") and config.get("use_sliding_window", False):
+        return window or 0
+    if arch == "Phi3ForCausalLM":  # modeling_phi3 masks by config.sliding_window when set
         return window or 0
     return 0
 
@@ -117,7 +177,8 @@ FAMILIES = {"Gemma2ForCausalLM": "ref_gemma", "Gemma3ForCausalLM": "ref_gemma"}
 
 
 def llama_family_forward(config, w, ids, matmul, bf16_kv):
-    """Llama, Mistral, Qwen2, Qwen3."""
+    """Llama, Mistral, Qwen2, Qwen3, Phi-3 (fused qkv_proj / gate_up_proj,
+    partial rotary, LongRoPE) and Granite (its four multipliers)."""
     hidden = config["hidden_size"]
     n_heads = config["num_attention_heads"]
     n_kv = config.get("num_key_value_heads", n_heads)
@@ -125,8 +186,13 @@ def llama_family_forward(config, w, ids, matmul, bf16_kv):
     eps = config["rms_norm_eps"]
     n = len(ids)
     positions = np.arange(n)
-    angles = positions[:, None] * inv_frequencies(config, head_dim)[None, :]
-    cos, sin = np.cos(angles), np.sin(angles)
+    rotary_dim = int(head_dim * config.get("partial_rotary_factor", 1.0))
+    angles = positions[:, None] * inv_frequencies(config, rotary_dim, seq_len=n)[None, :]
+    cos, sin = np.cos(angles) * rope_attention_factor(config), np.sin(angles) * rope_attention_factor(config)
+    granite = config["architectures"][0] == "GraniteForCausalLM"
+    multiplier = {key: config.get(key, 1.0) if granite else 1.0 for key in
+                  ("embedding_multiplier", "attention_multiplier", "residual_multiplier", "logits_scaling")}
+    scale = multiplier["attention_multiplier"] if granite else 1 / math.sqrt(head_dim)
     window = sliding_window(config)
     mask = np.tril(np.ones((n, n), dtype=bool))
     if window:
@@ -138,13 +204,16 @@ def llama_family_forward(config, w, ids, matmul, bf16_kv):
             y = y + w[prefix + ".bias"]
         return y
 
-    x = w["model.embed_tokens.weight"][np.asarray(ids)]
+    x = w["model.embed_tokens.weight"][np.asarray(ids)] * multiplier["embedding_multiplier"]
     for layer in range(config["num_hidden_layers"]):
         p = f"model.layers.{layer}."
         h = rms_norm(x, w[p + "input_layernorm.weight"], eps)
-        q = linear(h, p + "self_attn.q_proj").reshape(n, n_heads, head_dim)
-        k = linear(h, p + "self_attn.k_proj").reshape(n, n_kv, head_dim)
-        v = linear(h, p + "self_attn.v_proj").reshape(n, n_kv, head_dim)
+        if p + "self_attn.qkv_proj.weight" in w:  # Phi-3: q | k | v rows of one matrix
+            qkv = linear(h, p + "self_attn.qkv_proj")
+            q, k, v = np.split(qkv, [n_heads * head_dim, (n_heads + n_kv) * head_dim], axis=-1)
+        else:
+            q, k, v = (linear(h, p + f"self_attn.{name}") for name in ("q_proj", "k_proj", "v_proj"))
+        q, k, v = q.reshape(n, n_heads, head_dim), k.reshape(n, n_kv, head_dim), v.reshape(n, n_kv, head_dim)
         if p + "self_attn.q_norm.weight" in w:
             q = rms_norm(q, w[p + "self_attn.q_norm.weight"], eps)
             k = rms_norm(k, w[p + "self_attn.k_norm.weight"], eps)
@@ -154,18 +223,20 @@ def llama_family_forward(config, w, ids, matmul, bf16_kv):
         group = n_heads // n_kv
         k = np.repeat(k, group, axis=1)
         v = np.repeat(v, group, axis=1)
-        scores = np.einsum("qhd,khd->hqk", q, k) / math.sqrt(head_dim)
+        scores = np.einsum("qhd,khd->hqk", q, k) * scale
         scores = np.where(mask[None], scores, -np.inf)
         scores = np.exp(scores - scores.max(axis=-1, keepdims=True))
         probs = scores / scores.sum(axis=-1, keepdims=True)
         attn = np.einsum("hqk,khd->qhd", probs, v).reshape(n, n_heads * head_dim)
-        x = x + linear(attn, p + "self_attn.o_proj")
+        x = x + linear(attn, p + "self_attn.o_proj") * multiplier["residual_multiplier"]
         h = rms_norm(x, w[p + "post_attention_layernorm.weight"], eps)
-        gate = linear(h, p + "mlp.gate_proj")
-        up = linear(h, p + "mlp.up_proj")
-        x = x + linear(gate / (1 + np.exp(-gate)) * up, p + "mlp.down_proj")
+        if p + "mlp.gate_up_proj.weight" in w:  # Phi-3: gate rows, then up rows
+            gate, up = np.split(linear(h, p + "mlp.gate_up_proj"), 2, axis=-1)
+        else:
+            gate, up = linear(h, p + "mlp.gate_proj"), linear(h, p + "mlp.up_proj")
+        x = x + linear(gate / (1 + np.exp(-gate)) * up, p + "mlp.down_proj") * multiplier["residual_multiplier"]
     x = rms_norm(x, w["model.norm.weight"], eps)
     lm_head = w.get("lm_head.weight")
     if lm_head is None or config.get("tie_word_embeddings", False):
         lm_head = w["model.embed_tokens.weight"]
-    return matmul(x, lm_head)
+    return matmul(x, lm_head) / multiplier["logits_scaling"]

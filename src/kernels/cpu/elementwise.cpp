@@ -52,9 +52,9 @@ void fused_add_rms_norm(float* residual, const float* delta, int64_t rows, int64
   });
 }
 
-void rope(float* x, int64_t num_tokens, int64_t num_heads, int64_t head_dim, const float* cos, const float* sin,
-          ThreadPool& pool) {
-  const int64_t half = head_dim / 2;
+void rope(float* x, int64_t num_tokens, int64_t num_heads, int64_t head_dim, int64_t rotary_dim, const float* cos,
+          const float* sin, ThreadPool& pool) {
+  const int64_t half = rotary_dim / 2;
   for_rows(num_tokens, num_heads * head_dim, pool, [&](int64_t begin, int64_t end) {
     for (int64_t t = begin; t < end; ++t) {
       const float* c = cos + t * half;

@@ -78,10 +78,10 @@ Result<std::unique_ptr<Model>> build_gemma(const ModelConfig& parsed, WeightRead
   parts.embedding_scale = embedding_scale(c);
   // Rope 0 for the global layers (and all of Gemma 2's); Gemma 3's sliding
   // layers get rope 1, of rope_local_base_freq and never scaled.
-  parts.ropes.emplace_back(c.head_dim, c.rope_theta, c.rope_scaling);
+  parts.ropes.emplace_back(c.rotary_dim, c.rope_theta, c.rope_scaling);
   if (v.version == 3) {
     VLLM_ASSIGN_OR_RETURN(const double local_theta, r.number("rope_local_base_freq", 10000.0));
-    parts.ropes.emplace_back(c.head_dim, local_theta, RopeScaling{});
+    parts.ropes.emplace_back(c.rotary_dim, local_theta, RopeScaling{});
   }
   for (int64_t i = 0; i < c.num_hidden_layers; ++i) {
     const std::string p = layer_prefix(i);

@@ -17,9 +17,14 @@ Result<std::unique_ptr<Model>> build_llama_family(const ModelConfig& c, WeightRe
   }
   DecoderParts parts;
   VLLM_ASSIGN_OR_RETURN(parts.embed_tokens, load_embedding(w, c));
-  parts.ropes.emplace_back(c.head_dim, c.rope_theta, c.rope_scaling);
+  parts.embedding_scale = options.embedding_scale;
+  parts.residual_scale = options.residual_scale;
+  parts.logit_scale = options.logit_scale;
+  parts.ropes.emplace_back(c.rotary_dim, c.rope_theta, c.rope_scaling);
   AttentionConfig attention = standard_attention(c);
+  if (options.attention_scale != 0.0f) attention.scale = options.attention_scale;
   if (options.sliding_window) attention.sliding_window = static_cast<int32_t>(c.sliding_window);
+  const bool fused = options.fused_projections;
   if (options.qk_norm) attention.qk_norm = AttentionConfig::QKNorm::kPerHead;
   for (int64_t i = 0; i < c.num_hidden_layers; ++i) {
     const std::string p = layer_prefix(i);
@@ -27,10 +32,10 @@ Result<std::unique_ptr<Model>> build_llama_family(const ModelConfig& c, WeightRe
     VLLM_ASSIGN_OR_RETURN(layer.input_norm,
                           RMSNorm::load(w, p + "input_layernorm.weight", c.hidden_size, c.rms_norm_eps));
     VLLM_ASSIGN_OR_RETURN(layer.mixer,
-                          Attention::load(w, {p + "self_attn.", false, options.qkv_bias, options.o_bias}, attention));
+                          Attention::load(w, {p + "self_attn.", fused, options.qkv_bias, options.o_bias}, attention));
     VLLM_ASSIGN_OR_RETURN(layer.ffn_norm,
                           RMSNorm::load(w, p + "post_attention_layernorm.weight", c.hidden_size, c.rms_norm_eps));
-    VLLM_ASSIGN_OR_RETURN(layer.ffn, GatedMlp::load(w, {p + "mlp."}, c.hidden_size, c.intermediate_size));
+    VLLM_ASSIGN_OR_RETURN(layer.ffn, GatedMlp::load(w, {p + "mlp.", fused}, c.hidden_size, c.intermediate_size));
   }
   VLLM_ASSIGN_OR_RETURN(parts.final_norm, RMSNorm::load(w, "model.norm.weight", c.hidden_size, c.rms_norm_eps));
   VLLM_ASSIGN_OR_RETURN(parts.lm_head, load_lm_head(w, c, parts.embed_tokens));

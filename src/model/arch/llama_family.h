@@ -1,6 +1,6 @@
 // The Llama family: a pre-norm decoder with rotary attention (GQA) and a
-// SwiGLU MLP, as Llama, Mistral, Qwen2 and Qwen3 all are; each of those files
-// only says which of these differences it has.
+// SwiGLU MLP, as Llama, Mistral, Qwen2, Qwen3, Phi-3 and Granite all are;
+// each of those files only says which of these differences it has.
 #pragma once
 
 #include <memory>
@@ -11,10 +11,17 @@
 namespace vllm {
 
 struct LlamaFamilyOptions {
-  bool qkv_bias = false;        // biases on q_proj, k_proj, v_proj
-  bool o_bias = false;          // a bias on o_proj
-  bool qk_norm = false;         // RMSNorm over each head of q and k before RoPE (Qwen3)
-  bool sliding_window = false;  // config.sliding_window applies to every layer
+  bool qkv_bias = false;           // biases on q_proj, k_proj, v_proj
+  bool o_bias = false;             // a bias on o_proj
+  bool qk_norm = false;            // RMSNorm over each head of q and k before RoPE (Qwen3)
+  bool sliding_window = false;     // config.sliding_window applies to every layer
+  bool fused_projections = false;  // qkv_proj and gate_up_proj tensors (Phi-3)
+  // Granite's multipliers: the attention softmax scale (0: 1/sqrt(head_dim)),
+  // the embedding's, each sub-layer output's and the logits'.
+  float attention_scale = 0.0f;
+  float embedding_scale = 1.0f;
+  float residual_scale = 1.0f;
+  float logit_scale = 1.0f;
 };
 
 Result<std::unique_ptr<Model>> build_llama_family(const ModelConfig& config, WeightReader& weights,

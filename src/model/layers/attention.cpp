@@ -65,8 +65,9 @@ void Attention::forward(const float* x, const LayerContext& ctx, float* out) con
       break;
   }
   const auto rope = static_cast<size_t>(c_.rope);
-  kernels::rope(q, t, nh, hd, ctx.rope.cos[rope].data(), ctx.rope.sin[rope].data(), ctx.pool);
-  kernels::rope(k, t, nkv, hd, ctx.rope.cos[rope].data(), ctx.rope.sin[rope].data(), ctx.pool);
+  const int64_t rotary_dim = ctx.rope.rotary_dim[rope];
+  kernels::rope(q, t, nh, hd, rotary_dim, ctx.rope.cos[rope].data(), ctx.rope.sin[rope].data(), ctx.pool);
+  kernels::rope(k, t, nkv, hd, rotary_dim, ctx.rope.cos[rope].data(), ctx.rope.sin[rope].data(), ctx.pool);
   kernels::write_kv_cache(k, v, ctx.batch.attention.slot_mapping, t, ctx.kv);
   kernels::paged_attention(q, static_cast<int32_t>(nh), ctx.kv, ctx.batch.attention, c_.scale, c_.sliding_window,
                            c_.softcap, attn, ctx.pool);

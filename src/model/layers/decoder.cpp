@@ -26,7 +26,7 @@ std::vector<LayerKVSpec> DecoderModel::kv_cache_spec() const {
 }
 
 void DecoderModel::finish_sublayer(const std::optional<RMSNorm>& post_norm, float* out, int64_t rows,
-                              ThreadPool& pool) const {
+                                   ThreadPool& pool) const {
   if (post_norm) post_norm->forward(out, rows, out, pool);
   if (p_.residual_scale != 1.0f) scale(out, rows * config_.hidden_size, p_.residual_scale);
 }
@@ -41,7 +41,9 @@ std::span<const float> DecoderModel::forward(const ForwardBatch& batch, const KV
   ensure_size(last_, batch.num_logits * h);
   rope_.cos.resize(p_.ropes.size());
   rope_.sin.resize(p_.ropes.size());
+  rope_.rotary_dim.resize(p_.ropes.size());
   for (size_t r = 0; r < p_.ropes.size(); ++r) {
+    rope_.rotary_dim[r] = p_.ropes[r].rotary_dim();
     ensure_size(rope_.cos[r], t * p_.ropes[r].rotary_dim() / 2);
     ensure_size(rope_.sin[r], t * p_.ropes[r].rotary_dim() / 2);
     p_.ropes[r].compute(batch.positions, t, rope_.cos[r].data(), rope_.sin[r].data());

@@ -19,6 +19,7 @@ namespace vllm {
 // positions: [num_tokens, rotary_dim / 2] each.
 struct RopeTables {
   std::vector<std::vector<float>> cos, sin;
+  std::vector<int64_t> rotary_dim;
 };
 
 struct LayerContext {
