@@ -10,10 +10,18 @@ struct ArchNames {
 };
 
 constexpr ArchNames kArchs[] = {
-    {"llama", "LlamaForCausalLM", "llama"},    {"mistral", "MistralForCausalLM", "mistral"},
-    {"qwen2", "Qwen2ForCausalLM", "qwen2"},    {"qwen3", "Qwen3ForCausalLM", "qwen3"},
-    {"gemma2", "Gemma2ForCausalLM", "gemma2"}, {"gemma3", "Gemma3ForCausalLM", "gemma3_text"},
-    {"phi3", "Phi3ForCausalLM", "phi3"},       {"granite", "GraniteForCausalLM", "granite"},
+    {"llama", "LlamaForCausalLM", "llama"},
+    {"mistral", "MistralForCausalLM", "mistral"},
+    {"qwen2", "Qwen2ForCausalLM", "qwen2"},
+    {"qwen3", "Qwen3ForCausalLM", "qwen3"},
+    {"gemma2", "Gemma2ForCausalLM", "gemma2"},
+    {"gemma3", "Gemma3ForCausalLM", "gemma3_text"},
+    {"phi3", "Phi3ForCausalLM", "phi3"},
+    {"granite", "GraniteForCausalLM", "granite"},
+    {"mixtral", "MixtralForCausalLM", "mixtral"},
+    {"qwen2_moe", "Qwen2MoeForCausalLM", "qwen2_moe"},
+    {"qwen3_moe", "Qwen3MoeForCausalLM", "qwen3_moe"},
+    {"olmoe", "OlmoeForCausalLM", "olmoe"},
 };
 
 // n numbers from `first` by `step` (LongRoPE's per-frequency factors).
@@ -118,6 +126,42 @@ Json tiny_config(const ArchNames& a) {
              {"logits_scaling", 4.0},
              {"attention_bias", true},
              {"rope_scaling", {{"rope_type", "yarn"}, {"factor", 4.0}, {"original_max_position_embeddings", 16}}}});
+  } else if (arch == "mixtral") {
+    // 4 experts of 48, top 2, always renormalised.
+    c.update(Json{{"num_local_experts", 4}, {"num_experts_per_tok", 2}, {"intermediate_size", 48}});
+  } else if (arch == "qwen2_moe") {
+    // Sparse, dense (mlp_only_layers), sparse; 8 experts of 32, top 4 not
+    // renormalised, a gated shared expert; q/k/v biases.
+    c.update(Json{{"num_hidden_layers", 3},
+                  {"num_experts", 8},
+                  {"num_experts_per_tok", 4},
+                  {"norm_topk_prob", false},
+                  {"moe_intermediate_size", 32},
+                  {"shared_expert_intermediate_size", 96},
+                  {"mlp_only_layers", {1}},
+                  {"use_sliding_window", false},
+                  {"rope_theta", 1000000.0}});
+  } else if (arch == "qwen3_moe") {
+    // Dense then sparse (decoder_sparse_step 2), 8 experts of 48, top 3
+    // renormalised, per-head q/k norms, head_dim != hidden / heads.
+    c.update(Json{{"num_experts", 8},
+                  {"num_experts_per_tok", 3},
+                  {"norm_topk_prob", true},
+                  {"moe_intermediate_size", 48},
+                  {"decoder_sparse_step", 2},
+                  {"head_dim", 32},
+                  {"use_sliding_window", false},
+                  {"tie_word_embeddings", false}});
+  } else if (arch == "olmoe") {
+    // 8 experts of 32, top 2 not renormalised, q/k norms over the whole
+    // projections, attention biases.
+    c.update(Json{{"num_experts", 8},
+                  {"num_experts_per_tok", 2},
+                  {"norm_topk_prob", false},
+                  {"intermediate_size", 32},
+                  {"attention_bias", true},
+                  {"clip_qkv", nullptr},
+                  {"tie_word_embeddings", false}});
   }
   return c;
 }
@@ -217,6 +261,27 @@ Json real_config(const std::string& preset) {
                   {"eos_token_id", 32000}});
     return c;
   }
+  if (preset == "olmoe-1b-7b") {  // allenai/OLMoE-1B-7B-0924's config.json
+    Json c = base_config(kArchs[11]);
+    c.update(Json{{"hidden_size", 2048},
+                  {"intermediate_size", 1024},
+                  {"num_hidden_layers", 16},
+                  {"num_attention_heads", 16},
+                  {"num_key_value_heads", 16},
+                  {"num_experts", 64},
+                  {"num_experts_per_tok", 8},
+                  {"norm_topk_prob", false},
+                  {"vocab_size", 50304},
+                  {"max_position_embeddings", 4096},
+                  {"rope_theta", 10000.0},
+                  {"rms_norm_eps", 1e-5},
+                  {"clip_qkv", nullptr},
+                  {"attention_bias", false},
+                  {"tie_word_embeddings", false},
+                  {"bos_token_id", 50279},
+                  {"eos_token_id", 50279}});
+    return c;
+  }
   if (preset == "qwen3-0.6b") {
     Json c = base_config(kArchs[3]);
     c.update(Json{{"hidden_size", 1024},
@@ -242,6 +307,7 @@ const char* preset_arch(const std::string& preset) {
   if (preset == "qwen3-0.6b") return "qwen3";
   if (preset == "gemma-2-2b") return "gemma2";
   if (preset == "phi-3-mini") return "phi3";
+  if (preset == "olmoe-1b-7b") return "olmoe";
   return nullptr;
 }
 
@@ -254,7 +320,8 @@ std::string join(const std::vector<std::string>& items) {
 }  // namespace
 
 std::vector<std::string> test_model_preset_names() {
-  return {"tiny", "smollm-135m", "qwen2.5-0.5b", "llama-3.2-1b", "qwen3-0.6b", "gemma-2-2b", "phi-3-mini"};
+  return {"tiny",       "smollm-135m", "qwen2.5-0.5b", "llama-3.2-1b",
+          "qwen3-0.6b", "gemma-2-2b",  "phi-3-mini",   "olmoe-1b-7b"};
 }
 
 std::vector<std::string> test_model_arch_names() {

@@ -69,7 +69,8 @@ TEST_P(EngineModelTest, GreedyOutputAloneEqualsOutputAmong64WithSmallChunksAndPr
   EXPECT_EQ(engine->stats().num_free_blocks, engine->stats().num_blocks);
 }
 
-INSTANTIATE_TEST_SUITE_P(Models, EngineModelTest, ::testing::Values("stories260k", "tiny_llama", "tiny_gemma2"));
+INSTANTIATE_TEST_SUITE_P(Models, EngineModelTest,
+                         ::testing::Values("stories260k", "tiny_llama", "tiny_gemma2", "tiny_qwen2_moe"));
 
 class EngineCoreTest : public ::testing::Test {
  protected:

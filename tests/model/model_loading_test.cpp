@@ -5,6 +5,8 @@
 #include <filesystem>
 
 #include "base/json.h"
+#include "base/thread_pool.h"
+#include "cli/test_model_writer.h"
 #include "model/loader/safetensors.h"
 #include "model/model.h"
 #include "test_util.h"
@@ -86,6 +88,35 @@ TEST(ModelLoadingTest, MissingTensorIsNamed) {
             dir.file("model.safetensors") + ": missing tensor 'model.layers.3.mlp.up_proj.weight'");
 }
 
+// A tiny random Qwen2-MoE (8 experts, top 4, a shared expert) in `dir`.
+void write_tiny_moe(const TempDir& dir) {
+  TestModelOptions options;
+  options.preset = std::move(find_test_model_preset("tiny", std::string("qwen2_moe"))).value();
+  options.tokenizer_dir = testing::model_dir();
+  options.out_dir = dir.path();
+  ThreadPool pool(1);
+  ASSERT_TRUE(write_test_model(options, pool).is_ok());
+}
+
+TEST(ModelLoadingTest, MixtureOfExpertsNamesAMissingExpertTensorOrABadField) {
+  TempDir dir;
+  write_tiny_moe(dir);
+  rewrite_weights(dir.path(), [](std::vector<TensorToWrite>& ts) {
+    std::erase_if(ts, [](const TensorToWrite& t) { return t.name == "model.layers.2.mlp.experts.5.down_proj.weight"; });
+  });
+  EXPECT_EQ(load_error(dir.path()),
+            dir.file("model.safetensors") + ": missing tensor 'model.layers.2.mlp.experts.5.down_proj.weight'");
+  Json config = Json::parse(read_file(dir.file("config.json")));
+  config["num_experts_per_tok"] = 9;
+  write_file(dir.file("config.json"), config.dump());
+  EXPECT_EQ(load_error(dir.path()),
+            dir.file("config.json") + ": field 'num_experts_per_tok' is 9, more than the 8 experts");
+  config["num_experts"] = "eight";
+  write_file(dir.file("config.json"), config.dump());
+  EXPECT_EQ(load_error(dir.path()),
+            dir.file("config.json") + ": field 'num_experts' must be an integer, found \"eight\"");
+}
+
 TEST(ModelLoadingTest, ShapeMismatchNamesTensorExpectedAndFound) {
   TempDir dir;
   copy_model(dir.path());
@@ -122,7 +153,8 @@ TEST(ModelLoadingTest, UnsupportedArchitectureListsSupportedOnes) {
   EXPECT_EQ(load_error(dir.path()), dir.file("config.json") +
                                         ": unsupported architecture 'GPT2LMHeadModel'; supported: LlamaForCausalLM, "
                                         "MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, Gemma2ForCausalLM, "
-                                        "Gemma3ForCausalLM, Phi3ForCausalLM, GraniteForCausalLM");
+                                        "Gemma3ForCausalLM, Phi3ForCausalLM, GraniteForCausalLM, MixtralForCausalLM, "
+                                        "Qwen2MoeForCausalLM, Qwen3MoeForCausalLM, OlmoeForCausalLM");
 }
 
 TEST(ModelLoadingTest, MalformedConfigJson) {

@@ -148,7 +148,7 @@ def rotate(x, cos, sin):
 def sliding_window(config):
     arch = config["architectures"][0]
     window = config.get("sliding_window")
-    if arch == "MistralForCausalLM":
+    if arch in ("MistralForCausalLM", "MixtralForCausalLM"):
         return window or 0
     if arch in ("Qwen2ForCausalLM", "Qwen3ForCausalLM") and config.get("use_sliding_window", False):
         return window or 0
@@ -178,7 +178,10 @@ FAMILIES = {"Gemma2ForCausalLM": "ref_gemma", "Gemma3ForCausalLM": "ref_gemma"}
 
 def llama_family_forward(config, w, ids, matmul, bf16_kv):
     """Llama, Mistral, Qwen2, Qwen3, Phi-3 (fused qkv_proj / gate_up_proj,
-    partial rotary, LongRoPE) and Granite (its four multipliers)."""
+    partial rotary, LongRoPE), Granite (its four multipliers), and the
+    mixtures of experts on the same skeleton (ref_moe: Mixtral, Qwen2-MoE,
+    Qwen3-MoE, OLMoE with its q/k norms over the whole projection)."""
+    import ref_moe
     hidden = config["hidden_size"]
     n_heads = config["num_attention_heads"]
     n_kv = config.get("num_key_value_heads", n_heads)
@@ -213,8 +216,12 @@ def llama_family_forward(config, w, ids, matmul, bf16_kv):
             q, k, v = np.split(qkv, [n_heads * head_dim, (n_heads + n_kv) * head_dim], axis=-1)
         else:
             q, k, v = (linear(h, p + f"self_attn.{name}") for name in ("q_proj", "k_proj", "v_proj"))
+        whole_norm = w.get(p + "self_attn.q_norm.weight", np.zeros(0)).size == n_heads * head_dim != head_dim
+        if whole_norm:  # OLMoE: over all of q's and k's features, before the split into heads
+            q = rms_norm(q, w[p + "self_attn.q_norm.weight"], eps)
+            k = rms_norm(k, w[p + "self_attn.k_norm.weight"], eps)
         q, k, v = q.reshape(n, n_heads, head_dim), k.reshape(n, n_kv, head_dim), v.reshape(n, n_kv, head_dim)
-        if p + "self_attn.q_norm.weight" in w:
+        if p + "self_attn.q_norm.weight" in w and not whole_norm:
             q = rms_norm(q, w[p + "self_attn.q_norm.weight"], eps)
             k = rms_norm(k, w[p + "self_attn.k_norm.weight"], eps)
         q, k = rotate(q, cos, sin), rotate(k, cos, sin)
@@ -230,6 +237,9 @@ def llama_family_forward(config, w, ids, matmul, bf16_kv):
         attn = np.einsum("hqk,khd->qhd", probs, v).reshape(n, n_heads * head_dim)
         x = x + linear(attn, p + "self_attn.o_proj") * multiplier["residual_multiplier"]
         h = rms_norm(x, w[p + "post_attention_layernorm.weight"], eps)
+        if ref_moe.is_moe_layer(config, w, layer):
+            x = x + ref_moe.moe(config, w, h, layer, linear)
+            continue
         if p + "mlp.gate_up_proj.weight" in w:  # Phi-3: gate rows, then up rows
             gate, up = np.split(linear(h, p + "mlp.gate_up_proj"), 2, axis=-1)
         else:

@@ -19,5 +19,9 @@ Result<std::unique_ptr<Model>> build_gemma2(const ModelConfig& config, WeightRea
 Result<std::unique_ptr<Model>> build_gemma3(const ModelConfig& config, WeightReader& weights);
 Result<std::unique_ptr<Model>> build_phi3(const ModelConfig& config, WeightReader& weights);
 Result<std::unique_ptr<Model>> build_granite(const ModelConfig& config, WeightReader& weights);
+Result<std::unique_ptr<Model>> build_mixtral(const ModelConfig& config, WeightReader& weights);
+Result<std::unique_ptr<Model>> build_qwen2_moe(const ModelConfig& config, WeightReader& weights);
+Result<std::unique_ptr<Model>> build_qwen3_moe(const ModelConfig& config, WeightReader& weights);
+Result<std::unique_ptr<Model>> build_olmoe(const ModelConfig& config, WeightReader& weights);
 
 }  // namespace vllm

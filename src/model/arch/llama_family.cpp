@@ -25,7 +25,7 @@ Result<std::unique_ptr<Model>> build_llama_family(const ModelConfig& c, WeightRe
   if (options.attention_scale != 0.0f) attention.scale = options.attention_scale;
   if (options.sliding_window) attention.sliding_window = static_cast<int32_t>(c.sliding_window);
   const bool fused = options.fused_projections;
-  if (options.qk_norm) attention.qk_norm = AttentionConfig::QKNorm::kPerHead;
+  attention.qk_norm = options.qk_norm;
   for (int64_t i = 0; i < c.num_hidden_layers; ++i) {
     const std::string p = layer_prefix(i);
     DecoderLayer& layer = parts.layers.emplace_back();
@@ -35,7 +35,11 @@ Result<std::unique_ptr<Model>> build_llama_family(const ModelConfig& c, WeightRe
                           Attention::load(w, {p + "self_attn.", fused, options.qkv_bias, options.o_bias}, attention));
     VLLM_ASSIGN_OR_RETURN(layer.ffn_norm,
                           RMSNorm::load(w, p + "post_attention_layernorm.weight", c.hidden_size, c.rms_norm_eps));
-    VLLM_ASSIGN_OR_RETURN(layer.ffn, GatedMlp::load(w, {p + "mlp.", fused}, c.hidden_size, c.intermediate_size));
+    if (options.feed_forward) {
+      VLLM_ASSIGN_OR_RETURN(layer.ffn, options.feed_forward(w, i));
+    } else {
+      VLLM_ASSIGN_OR_RETURN(layer.ffn, GatedMlp::load(w, {p + "mlp.", fused}, c.hidden_size, c.intermediate_size));
+    }
   }
   VLLM_ASSIGN_OR_RETURN(parts.final_norm, RMSNorm::load(w, "model.norm.weight", c.hidden_size, c.rms_norm_eps));
   VLLM_ASSIGN_OR_RETURN(parts.lm_head, load_lm_head(w, c, parts.embed_tokens));

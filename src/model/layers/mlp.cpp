@@ -16,15 +16,16 @@ Result<std::unique_ptr<GatedMlp>> GatedMlp::load(WeightReader& weights, const Ml
   m->intermediate_size_ = intermediate_size;
   m->activation_ = activation;
   const std::string& p = names.prefix;
+  const MlpNames& n = names.names;
   if (names.fused_gate_up) {
     VLLM_ASSIGN_OR_RETURN(m->gate_up_proj_,
                           Linear::load(weights, {p + "gate_up_proj.weight"}, {2 * intermediate_size}, hidden_size));
   } else {
-    VLLM_ASSIGN_OR_RETURN(m->gate_up_proj_, Linear::load(weights, {p + "gate_proj.weight", p + "up_proj.weight"},
+    VLLM_ASSIGN_OR_RETURN(m->gate_up_proj_, Linear::load(weights, {p + n.gate + ".weight", p + n.up + ".weight"},
                                                          {intermediate_size, intermediate_size}, hidden_size));
   }
   VLLM_ASSIGN_OR_RETURN(m->down_proj_,
-                        Linear::load(weights, {p + "down_proj.weight"}, {hidden_size}, intermediate_size));
+                        Linear::load(weights, {p + n.down + ".weight"}, {hidden_size}, intermediate_size));
   return m;
 }
 

@@ -11,9 +11,15 @@
 
 namespace vllm {
 
+// The three projections' tensor names (Mixtral's experts: w1, w3, w2).
+struct MlpNames {
+  std::string gate = "gate_proj", up = "up_proj", down = "down_proj";
+};
+
 struct MlpWeights {
   std::string prefix;          // "model.layers.3.mlp."
   bool fused_gate_up = false;  // one "gate_up_proj" tensor
+  MlpNames names;
 };
 
 enum class Activation { kSilu, kGeluTanh };

@@ -10,13 +10,17 @@
 namespace vllm {
 
 enum class ScratchSlot {
-  kQkv,      // [T, q + k + v dims]: the stacked projection
-  kQ,        // [T, heads * head_dim]
-  kK,        // [T, kv_heads * head_dim]
-  kV,        // [T, kv_heads * head_dim]
-  kAttnOut,  // [T, heads * head_dim]
-  kGateUp,   // [T, 2 * intermediate]
-  kAct,      // [T, intermediate]
+  kQkv,           // [T, q + k + v dims]: the stacked projection
+  kQ,             // [T, heads * head_dim]
+  kK,             // [T, kv_heads * head_dim]
+  kV,             // [T, kv_heads * head_dim]
+  kAttnOut,       // [T, heads * head_dim]
+  kGateUp,        // [T, 2 * intermediate]
+  kAct,           // [T, intermediate]
+  kRouterLogits,  // [T, experts]
+  kExpertIn,      // [tokens of one expert, hidden]: its gathered inputs
+  kExpertOut,     // [tokens of one expert, hidden]
+  kSharedOut,     // [T, hidden]: a shared expert's output
   kCount,
 };
 

@@ -1,0 +1,183 @@
+#include "model/layers/moe.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+namespace vllm {
+namespace {
+
+// Indices of the n largest of values[candidates...], best first; ties go to
+// the lower index (torch.topk leaves them unspecified; a fixed rule keeps a
+// token's routing independent of everything else).
+void top_n(const std::vector<double>& values, std::vector<int32_t>& candidates, size_t n) {
+  n = std::min(n, candidates.size());
+  std::partial_sort(candidates.begin(), candidates.begin() + static_cast<std::ptrdiff_t>(n), candidates.end(),
+                    [&](int32_t a, int32_t b) {
+                      const double va = values[static_cast<size_t>(a)], vb = values[static_cast<size_t>(b)];
+                      return va > vb || (va == vb && a < b);
+                    });
+  candidates.resize(n);
+}
+
+// The experts of the topk_groups groups whose scores are best, in order.
+std::vector<int32_t> experts_of_best_groups(const RouterConfig& c, const std::vector<double>& choice) {
+  const int32_t per_group = c.num_experts / c.num_groups;
+  std::vector<double> group_scores(static_cast<size_t>(c.num_groups));
+  for (int32_t g = 0; g < c.num_groups; ++g) {
+    const auto first = choice.begin() + static_cast<std::ptrdiff_t>(g) * per_group;
+    std::vector<double> members(first, first + per_group);
+    std::sort(members.begin(), members.end(), std::greater<>());
+    group_scores[static_cast<size_t>(g)] =
+        c.group_score == RouterConfig::GroupScore::kMax ? members[0] : members[0] + members[std::min(1, per_group - 1)];
+  }
+  std::vector<int32_t> groups(static_cast<size_t>(c.num_groups));
+  std::iota(groups.begin(), groups.end(), 0);
+  top_n(group_scores, groups, static_cast<size_t>(c.topk_groups));
+  std::sort(groups.begin(), groups.end());
+  std::vector<int32_t> experts;
+  for (int32_t g : groups) {
+    for (int32_t e = g * per_group; e < (g + 1) * per_group; ++e) experts.push_back(e);
+  }
+  return experts;
+}
+
+}  // namespace
+
+void route_token(const RouterConfig& c, const float* logits, const float* selection_bias, int32_t* ids,
+                 float* weights) {
+  const auto n = static_cast<size_t>(c.num_experts);
+  std::vector<double> scores(n);
+  if (c.scoring == RouterConfig::Scoring::kSoftmax) {
+    const double max = *std::max_element(logits, logits + n);
+    double sum = 0;
+    for (size_t e = 0; e < n; ++e) sum += scores[e] = std::exp(static_cast<double>(logits[e]) - max);
+    for (double& s : scores) s /= sum;
+  } else {
+    for (size_t e = 0; e < n; ++e) scores[e] = 1.0 / (1.0 + std::exp(-static_cast<double>(logits[e])));
+  }
+  std::vector<double> choice = scores;
+  if (selection_bias != nullptr) {
+    for (size_t e = 0; e < n; ++e) choice[e] += selection_bias[e];
+  }
+  std::vector<int32_t> candidates(n);
+  if (c.num_groups > 1) {
+    candidates = experts_of_best_groups(c, choice);
+  } else {
+    std::iota(candidates.begin(), candidates.end(), 0);
+  }
+  top_n(choice, candidates, static_cast<size_t>(c.top_k));
+  double sum = 0;
+  for (int32_t id : candidates) sum += scores[static_cast<size_t>(id)];
+  for (size_t j = 0; j < candidates.size(); ++j) {
+    double w = scores[static_cast<size_t>(candidates[j])];
+    if (c.renormalize) w /= sum;
+    ids[j] = candidates[j];
+    weights[j] = static_cast<float>(w * c.routed_scaling_factor);
+  }
+}
+
+Result<std::unique_ptr<MoE>> MoE::load(WeightReader& weights, const MoeWeights& names, int64_t hidden_size,
+                                       const RouterConfig& router) {
+  if (router.top_k < 1 || router.top_k > router.num_experts) {
+    return invalid_argument("num_experts_per_tok (" + std::to_string(router.top_k) + ") must be in [1, " +
+                            std::to_string(router.num_experts) + "], the number of experts");
+  }
+  if (router.num_experts % router.num_groups != 0 || router.topk_groups < 1 || router.topk_groups > router.num_groups ||
+      router.top_k > router.topk_groups * (router.num_experts / router.num_groups)) {
+    return invalid_argument("n_group (" + std::to_string(router.num_groups) + ") and topk_group (" +
+                            std::to_string(router.topk_groups) + ") must split " + std::to_string(router.num_experts) +
+                            " experts into groups that hold the top " + std::to_string(router.top_k));
+  }
+  auto m = std::make_unique<MoE>();
+  m->hidden_size_ = hidden_size;
+  m->config_ = router;
+  const std::string& p = names.prefix;
+  VLLM_ASSIGN_OR_RETURN(m->router_,
+                        Linear::load(weights, {p + names.router + ".weight"}, {router.num_experts}, hidden_size));
+  if (router.selection_bias) {
+    VLLM_ASSIGN_OR_RETURN(m->selection_bias_, weights.vector(p + names.router + ".e_score_correction_bias",
+                                                             router.num_experts, WeightKind::kBias));
+  }
+  for (int32_t e = 0; e < router.num_experts; ++e) {
+    VLLM_ASSIGN_OR_RETURN(auto expert,
+                          GatedMlp::load(weights, {p + "experts." + std::to_string(e) + ".", false, names.expert_names},
+                                         hidden_size, names.expert_intermediate_size));
+    m->experts_.push_back(std::move(expert));
+  }
+  if (names.shared_intermediate_size > 0) {
+    VLLM_ASSIGN_OR_RETURN(m->shared_expert_, GatedMlp::load(weights, {p + names.shared_name}, hidden_size,
+                                                            names.shared_intermediate_size));
+  }
+  if (names.shared_gate) {
+    VLLM_ASSIGN_OR_RETURN(m->shared_gate_, Linear::load(weights, {p + "shared_expert_gate.weight"}, {1}, hidden_size));
+  }
+  return m;
+}
+
+void MoE::forward(const float* x, int64_t num_rows, float* out, Scratch& scratch, ThreadPool& pool) const {
+  const int64_t h = hidden_size_;
+  const auto k = static_cast<size_t>(config_.top_k);
+  const auto rows = static_cast<size_t>(num_rows);
+  float* logits = scratch.get(ScratchSlot::kRouterLogits, rows * static_cast<size_t>(config_.num_experts));
+  router_.forward(x, num_rows, logits, pool);
+  std::vector<int32_t> ids(rows * k);
+  std::vector<float> weights(rows * k);
+  const float* bias = selection_bias_.empty() ? nullptr : selection_bias_.data();
+  pool.parallel_for(num_rows, [&](int64_t begin, int64_t end) {
+    for (auto t = static_cast<size_t>(begin); t < static_cast<size_t>(end); ++t) {
+      route_token(config_, logits + t * static_cast<size_t>(config_.num_experts), bias, &ids[t * k], &weights[t * k]);
+    }
+  });
+
+  // Each expert's (token, weight) pairs, tokens in ascending order.
+  std::vector<std::vector<std::pair<int64_t, float>>> assigned(experts_.size());
+  for (size_t t = 0; t < rows; ++t) {
+    for (size_t j = 0; j < k; ++j) {
+      assigned[static_cast<size_t>(ids[t * k + j])].emplace_back(static_cast<int64_t>(t), weights[t * k + j]);
+    }
+  }
+  std::fill(out, out + num_rows * h, 0.0f);
+  for (size_t e = 0; e < experts_.size(); ++e) {
+    const auto& tokens = assigned[e];
+    if (tokens.empty()) continue;
+    const auto n = static_cast<int64_t>(tokens.size());
+    float* in = scratch.get(ScratchSlot::kExpertIn, static_cast<size_t>(n * h));
+    float* expert_out = scratch.get(ScratchSlot::kExpertOut, static_cast<size_t>(n * h));
+    for (int64_t i = 0; i < n; ++i) std::copy_n(x + tokens[static_cast<size_t>(i)].first * h, h, in + i * h);
+    experts_[e]->forward(in, n, expert_out, scratch, pool);
+    for (int64_t i = 0; i < n; ++i) {
+      const auto [t, w] = tokens[static_cast<size_t>(i)];
+      float* dst = out + t * h;
+      const float* src = expert_out + i * h;
+      for (int64_t c = 0; c < h; ++c) dst[c] += w * src[c];
+    }
+  }
+  if (shared_expert_) {
+    float* shared = scratch.get(ScratchSlot::kSharedOut, rows * static_cast<size_t>(h));
+    shared_expert_->forward(x, num_rows, shared, scratch, pool);
+    std::vector<float> gate(rows, 1.0f);
+    if (shared_gate_) {
+      shared_gate_->forward(x, num_rows, gate.data(), pool);
+      for (float& g : gate) g = 1.0f / (1.0f + std::exp(-g));
+    }
+    for (int64_t t = 0; t < num_rows; ++t) {
+      const float g = gate[static_cast<size_t>(t)];
+      for (int64_t c = 0; c < h; ++c) out[t * h + c] += g * shared[t * h + c];
+    }
+  }
+}
+
+void MoE::add_cost(ModelCost& cost) const {
+  router_.add_cost(cost);
+  ModelCost experts;
+  for (const auto& e : experts_) e->add_cost(experts);
+  const double active = static_cast<double>(config_.top_k) / static_cast<double>(experts_.size());
+  cost.layer_params += experts.layer_params * active;
+  cost.weight_bytes += experts.weight_bytes * active;
+  cost.bf16_matrices &= experts.bf16_matrices;
+  if (shared_expert_) shared_expert_->add_cost(cost);
+  if (shared_gate_) shared_gate_->add_cost(cost);
+}
+
+}  // namespace vllm

@@ -1,0 +1,87 @@
+// A mixture of experts: a router scores each token against every expert,
+// the token goes through its top-k experts (gated MLPs), and their outputs
+// are summed with the routing weights, plus an optional shared expert.
+//
+// Execution groups the batch's tokens by expert and runs one GEMM per
+// expert over its tokens, so batch-1 decode reads only the chosen experts'
+// weights; each token's contributions are added in ascending expert order,
+// so its output does not depend on what else is in the batch.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "model/layers/layer.h"
+#include "model/layers/linear.h"
+#include "model/layers/mlp.h"
+
+namespace vllm {
+
+// How router logits become the chosen experts and their weights, covering
+// Mixtral / Qwen-MoE / OLMoE (softmax, top-k, optionally renormalised) and
+// DeepSeek V2 / V3 (groups, a selection bias, a scaling factor).
+struct RouterConfig {
+  enum class Scoring { kSoftmax, kSigmoid } scoring = Scoring::kSoftmax;
+  int32_t num_experts = 0;
+  int32_t top_k = 0;
+  bool renormalize = false;  // the k weights divided by their sum
+  // Group-limited selection: experts split into num_groups contiguous
+  // groups; only the topk_groups best groups are chosen from.
+  int32_t num_groups = 1;
+  int32_t topk_groups = 1;
+  enum class GroupScore { kMax, kTopTwoSum } group_score = GroupScore::kMax;
+  // DeepSeek V3's e_score_correction_bias: added to the scores to choose
+  // experts (and groups), never to the weights.
+  bool selection_bias = false;
+  float routed_scaling_factor = 1.0f;  // on the weights, after renormalising
+};
+
+// The experts and weights of one token: ids[k], weights[k], in the order
+// chosen (best first).
+struct Routing {
+  std::vector<int32_t> ids;
+  std::vector<float> weights;
+};
+
+// Routes one token's scores (DeepSeek's bias aside, every other input is
+// the router's logits for that token); exposed for unit tests.
+void route_token(const RouterConfig& config, const float* logits, const float* selection_bias, int32_t* ids,
+                 float* weights);
+
+// Checkpoint names under `prefix` ("model.layers.3.mlp."), routed experts
+// at prefix + "experts.<e>." with the expert MLP's tensor names.
+struct MoeWeights {
+  std::string prefix;
+  std::string router = "gate";  // router.weight: [num_experts, hidden]
+  MlpNames expert_names;        // gate_proj/up_proj/down_proj, or Mixtral's w1/w3/w2
+  int64_t expert_intermediate_size = 0;
+  // A shared expert every token goes through, under prefix + shared_name;
+  // its output optionally times sigmoid(shared_gate . x) (Qwen2-MoE).
+  int64_t shared_intermediate_size = 0;  // 0: none
+  std::string shared_name = "shared_expert.";
+  bool shared_gate = false;  // prefix + "shared_expert_gate.weight": [1, hidden]
+};
+
+class MoE : public FeedForward {
+ public:
+  static Result<std::unique_ptr<MoE>> load(WeightReader& weights, const MoeWeights& names, int64_t hidden_size,
+                                           const RouterConfig& router);
+
+  void forward(const float* x, int64_t num_rows, float* out, Scratch& scratch, ThreadPool& pool) const override;
+  // What one token reads and computes: the router, top_k of the experts
+  // (their average size) and the shared expert.
+  void add_cost(ModelCost& cost) const override;
+
+ private:
+  int64_t hidden_size_ = 0;
+  RouterConfig config_;
+  Linear router_;
+  std::vector<float> selection_bias_;  // [num_experts] or empty
+  std::vector<std::unique_ptr<GatedMlp>> experts_;
+  std::unique_ptr<GatedMlp> shared_expert_;
+  std::optional<Linear> shared_gate_;
+};
+
+}  // namespace vllm
