@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "base/status.h"
 #include "base/thread_pool.h"
@@ -27,6 +28,18 @@ Status force_cpu_isa(const std::string& name);
 
 // y[m, n] = sum_k x[m, k] * w[n, k] + bias[n].  x: [m, K]; w: [N, K]; bias: [N] or null; y: [m, N].
 void linear(const float* x, int64_t m, const PackedMatrix& w, const float* bias, float* y, ThreadPool& pool);
+
+// Several independent products y_i = x_i W_i^T (no bias) in one parallel
+// region, their panels shared out among the threads together: a mixture of
+// experts' small per-expert GEMMs pay one fork and join instead of one each,
+// and each y_i is what linear() gives for it.
+struct LinearProblem {
+  const float* x;  // [m, w->cols]
+  int64_t m;
+  const PackedMatrix* w;
+  float* y;  // [m, w->rows]
+};
+void linear_group(const std::vector<LinearProblem>& problems, ThreadPool& pool);
 
 // out[t, :] = table[ids[t], :] widened to float32.  table: [V, H]; out: [num_tokens, H].
 void embedding(const PackedMatrix& table, const int32_t* ids, int64_t num_tokens, float* out);

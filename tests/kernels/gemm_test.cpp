@@ -184,6 +184,35 @@ TEST(LinearTest, RowResultIndependentOfBatchSize) {
   }
 }
 
+// Grouped products (a mixture's experts) equal each product alone, bit for bit.
+TEST(LinearTest, GroupEqualsEachProductAlone) {
+  ThreadPool pool(2);
+  const int64_t k = 72;
+  struct Case {
+    int64_t m, n;
+  };
+  const std::vector<Case> cases = {{1, 200}, {3, 64}, {1, 33}, {7, 130}, {2, 512}};
+  for (DType dtype : kDTypes) {
+    std::vector<Weights> weights;
+    std::vector<PackedMatrix> packed;
+    std::vector<std::vector<float>> xs, alone, grouped;
+    for (size_t i = 0; i < cases.size(); ++i) {
+      weights.emplace_back(dtype, cases[i].n, k, 20 + i);
+      packed.push_back(pack_matrix(weights.back().tensor(), pool));
+      xs.push_back(testing::random_normal(cases[i].m * k, 40 + i));
+      alone.emplace_back(static_cast<size_t>(cases[i].m * cases[i].n));
+      grouped.emplace_back(static_cast<size_t>(cases[i].m * cases[i].n));
+      linear(xs[i].data(), cases[i].m, packed[i], nullptr, alone[i].data(), pool);
+    }
+    std::vector<LinearProblem> problems;
+    for (size_t i = 0; i < cases.size(); ++i) {
+      problems.push_back({xs[i].data(), cases[i].m, &packed[i], grouped[i].data()});
+    }
+    linear_group(problems, pool);
+    for (size_t i = 0; i < cases.size(); ++i) EXPECT_EQ(grouped[i], alone[i]) << dtype_name(dtype) << " product " << i;
+  }
+}
+
 TEST(CpuIsaTest, ForcingALowerIsaWorksAndAnUnknownOneIsAnError) {
   const std::string best = cpu_isa();
   ASSERT_TRUE(force_cpu_isa("scalar").is_ok());

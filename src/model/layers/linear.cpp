@@ -2,6 +2,7 @@
 
 #include <numeric>
 
+#include "base/logging.h"
 #include "kernels/kernels.h"
 
 namespace vllm {
@@ -30,6 +31,15 @@ Linear Linear::shared(std::shared_ptr<const kernels::PackedMatrix> weight) {
 
 void Linear::forward(const float* x, int64_t num_rows, float* y, ThreadPool& pool) const {
   kernels::linear(x, num_rows, *weight_, bias_.empty() ? nullptr : bias_.data(), y, pool);
+}
+
+void Linear::forward_group(const std::vector<Call>& calls, ThreadPool& pool) {
+  std::vector<kernels::LinearProblem> problems;
+  for (const Call& c : calls) {
+    VLLM_CHECK(c.linear->bias_.empty(), "Linear::forward_group takes bias-free Linears");
+    problems.push_back({c.x, c.num_rows, c.linear->weight_.get(), c.y});
+  }
+  kernels::linear_group(problems, pool);
 }
 
 void Linear::add_cost(ModelCost& cost, bool lm_head) const {

@@ -32,6 +32,16 @@ class Linear {
   // y: [num_rows, out_features] of x: [num_rows, in_features].
   void forward(const float* x, int64_t num_rows, float* y, ThreadPool& pool) const;
 
+  // Several bias-free Linears' forward passes at once, as each alone gives
+  // them (a mixture's experts: one parallel region for all their GEMMs).
+  struct Call {
+    const Linear* linear;
+    const float* x;
+    int64_t num_rows;
+    float* y;
+  };
+  static void forward_group(const std::vector<Call>& calls, ThreadPool& pool);
+
   int64_t in_features() const { return in_features_; }
   int64_t out_features() const { return out_features_; }
   // For the benchmarks' limits: its multiply-adds per row and bytes read.

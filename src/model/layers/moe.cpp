@@ -4,6 +4,8 @@
 #include <cmath>
 #include <numeric>
 
+#include "kernels/kernels.h"
+
 namespace vllm {
 namespace {
 
@@ -99,10 +101,15 @@ Result<std::unique_ptr<MoE>> MoE::load(WeightReader& weights, const MoeWeights& 
     VLLM_ASSIGN_OR_RETURN(m->selection_bias_, weights.vector(p + names.router + ".e_score_correction_bias",
                                                              router.num_experts, WeightKind::kBias));
   }
+  const int64_t inter = names.expert_intermediate_size;
+  m->expert_intermediate_size_ = inter;
+  const MlpNames& n = names.expert_names;
   for (int32_t e = 0; e < router.num_experts; ++e) {
-    VLLM_ASSIGN_OR_RETURN(auto expert,
-                          GatedMlp::load(weights, {p + "experts." + std::to_string(e) + ".", false, names.expert_names},
-                                         hidden_size, names.expert_intermediate_size));
+    const std::string ep = p + "experts." + std::to_string(e) + ".";
+    Expert expert;
+    VLLM_ASSIGN_OR_RETURN(expert.gate_up, Linear::load(weights, {ep + n.gate + ".weight", ep + n.up + ".weight"},
+                                                       {inter, inter}, hidden_size));
+    VLLM_ASSIGN_OR_RETURN(expert.down, Linear::load(weights, {ep + n.down + ".weight"}, {hidden_size}, inter));
     m->experts_.push_back(std::move(expert));
   }
   if (names.shared_intermediate_size > 0) {
@@ -130,28 +137,40 @@ void MoE::forward(const float* x, int64_t num_rows, float* out, Scratch& scratch
     }
   });
 
-  // Each expert's (token, weight) pairs, tokens in ascending order.
-  std::vector<std::vector<std::pair<int64_t, float>>> assigned(experts_.size());
-  for (size_t t = 0; t < rows; ++t) {
-    for (size_t j = 0; j < k; ++j) {
-      assigned[static_cast<size_t>(ids[t * k + j])].emplace_back(static_cast<int64_t>(t), weights[t * k + j]);
-    }
-  }
-  std::fill(out, out + num_rows * h, 0.0f);
+  // The assignments grouped by expert (ascending), tokens ascending within:
+  // order[a] is assignment a's index into ids / weights (t * k + j).
+  const size_t assignments = rows * k;
+  std::vector<size_t> first(experts_.size() + 1, 0);
+  for (int32_t id : ids) ++first[static_cast<size_t>(id) + 1];
+  for (size_t e = 0; e < experts_.size(); ++e) first[e + 1] += first[e];
+  std::vector<size_t> order(assignments);
+  std::vector<size_t> filled(first.begin(), first.end() - 1);
+  for (size_t a = 0; a < assignments; ++a) order[filled[static_cast<size_t>(ids[a])]++] = a;
+
+  const int64_t inter = expert_intermediate_size_;
+  float* in = scratch.get(ScratchSlot::kExpertIn, assignments * static_cast<size_t>(h));
+  float* gate_up = scratch.get(ScratchSlot::kGateUp, assignments * static_cast<size_t>(2 * inter));
+  float* act = scratch.get(ScratchSlot::kAct, assignments * static_cast<size_t>(inter));
+  float* expert_out = scratch.get(ScratchSlot::kExpertOut, assignments * static_cast<size_t>(h));
+  for (size_t a = 0; a < assignments; ++a) std::copy_n(x + order[a] / k * static_cast<size_t>(h), h, in + a * h);
+  std::vector<Linear::Call> gate_ups, downs;
   for (size_t e = 0; e < experts_.size(); ++e) {
-    const auto& tokens = assigned[e];
-    if (tokens.empty()) continue;
-    const auto n = static_cast<int64_t>(tokens.size());
-    float* in = scratch.get(ScratchSlot::kExpertIn, static_cast<size_t>(n * h));
-    float* expert_out = scratch.get(ScratchSlot::kExpertOut, static_cast<size_t>(n * h));
-    for (int64_t i = 0; i < n; ++i) std::copy_n(x + tokens[static_cast<size_t>(i)].first * h, h, in + i * h);
-    experts_[e]->forward(in, n, expert_out, scratch, pool);
-    for (int64_t i = 0; i < n; ++i) {
-      const auto [t, w] = tokens[static_cast<size_t>(i)];
-      float* dst = out + t * h;
-      const float* src = expert_out + i * h;
-      for (int64_t c = 0; c < h; ++c) dst[c] += w * src[c];
-    }
+    const auto n = static_cast<int64_t>(first[e + 1] - first[e]);
+    if (n == 0) continue;
+    const auto at = static_cast<int64_t>(first[e]);
+    gate_ups.push_back({&experts_[e].gate_up, in + at * h, n, gate_up + at * 2 * inter});
+    downs.push_back({&experts_[e].down, act + at * inter, n, expert_out + at * h});
+  }
+  Linear::forward_group(gate_ups, pool);
+  kernels::silu_and_mul(gate_up, static_cast<int64_t>(assignments), inter, act, pool);
+  Linear::forward_group(downs, pool);
+
+  std::fill(out, out + num_rows * h, 0.0f);
+  for (size_t a = 0; a < assignments; ++a) {
+    float* dst = out + order[a] / k * static_cast<size_t>(h);
+    const float w = weights[order[a]];
+    const float* src = expert_out + a * h;
+    for (int64_t c = 0; c < h; ++c) dst[c] += w * src[c];
   }
   if (shared_expert_) {
     float* shared = scratch.get(ScratchSlot::kSharedOut, rows * static_cast<size_t>(h));
@@ -171,7 +190,10 @@ void MoE::forward(const float* x, int64_t num_rows, float* out, Scratch& scratch
 void MoE::add_cost(ModelCost& cost) const {
   router_.add_cost(cost);
   ModelCost experts;
-  for (const auto& e : experts_) e->add_cost(experts);
+  for (const Expert& e : experts_) {
+    e.gate_up.add_cost(experts);
+    e.down.add_cost(experts);
+  }
   const double active = static_cast<double>(config_.top_k) / static_cast<double>(experts_.size());
   cost.layer_params += experts.layer_params * active;
   cost.weight_bytes += experts.weight_bytes * active;

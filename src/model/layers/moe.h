@@ -3,9 +3,10 @@
 // are summed with the routing weights, plus an optional shared expert.
 //
 // Execution groups the batch's tokens by expert and runs one GEMM per
-// expert over its tokens, so batch-1 decode reads only the chosen experts'
-// weights; each token's contributions are added in ascending expert order,
-// so its output does not depend on what else is in the batch.
+// expert over its tokens (all experts' GEMMs in one parallel region), so
+// batch-1 decode reads only the chosen experts' weights; each token's
+// contributions are added in ascending expert order, so its output does not
+// depend on what else is in the batch.
 #pragma once
 
 #include <memory>
@@ -79,7 +80,12 @@ class MoE : public FeedForward {
   RouterConfig config_;
   Linear router_;
   std::vector<float> selection_bias_;  // [num_experts] or empty
-  std::vector<std::unique_ptr<GatedMlp>> experts_;
+  int64_t expert_intermediate_size_ = 0;
+  struct Expert {
+    Linear gate_up;  // [2 * intermediate, hidden]: gate rows, then up rows
+    Linear down;     // [hidden, intermediate]
+  };
+  std::vector<Expert> experts_;
   std::unique_ptr<GatedMlp> shared_expert_;
   std::optional<Linear> shared_gate_;
 };
