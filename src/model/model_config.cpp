@@ -231,7 +231,9 @@ Result<ModelConfig> parse_model_config(const Json& json, const std::string& sour
   VLLM_ASSIGN_OR_RETURN(bool use_sliding_window, r.boolean("use_sliding_window", true));
   VLLM_ASSIGN_OR_RETURN(c.sliding_window, r.integer("sliding_window", 0));
   if (!use_sliding_window || c.sliding_window < 0) c.sliding_window = 0;
-  VLLM_ASSIGN_OR_RETURN(c.torch_dtype, r.string("torch_dtype", ""));
+  // transformers v5 writes "dtype" where earlier versions wrote "torch_dtype".
+  VLLM_ASSIGN_OR_RETURN(const std::string dtype, r.string("dtype", ""));
+  VLLM_ASSIGN_OR_RETURN(c.torch_dtype, r.string("torch_dtype", dtype));
   VLLM_ASSIGN_OR_RETURN(c.bos_token_id, r.integer("bos_token_id", -1));
   VLLM_ASSIGN_OR_RETURN(c.eos_token_ids, r.integer_list("eos_token_id"));
   VLLM_ASSIGN_OR_RETURN(c.hidden_act, r.string("hidden_act", "silu"));

@@ -90,6 +90,14 @@ TEST(ModelConfigTest, LongRopeChoosesItsFactorsByTheContext) {
             "config.json (rope_scaling): short_factor has 3 entries; the rotary dimension 16 needs 8");
 }
 
+TEST(ModelConfigTest, DtypeUnderEitherName) {
+  Json j = minimal();
+  j["dtype"] = "bfloat16";  // transformers v5
+  EXPECT_EQ(parse_model_config(j, "c")->torch_dtype, "bfloat16");
+  j["torch_dtype"] = "float16";
+  EXPECT_EQ(parse_model_config(j, "c")->torch_dtype, "float16");
+}
+
 TEST(ModelConfigTest, SlidingWindowOnlyWhenEnabled) {
   Json j = minimal();
   j["sliding_window"] = 4096;
