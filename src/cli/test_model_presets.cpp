@@ -22,6 +22,8 @@ constexpr ArchNames kArchs[] = {
     {"qwen2_moe", "Qwen2MoeForCausalLM", "qwen2_moe"},
     {"qwen3_moe", "Qwen3MoeForCausalLM", "qwen3_moe"},
     {"olmoe", "OlmoeForCausalLM", "olmoe"},
+    {"deepseek_v2", "DeepseekV2ForCausalLM", "deepseek_v2"},
+    {"deepseek_v3", "DeepseekV3ForCausalLM", "deepseek_v3"},
 };
 
 // n numbers from `first` by `step` (LongRoPE's per-frequency factors).
@@ -162,6 +164,48 @@ Json tiny_config(const ArchNames& a) {
                   {"attention_bias", true},
                   {"clip_qkv", nullptr},
                   {"tie_word_embeddings", false}});
+  } else if (arch.starts_with("deepseek")) {
+    // Latent attention with YaRN past a 16-token original context (mscale
+    // and mscale_all_dim both in play), a dense layer then two mixtures of
+    // 8 experts in 4 groups with shared experts.  V2: q_proj (q_lora_rank
+    // null), softmax, group-limited greedy top 3, scaled weights; V3:
+    // q_lora_rank set, v_head_dim != qk_nope_head_dim, the noaux_tc sigmoid
+    // router renormalised and scaled, one MTP layer in the config.
+    const bool v3 = arch == "deepseek_v3";
+    c.update(Json{{"num_hidden_layers", 3},
+                  {"num_key_value_heads", 4},
+                  {"intermediate_size", 96},
+                  {"rms_norm_eps", 1e-6},
+                  {"max_position_embeddings", 256},
+                  {"q_lora_rank", v3 ? Json(24) : Json(nullptr)},
+                  {"kv_lora_rank", 32},
+                  {"qk_nope_head_dim", 16},
+                  {"qk_rope_head_dim", 8},
+                  {"v_head_dim", v3 ? 24 : 16},
+                  {"n_routed_experts", 8},
+                  {"n_shared_experts", v3 ? 1 : 2},
+                  {"moe_intermediate_size", 16},
+                  {"num_experts_per_tok", 3},
+                  {"n_group", 4},
+                  {"topk_group", 2},
+                  {"routed_scaling_factor", v3 ? 2.5 : 1.5},
+                  {"norm_topk_prob", v3},
+                  {"first_k_dense_replace", 1},
+                  {"moe_layer_freq", 1},
+                  {"tie_word_embeddings", false},
+                  {"rope_scaling",
+                   {{"type", "yarn"},
+                    {"factor", 16.0},  // = max_position_embeddings / original, as transformers recomputes it
+                    {"original_max_position_embeddings", 16},
+                    {"beta_fast", 32},
+                    {"beta_slow", 1},
+                    {"mscale", v3 ? 1.0 : 0.9},
+                    {"mscale_all_dim", v3 ? 1.0 : 0.707}}}});
+    if (v3) {
+      c.update(Json{{"num_nextn_predict_layers", 1}, {"rope_interleave", true}});
+    } else {
+      c.update(Json{{"topk_method", "group_limited_greedy"}, {"scoring_func", "softmax"}});
+    }
   }
   return c;
 }
@@ -282,6 +326,50 @@ Json real_config(const std::string& preset) {
                   {"eos_token_id", 50279}});
     return c;
   }
+  if (preset == "deepseek-v2-lite") {
+    // deepseek-ai/DeepSeek-V2-Lite's config.json with 12 of its 27 layers
+    // (all 27 in BF16 are 31 GB): a dense layer, then 11 of 64 experts top 6 plus 2 shared.
+    Json c = base_config(kArchs[12]);
+    c.update(Json{{"hidden_size", 2048},
+                  {"intermediate_size", 10944},
+                  {"moe_intermediate_size", 1408},
+                  {"num_hidden_layers", 12},
+                  {"num_attention_heads", 16},
+                  {"num_key_value_heads", 16},
+                  {"n_shared_experts", 2},
+                  {"n_routed_experts", 64},
+                  {"num_experts_per_tok", 6},
+                  {"routed_scaling_factor", 1.0},
+                  {"topk_method", "greedy"},
+                  {"n_group", 1},
+                  {"topk_group", 1},
+                  {"scoring_func", "softmax"},
+                  {"norm_topk_prob", false},
+                  {"first_k_dense_replace", 1},
+                  {"moe_layer_freq", 1},
+                  {"kv_lora_rank", 512},
+                  {"q_lora_rank", nullptr},
+                  {"qk_nope_head_dim", 128},
+                  {"qk_rope_head_dim", 64},
+                  {"v_head_dim", 128},
+                  {"vocab_size", 102400},
+                  {"max_position_embeddings", 163840},
+                  {"rope_theta", 10000.0},
+                  {"rope_scaling",
+                   {{"type", "yarn"},
+                    {"factor", 40},
+                    {"original_max_position_embeddings", 4096},
+                    {"beta_fast", 32},
+                    {"beta_slow", 1},
+                    {"mscale", 0.707},
+                    {"mscale_all_dim", 0.707}}},
+                  {"rms_norm_eps", 1e-6},
+                  {"attention_bias", false},
+                  {"tie_word_embeddings", false},
+                  {"bos_token_id", 100000},
+                  {"eos_token_id", 100001}});
+    return c;
+  }
   if (preset == "qwen3-0.6b") {
     Json c = base_config(kArchs[3]);
     c.update(Json{{"hidden_size", 1024},
@@ -308,6 +396,7 @@ const char* preset_arch(const std::string& preset) {
   if (preset == "gemma-2-2b") return "gemma2";
   if (preset == "phi-3-mini") return "phi3";
   if (preset == "olmoe-1b-7b") return "olmoe";
+  if (preset == "deepseek-v2-lite") return "deepseek_v2";
   return nullptr;
 }
 
@@ -320,8 +409,8 @@ std::string join(const std::vector<std::string>& items) {
 }  // namespace
 
 std::vector<std::string> test_model_preset_names() {
-  return {"tiny",       "smollm-135m", "qwen2.5-0.5b", "llama-3.2-1b",
-          "qwen3-0.6b", "gemma-2-2b",  "phi-3-mini",   "olmoe-1b-7b"};
+  return {"tiny",       "smollm-135m", "qwen2.5-0.5b", "llama-3.2-1b",    "qwen3-0.6b",
+          "gemma-2-2b", "phi-3-mini",  "olmoe-1b-7b",  "deepseek-v2-lite"};
 }
 
 std::vector<std::string> test_model_arch_names() {

@@ -55,11 +55,16 @@ void rms_norm(const float* x, int64_t rows, int64_t n, const float* weight, floa
 void fused_add_rms_norm(float* residual, const float* delta, int64_t rows, int64_t n, const float* weight, float eps,
                         float* y, ThreadPool& pool);
 
-// Rotary embedding in the rotate-half ("neox") layout, in place, over the
-// leading rotary_dim dimensions of each head (the rest pass through).
-// x: [num_tokens, num_heads, head_dim]; cos, sin: [num_tokens, rotary_dim / 2].
+// Which dimensions of a head a rotary frequency i turns together: i and
+// i + rotary_dim / 2 (rotate-half, "neox": Llama and most others), or 2i
+// and 2i + 1 (interleaved pairs, "gptj": DeepSeek's MLA checkpoints).
+enum class RopeLayout { kHalfSplit, kInterleaved };
+
+// Rotary embedding, in place, over the leading rotary_dim dimensions of
+// each head (the rest pass through).  x: [num_tokens, num_heads, head_dim],
+// rows num_heads * head_dim apart; cos, sin: [num_tokens, rotary_dim / 2].
 void rope(float* x, int64_t num_tokens, int64_t num_heads, int64_t head_dim, int64_t rotary_dim, const float* cos,
-          const float* sin, ThreadPool& pool);
+          const float* sin, ThreadPool& pool, RopeLayout layout = RopeLayout::kHalfSplit);
 
 // out[t, i] = silu(gate_up[t, i]) * gate_up[t, n + i] (SwiGLU over the stacked
 // gate and up projections, as vLLM's SiluAndMul).  gate_up: [num_tokens, 2 * n];
@@ -79,8 +84,8 @@ void exp_shifted(const float* x, int64_t n, float shift, float* out);
 // (keys and values rounded to nearest even when written, widened exactly
 // when read: half the memory and half the bytes each decode step reads).
 struct PagedKVLayer {
-  void* key_cache = nullptr;
-  void* value_cache = nullptr;
+  void* key_cache = nullptr;    // a latent layer's rows
+  void* value_cache = nullptr;  // none for a latent layer
   DType dtype = DType::kF32;
   int32_t num_blocks = 0;
   int32_t block_size = 0;
@@ -103,6 +108,19 @@ struct AttentionMetadata {
 // Stores this step's keys and values in their slots.  k, v: [num_tokens, num_kv_heads, head_dim].
 void write_kv_cache(const float* k, const float* v, const int32_t* slot_mapping, int64_t num_tokens,
                     const PagedKVLayer& layer);
+
+// Multi-head latent attention (DeepSeek's MLA with its up-projections
+// absorbed): a latent layer caches one row of layer.head_dim per token,
+// shared by every head as its key, whose first value_dim entries are also
+// its value.  Rows are stored in order, [num_blocks, block_size, head_dim].
+// rows: [num_tokens, head_dim].
+void write_latent_cache(const float* rows, const int32_t* slot_mapping, int64_t num_tokens, const PagedKVLayer& layer);
+// Causal attention of every head of every query row over its sequence's
+// cached rows: scores q.row * scale, out = softmax-weighted sum of the rows'
+// first value_dim entries.  q: [num_tokens, num_heads, head_dim];
+// out: [num_tokens, num_heads, value_dim].
+void latent_attention(const float* q, int32_t num_heads, const PagedKVLayer& layer, const AttentionMetadata& meta,
+                      float scale, int32_t value_dim, float* out, ThreadPool& pool);
 
 // Causal attention of every query row over its sequence's cached keys and
 // values, read through the block table: a query at position i sees the keys

@@ -17,13 +17,17 @@
 
 namespace vllm {
 
-// One layer's share of a KV cache block: num_kv_heads keys of head_dim and
-// as many values, per token.  (A latent-attention layer will describe one
-// compressed latent per token here.)
+// One layer's share of a KV cache block, per token: num_kv_heads keys of
+// head_dim and as many values; or, for a latent layer (DeepSeek's MLA),
+// one row of head_dim (the compressed latent and the rotary key part)
+// that all heads share as key and value, num_kv_heads 1.
 struct LayerKVSpec {
   int32_t num_kv_heads = 0;
   int32_t head_dim = 0;
   int32_t sliding_window = 0;  // keys a query may see, itself included; 0: all
+  bool latent = false;
+
+  int64_t elements_per_token() const { return (latent ? 1 : 2) * int64_t{num_kv_heads} * head_dim; }
 };
 
 // What one forward pass costs, for benchmarks' limits: bytes of weight

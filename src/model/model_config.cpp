@@ -92,10 +92,9 @@ Result<std::vector<double>> ConfigReader::number_list(const std::string& key) co
   return out;
 }
 
-namespace {
-
-// YaRN's attention scaling for a context `factor` times the original one.
 double yarn_mscale(double factor, double mscale) { return factor <= 1.0 ? 1.0 : 0.1 * mscale * std::log(factor) + 1.0; }
+
+namespace {
 
 // transformers' YaRN: `factor` times the original context, an attention
 // factor from mscale / mscale_all_dim when both are set.
@@ -104,9 +103,9 @@ Status parse_yarn(const ConfigReader& r, RopeScaling& s) {
   VLLM_ASSIGN_OR_RETURN(s.beta_slow, r.number("beta_slow", 1.0));
   VLLM_ASSIGN_OR_RETURN(s.truncate, r.boolean("truncate", true));
   VLLM_ASSIGN_OR_RETURN(const double mscale, r.number("mscale", 0.0));
-  VLLM_ASSIGN_OR_RETURN(const double mscale_all_dim, r.number("mscale_all_dim", 0.0));
-  const double derived = mscale != 0.0 && mscale_all_dim != 0.0
-                             ? yarn_mscale(s.factor, mscale) / yarn_mscale(s.factor, mscale_all_dim)
+  VLLM_ASSIGN_OR_RETURN(s.mscale_all_dim, r.number("mscale_all_dim", 0.0));
+  const double derived = mscale != 0.0 && s.mscale_all_dim != 0.0
+                             ? yarn_mscale(s.factor, mscale) / yarn_mscale(s.factor, s.mscale_all_dim)
                              : yarn_mscale(s.factor, 1.0);
   VLLM_ASSIGN_OR_RETURN(s.attention_factor, r.number_or_null("attention_factor", derived));
   return {};

@@ -31,6 +31,9 @@ struct RopeScaling {
   double beta_fast = 32.0;
   double beta_slow = 1.0;
   bool truncate = true;
+  // yarn: DeepSeek's mscale_all_dim (0: none), whose yarn_mscale squared
+  // its attention multiplies the softmax scale by.
+  double mscale_all_dim = 0.0;
   // longrope only: per-frequency divisors, rotary_dim / 2 of them:
   // long_factor when max_position_embeddings exceeds the original context,
   // else short_factor, for every position (vLLM's choice, made once so that
@@ -96,6 +99,10 @@ class ConfigReader {
   const Json& json_;
   std::string source_;
 };
+
+// YaRN's attention scaling for a context `factor` times the original one:
+// 0.1 * mscale * ln(factor) + 1 (1 for factor <= 1).
+double yarn_mscale(double factor, double mscale);
 
 // Parses config.json's JSON value; `source` names the file in errors.
 Result<ModelConfig> parse_model_config(const Json& json, const std::string& source);

@@ -12,12 +12,20 @@ struct Entry {
 };
 
 constexpr Entry kRegistry[] = {
-    {"LlamaForCausalLM", build_llama},        {"MistralForCausalLM", build_mistral},
-    {"Qwen2ForCausalLM", build_qwen2},        {"Qwen3ForCausalLM", build_qwen3},
-    {"Gemma2ForCausalLM", build_gemma2},      {"Gemma3ForCausalLM", build_gemma3},
-    {"Phi3ForCausalLM", build_phi3},          {"GraniteForCausalLM", build_granite},
-    {"MixtralForCausalLM", build_mixtral},    {"Qwen2MoeForCausalLM", build_qwen2_moe},
-    {"Qwen3MoeForCausalLM", build_qwen3_moe}, {"OlmoeForCausalLM", build_olmoe},
+    {"LlamaForCausalLM", build_llama},
+    {"MistralForCausalLM", build_mistral},
+    {"Qwen2ForCausalLM", build_qwen2},
+    {"Qwen3ForCausalLM", build_qwen3},
+    {"Gemma2ForCausalLM", build_gemma2},
+    {"Gemma3ForCausalLM", build_gemma3},
+    {"Phi3ForCausalLM", build_phi3},
+    {"GraniteForCausalLM", build_granite},
+    {"MixtralForCausalLM", build_mixtral},
+    {"Qwen2MoeForCausalLM", build_qwen2_moe},
+    {"Qwen3MoeForCausalLM", build_qwen3_moe},
+    {"OlmoeForCausalLM", build_olmoe},
+    {"DeepseekV2ForCausalLM", build_deepseek_v2},
+    {"DeepseekV3ForCausalLM", build_deepseek_v3},
 };
 
 }  // namespace

@@ -70,7 +70,8 @@ TEST_P(EngineModelTest, GreedyOutputAloneEqualsOutputAmong64WithSmallChunksAndPr
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, EngineModelTest,
-                         ::testing::Values("stories260k", "tiny_llama", "tiny_gemma2", "tiny_qwen2_moe"));
+                         ::testing::Values("stories260k", "tiny_llama", "tiny_gemma2", "tiny_qwen2_moe",
+                                           "tiny_deepseek_v3"));
 
 class EngineCoreTest : public ::testing::Test {
  protected:

@@ -49,6 +49,17 @@ TEST(RopeTest, PartialRotaryTurnsTheLeadingDimensionsAndPassesTheRest) {
   EXPECT_EQ(x, (std::vector<float>{-3, -2, 1, -4, 5, 6, -9, -8, 7, -10, 11, 12}));
 }
 
+TEST(RopeTest, InterleavedLayoutTurnsAdjacentPairs) {
+  // Two heads of 6, rotary_dim 4: pairs (0, 1) and (2, 3) of each head; 4 and 5 untouched.
+  std::vector<float> x = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12};
+  const std::vector<float> cos = {0.0f, -1.0f};
+  const std::vector<float> sin = {1.0f, 0.0f};
+  ThreadPool pool(1);
+  rope(x.data(), 1, 2, 6, 4, cos.data(), sin.data(), pool, RopeLayout::kInterleaved);
+  // pair 0 by 90 degrees: (a, b) -> (-b, a); pair 1 by 180: (a, b) -> (-a, -b).
+  EXPECT_EQ(x, (std::vector<float>{-2, 1, -3, -4, 5, 6, -8, 7, -9, -10, 11, 12}));
+}
+
 TEST(SiluAndMulTest, MatchesFormula) {
   // Two tokens, each row = gate | up.
   const std::vector<float> gate_up = {-1, 0, 2, 3, 4, 5, 0.5f, -2, 7, 1, 2, -3};

@@ -88,10 +88,10 @@ TEST(ModelLoadingTest, MissingTensorIsNamed) {
             dir.file("model.safetensors") + ": missing tensor 'model.layers.3.mlp.up_proj.weight'");
 }
 
-// A tiny random Qwen2-MoE (8 experts, top 4, a shared expert) in `dir`.
-void write_tiny_moe(const TempDir& dir) {
+// A tiny random model of make-test-model's `arch` in `dir`.
+void write_tiny(const TempDir& dir, const std::string& arch) {
   TestModelOptions options;
-  options.preset = std::move(find_test_model_preset("tiny", std::string("qwen2_moe"))).value();
+  options.preset = std::move(find_test_model_preset("tiny", arch)).value();
   options.tokenizer_dir = testing::model_dir();
   options.out_dir = dir.path();
   ThreadPool pool(1);
@@ -100,7 +100,7 @@ void write_tiny_moe(const TempDir& dir) {
 
 TEST(ModelLoadingTest, MixtureOfExpertsNamesAMissingExpertTensorOrABadField) {
   TempDir dir;
-  write_tiny_moe(dir);
+  write_tiny(dir, "qwen2_moe");  // 8 experts, top 4, a shared expert
   rewrite_weights(dir.path(), [](std::vector<TensorToWrite>& ts) {
     std::erase_if(ts, [](const TensorToWrite& t) { return t.name == "model.layers.2.mlp.experts.5.down_proj.weight"; });
   });
@@ -115,6 +115,66 @@ TEST(ModelLoadingTest, MixtureOfExpertsNamesAMissingExpertTensorOrABadField) {
   write_file(dir.file("config.json"), config.dump());
   EXPECT_EQ(load_error(dir.path()),
             dir.file("config.json") + ": field 'num_experts' must be an integer, found \"eight\"");
+}
+
+TEST(ModelLoadingTest, DeepseekNamesAMissingLatentTensorABadShapeOrAnUnsupportedField) {
+  TempDir dir;
+  write_tiny(dir, "deepseek_v2");
+  const std::string config_text = read_file(dir.file("config.json"));
+  Json config = Json::parse(config_text);
+  config["kv_lora_rank"] = 16;
+  write_file(dir.file("config.json"), config.dump());
+  EXPECT_EQ(load_error(dir.path()), dir.file("model.safetensors") +
+                                        ": tensor 'model.layers.0.self_attn.kv_a_proj_with_mqa.weight': expected "
+                                        "shape [24, 64] from config.json, found [40, 64]");
+  config = Json::parse(config_text);
+  config["topk_method"] = "noaux_tc";
+  write_file(dir.file("config.json"), config.dump());
+  EXPECT_EQ(load_error(dir.path()), dir.file("config.json") +
+                                        ": field 'topk_method' 'noaux_tc' is not supported (greedy, "
+                                        "group_limited_greedy)");
+  config = Json::parse(config_text);
+  config["attention_bias"] = true;
+  write_file(dir.file("config.json"), config.dump());
+  EXPECT_EQ(load_error(dir.path()),
+            dir.file("config.json") + ": field 'attention_bias' true is not supported (no DeepSeek checkpoint has it)");
+  write_file(dir.file("config.json"), config_text);
+  rewrite_weights(dir.path(), [](std::vector<TensorToWrite>& ts) {
+    std::erase_if(ts, [](const TensorToWrite& t) { return t.name == "model.layers.1.self_attn.kv_b_proj.weight"; });
+  });
+  EXPECT_EQ(load_error(dir.path()),
+            dir.file("model.safetensors") + ": missing tensor 'model.layers.1.self_attn.kv_b_proj.weight'");
+}
+
+// DeepSeek-V3 checkpoints carry their multi-token-prediction layer as
+// model.layers.<num_hidden_layers>: it is not run, and its tensors are not read.
+TEST(ModelLoadingTest, DeepseekV3SkipsTheMultiTokenPredictionLayer) {
+  TempDir dir;
+  write_tiny(dir, "deepseek_v3");
+  Result<std::unique_ptr<Model>> plain = load_model(dir.path());
+  ASSERT_TRUE(plain.is_ok()) << plain.status().message();
+  rewrite_weights(dir.path(), [](std::vector<TensorToWrite>& ts) {
+    const std::vector<TensorToWrite> layer0(ts.begin(), ts.end());
+    for (const TensorToWrite& t : layer0) {
+      if (t.name.starts_with("model.layers.0.")) {
+        TensorToWrite mtp = t;
+        mtp.name = "model.layers.3." + t.name.substr(std::string("model.layers.0.").size());
+        ts.push_back(mtp);
+      }
+    }
+    ts.push_back({"model.layers.3.eh_proj.weight", DType::kF32, {64, 128}, std::vector<uint8_t>(64 * 128 * 4)});
+  });
+  Result<std::unique_ptr<Model>> with_mtp = load_model(dir.path());
+  ASSERT_TRUE(with_mtp.is_ok()) << with_mtp.status().message();
+  // Every layer caches one latent row per token: kv_lora_rank 32 + qk_rope_head_dim 8.
+  ASSERT_EQ((*with_mtp)->kv_cache_spec().size(), 3u);
+  for (const LayerKVSpec& layer : (*with_mtp)->kv_cache_spec()) {
+    EXPECT_TRUE(layer.latent);
+    EXPECT_EQ(layer.num_kv_heads, 1);
+    EXPECT_EQ(layer.head_dim, 40);
+    EXPECT_EQ(layer.elements_per_token(), 40);
+  }
+  EXPECT_EQ((*with_mtp)->cost().weight_bytes, (*plain)->cost().weight_bytes);
 }
 
 TEST(ModelLoadingTest, ShapeMismatchNamesTensorExpectedAndFound) {
@@ -154,7 +214,8 @@ TEST(ModelLoadingTest, UnsupportedArchitectureListsSupportedOnes) {
                                         ": unsupported architecture 'GPT2LMHeadModel'; supported: LlamaForCausalLM, "
                                         "MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, Gemma2ForCausalLM, "
                                         "Gemma3ForCausalLM, Phi3ForCausalLM, GraniteForCausalLM, MixtralForCausalLM, "
-                                        "Qwen2MoeForCausalLM, Qwen3MoeForCausalLM, OlmoeForCausalLM");
+                                        "Qwen2MoeForCausalLM, Qwen3MoeForCausalLM, OlmoeForCausalLM, "
+                                        "DeepseekV2ForCausalLM, DeepseekV3ForCausalLM");
 }
 
 TEST(ModelLoadingTest, MalformedConfigJson) {

@@ -165,6 +165,7 @@ def forward(model_dir, ids, bf16_activations=False, bf16_kv=False):
 
     def matmul(x, weight):
         return (round_to_bf16(x) if bf16_activations else x) @ weight.T
+    matmul.rounds_inputs = bf16_activations
 
     family = FAMILIES.get(config["architectures"][0])
     if family is not None:
@@ -173,7 +174,8 @@ def forward(model_dir, ids, bf16_activations=False, bf16_kv=False):
 
 
 # Architectures whose forward pass lives in a module of its own.
-FAMILIES = {"Gemma2ForCausalLM": "ref_gemma", "Gemma3ForCausalLM": "ref_gemma"}
+FAMILIES = {"Gemma2ForCausalLM": "ref_gemma", "Gemma3ForCausalLM": "ref_gemma",
+            "DeepseekV2ForCausalLM": "ref_deepseek", "DeepseekV3ForCausalLM": "ref_deepseek"}
 
 
 def llama_family_forward(config, w, ids, matmul, bf16_kv):

@@ -1,6 +1,7 @@
 // The memory of the paged KV cache: per layer, one key and one value pool of
-// [num_blocks, num_kv_heads, block_size, head_dim] elements of `dtype`, each
-// layer as the model's kv_cache_spec() describes it.
+// [num_blocks, num_kv_heads, block_size, head_dim] elements of `dtype` (a
+// latent layer: one pool of rows), each layer as the model's
+// kv_cache_spec() describes it.
 #pragma once
 
 #include <cstdint>
@@ -31,7 +32,7 @@ class KVCacheStorage {
 
  private:
   int32_t num_blocks_;
-  std::vector<AlignedBuffer> buffers_;  // [layer * 2 + {0: keys, 1: values}]
+  std::vector<AlignedBuffer> buffers_;  // per layer: keys and values, or a latent layer's rows
   KVCacheView view_;
 };
 

@@ -53,8 +53,11 @@ void fused_add_rms_norm(float* residual, const float* delta, int64_t rows, int64
 }
 
 void rope(float* x, int64_t num_tokens, int64_t num_heads, int64_t head_dim, int64_t rotary_dim, const float* cos,
-          const float* sin, ThreadPool& pool) {
+          const float* sin, ThreadPool& pool, RopeLayout layout) {
   const int64_t half = rotary_dim / 2;
+  // Dimension i of the first and of the second of each rotated pair.
+  const int64_t first_step = layout == RopeLayout::kInterleaved ? 2 : 1;
+  const int64_t second = layout == RopeLayout::kInterleaved ? 1 : half;
   for_rows(num_tokens, num_heads * head_dim, pool, [&](int64_t begin, int64_t end) {
     for (int64_t t = begin; t < end; ++t) {
       const float* c = cos + t * half;
@@ -62,10 +65,11 @@ void rope(float* x, int64_t num_tokens, int64_t num_heads, int64_t head_dim, int
       for (int64_t h = 0; h < num_heads; ++h) {
         float* v = x + (t * num_heads + h) * head_dim;
         for (int64_t i = 0; i < half; ++i) {
-          const float a = v[i];
-          const float b = v[i + half];
-          v[i] = a * c[i] - b * s[i];
-          v[i + half] = b * c[i] + a * s[i];
+          float* first = v + i * first_step;
+          const float a = first[0];
+          const float b = first[second];
+          first[0] = a * c[i] - b * s[i];
+          first[second] = b * c[i] + a * s[i];
         }
       }
     }

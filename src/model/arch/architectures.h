@@ -23,5 +23,7 @@ Result<std::unique_ptr<Model>> build_mixtral(const ModelConfig& config, WeightRe
 Result<std::unique_ptr<Model>> build_qwen2_moe(const ModelConfig& config, WeightReader& weights);
 Result<std::unique_ptr<Model>> build_qwen3_moe(const ModelConfig& config, WeightReader& weights);
 Result<std::unique_ptr<Model>> build_olmoe(const ModelConfig& config, WeightReader& weights);
+Result<std::unique_ptr<Model>> build_deepseek_v2(const ModelConfig& config, WeightReader& weights);
+Result<std::unique_ptr<Model>> build_deepseek_v3(const ModelConfig& config, WeightReader& weights);
 
 }  // namespace vllm

@@ -31,8 +31,12 @@ Result<std::unique_ptr<Model>> build_llama_family(const ModelConfig& c, WeightRe
     DecoderLayer& layer = parts.layers.emplace_back();
     VLLM_ASSIGN_OR_RETURN(layer.input_norm,
                           RMSNorm::load(w, p + "input_layernorm.weight", c.hidden_size, c.rms_norm_eps));
-    VLLM_ASSIGN_OR_RETURN(layer.mixer,
-                          Attention::load(w, {p + "self_attn.", fused, options.qkv_bias, options.o_bias}, attention));
+    if (options.mixer) {
+      VLLM_ASSIGN_OR_RETURN(layer.mixer, options.mixer(w, i));
+    } else {
+      VLLM_ASSIGN_OR_RETURN(layer.mixer,
+                            Attention::load(w, {p + "self_attn.", fused, options.qkv_bias, options.o_bias}, attention));
+    }
     VLLM_ASSIGN_OR_RETURN(layer.ffn_norm,
                           RMSNorm::load(w, p + "post_attention_layernorm.weight", c.hidden_size, c.rms_norm_eps));
     if (options.feed_forward) {

@@ -15,6 +15,8 @@ namespace vllm {
 
 // Layer i's feed-forward (the MoE architectures' mixture, or a dense MLP).
 using FeedForwardBuilder = std::function<Result<std::unique_ptr<FeedForward>>(WeightReader& weights, int64_t layer)>;
+// Layer i's attention, when it is not the standard one (DeepSeek's latent attention).
+using MixerBuilder = std::function<Result<std::unique_ptr<SequenceMixer>>(WeightReader& weights, int64_t layer)>;
 
 struct LlamaFamilyOptions {
   bool qkv_bias = false;  // biases on q_proj, k_proj, v_proj
@@ -31,6 +33,8 @@ struct LlamaFamilyOptions {
   float logit_scale = 1.0f;
   // Unset: a SwiGLU GatedMlp of intermediate_size at "mlp.".
   FeedForwardBuilder feed_forward;
+  // Unset: the Attention above at "self_attn.".
+  MixerBuilder mixer;
 };
 
 Result<std::unique_ptr<Model>> build_llama_family(const ModelConfig& config, WeightReader& weights,

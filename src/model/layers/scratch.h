@@ -21,6 +21,9 @@ enum class ScratchSlot {
   kExpertIn,      // [tokens of one expert, hidden]: its gathered inputs
   kExpertOut,     // [tokens of one expert, hidden]
   kSharedOut,     // [T, hidden]: a shared expert's output
+  kLatent,        // [T, kv_lora_rank]: latent attention's compressed KV, normed
+  kHeadsIn,       // [heads, T, dims]: per-head inputs of latent attention's up-projections
+  kHeadsOut,      // [heads, T, dims]: their outputs
   kCount,
 };
 

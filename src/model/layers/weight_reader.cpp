@@ -1,5 +1,10 @@
 #include "model/layers/weight_reader.h"
 
+#include <algorithm>
+#include <cstring>
+
+#include "base/logging.h"
+
 namespace vllm {
 
 Result<Tensor> SourceWeightReader::checked(const std::string& name, const std::vector<int64_t>& shape) const {
@@ -27,6 +32,31 @@ Result<kernels::PackedMatrix> SourceWeightReader::matrices(const std::vector<std
     parts.push_back(t);
   }
   return kernels::pack_stacked_matrices(parts, pool_);
+}
+
+Result<std::vector<kernels::PackedMatrix>> SourceWeightReader::row_blocks(const std::string& name, int64_t num_blocks,
+                                                                          int64_t block_rows, int64_t cols,
+                                                                          int64_t first, int64_t count,
+                                                                          bool transpose) {
+  VLLM_CHECK(first >= 0 && first + count <= block_rows, "row_blocks: rows outside the block");
+  VLLM_ASSIGN_OR_RETURN(const Tensor t, checked(name, {num_blocks * block_rows, cols}));
+  const size_t element = dtype_size(t.dtype);
+  const auto* bytes = static_cast<const uint8_t*>(t.data);
+  std::vector<uint8_t> part(static_cast<size_t>(count * cols) * element);
+  std::vector<kernels::PackedMatrix> out;
+  for (int64_t b = 0; b < num_blocks; ++b) {
+    for (int64_t r = 0; r < count; ++r) {
+      const uint8_t* row = bytes + static_cast<size_t>((b * block_rows + first + r) * cols) * element;
+      for (int64_t c = 0; c < cols; ++c) {
+        const int64_t at = transpose ? c * count + r : r * cols + c;
+        std::memcpy(part.data() + static_cast<size_t>(at) * element, row + static_cast<size_t>(c) * element, element);
+      }
+    }
+    const Tensor view{part.data(), t.dtype,
+                      transpose ? std::vector<int64_t>{cols, count} : std::vector<int64_t>{count, cols}};
+    out.push_back(kernels::pack_matrix(view, pool_));
+  }
+  return out;
 }
 
 Result<std::vector<float>> SourceWeightReader::vectors(const std::vector<std::string>& names,
@@ -57,6 +87,16 @@ Result<kernels::PackedMatrix> WeightLister::matrices(const std::vector<std::stri
                                                      const std::vector<int64_t>& rows, int64_t cols) {
   for (size_t i = 0; i < names.size(); ++i) specs.push_back({names[i], {rows[i], cols}, WeightKind::kMatrix});
   return kernels::PackedMatrix{};
+}
+
+Result<std::vector<kernels::PackedMatrix>> WeightLister::row_blocks(const std::string& name, int64_t num_blocks,
+                                                                    int64_t block_rows, int64_t cols, int64_t, int64_t,
+                                                                    bool) {
+  // Listed once however many slices of it are taken.
+  if (std::none_of(specs.begin(), specs.end(), [&](const WeightSpec& s) { return s.name == name; })) {
+    specs.push_back({name, {num_blocks * block_rows, cols}, WeightKind::kMatrix});
+  }
+  return std::vector<kernels::PackedMatrix>(static_cast<size_t>(num_blocks));
 }
 
 Result<std::vector<float>> WeightLister::vectors(const std::vector<std::string>& names, const std::vector<int64_t>& n,

@@ -30,6 +30,13 @@ class WeightReader {
   // read together; a fused checkpoint tensor is the one-part case).
   virtual Result<kernels::PackedMatrix> matrices(const std::vector<std::string>& names,
                                                  const std::vector<int64_t>& rows, int64_t cols) = 0;
+  // A checkpoint matrix [num_blocks * block_rows, cols] whose rows are
+  // blocks (heads' parts, stacked): of each block, the `count` rows from
+  // `first`, packed alone as [count, cols], or as its transpose [cols,
+  // count] (DeepSeek's kv_b_proj, split into per-head up-projections).
+  virtual Result<std::vector<kernels::PackedMatrix>> row_blocks(const std::string& name, int64_t num_blocks,
+                                                                int64_t block_rows, int64_t cols, int64_t first,
+                                                                int64_t count, bool transpose) = 0;
   // Checkpoint vectors [n[i]] concatenated.
   virtual Result<std::vector<float>> vectors(const std::vector<std::string>& names, const std::vector<int64_t>& n,
                                              WeightKind kind) = 0;
@@ -49,6 +56,9 @@ class SourceWeightReader : public WeightReader {
 
   Result<kernels::PackedMatrix> matrices(const std::vector<std::string>& names, const std::vector<int64_t>& rows,
                                          int64_t cols) override;
+  Result<std::vector<kernels::PackedMatrix>> row_blocks(const std::string& name, int64_t num_blocks, int64_t block_rows,
+                                                        int64_t cols, int64_t first, int64_t count,
+                                                        bool transpose) override;
   Result<std::vector<float>> vectors(const std::vector<std::string>& names, const std::vector<int64_t>& n,
                                      WeightKind kind) override;
 
@@ -64,6 +74,9 @@ class WeightLister : public WeightReader {
  public:
   Result<kernels::PackedMatrix> matrices(const std::vector<std::string>& names, const std::vector<int64_t>& rows,
                                          int64_t cols) override;
+  Result<std::vector<kernels::PackedMatrix>> row_blocks(const std::string& name, int64_t num_blocks, int64_t block_rows,
+                                                        int64_t cols, int64_t first, int64_t count,
+                                                        bool transpose) override;
   Result<std::vector<float>> vectors(const std::vector<std::string>& names, const std::vector<int64_t>& n,
                                      WeightKind kind) override;
 
