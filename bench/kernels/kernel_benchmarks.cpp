@@ -168,8 +168,12 @@ void register_benchmarks() {
           ->UseRealTime();
     }
   }
+  // Batch 2-4: also the rows a mixture's expert gets in a batch of 16 decoding sequences.
   benchmark::RegisterBenchmark("DecodeWeights/BF16/smollm", BM_DecodeWeightsSmollm)
       ->Arg(1)
+      ->Arg(2)
+      ->Arg(3)
+      ->Arg(4)
       ->Arg(16)
       ->ArgName("batch")
       ->Unit(benchmark::kMillisecond)

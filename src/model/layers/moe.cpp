@@ -79,6 +79,16 @@ void route_token(const RouterConfig& c, const float* logits, const float* select
   }
 }
 
+Result<MoE::Expert> MoE::load_expert(WeightReader& weights, const std::string& prefix, const MlpNames& n,
+                                     int64_t intermediate_size, int64_t hidden_size) {
+  Expert expert;
+  VLLM_ASSIGN_OR_RETURN(expert.gate_up, Linear::load(weights, {prefix + n.gate + ".weight", prefix + n.up + ".weight"},
+                                                     {intermediate_size, intermediate_size}, hidden_size));
+  VLLM_ASSIGN_OR_RETURN(expert.down,
+                        Linear::load(weights, {prefix + n.down + ".weight"}, {hidden_size}, intermediate_size));
+  return expert;
+}
+
 Result<std::unique_ptr<MoE>> MoE::load(WeightReader& weights, const MoeWeights& names, int64_t hidden_size,
                                        const RouterConfig& router) {
   if (router.top_k < 1 || router.top_k > router.num_experts) {
@@ -101,20 +111,16 @@ Result<std::unique_ptr<MoE>> MoE::load(WeightReader& weights, const MoeWeights& 
     VLLM_ASSIGN_OR_RETURN(m->selection_bias_, weights.vector(p + names.router + ".e_score_correction_bias",
                                                              router.num_experts, WeightKind::kBias));
   }
-  const int64_t inter = names.expert_intermediate_size;
-  m->expert_intermediate_size_ = inter;
-  const MlpNames& n = names.expert_names;
+  m->expert_intermediate_size_ = names.expert_intermediate_size;
   for (int32_t e = 0; e < router.num_experts; ++e) {
-    const std::string ep = p + "experts." + std::to_string(e) + ".";
-    Expert expert;
-    VLLM_ASSIGN_OR_RETURN(expert.gate_up, Linear::load(weights, {ep + n.gate + ".weight", ep + n.up + ".weight"},
-                                                       {inter, inter}, hidden_size));
-    VLLM_ASSIGN_OR_RETURN(expert.down, Linear::load(weights, {ep + n.down + ".weight"}, {hidden_size}, inter));
+    VLLM_ASSIGN_OR_RETURN(Expert expert, load_expert(weights, p + "experts." + std::to_string(e) + ".",
+                                                     names.expert_names, names.expert_intermediate_size, hidden_size));
     m->experts_.push_back(std::move(expert));
   }
   if (names.shared_intermediate_size > 0) {
-    VLLM_ASSIGN_OR_RETURN(m->shared_expert_, GatedMlp::load(weights, {p + names.shared_name}, hidden_size,
-                                                            names.shared_intermediate_size));
+    m->shared_intermediate_size_ = names.shared_intermediate_size;
+    VLLM_ASSIGN_OR_RETURN(m->shared_expert_, load_expert(weights, p + names.shared_name, MlpNames{},
+                                                         names.shared_intermediate_size, hidden_size));
   }
   if (names.shared_gate) {
     VLLM_ASSIGN_OR_RETURN(m->shared_gate_, Linear::load(weights, {p + "shared_expert_gate.weight"}, {1}, hidden_size));
@@ -161,8 +167,21 @@ void MoE::forward(const float* x, int64_t num_rows, float* out, Scratch& scratch
     gate_ups.push_back({&experts_[e].gate_up, in + at * h, n, gate_up + at * 2 * inter});
     downs.push_back({&experts_[e].down, act + at * inter, n, expert_out + at * h});
   }
+  // The shared expert over every row, in the same two parallel regions.
+  const int64_t shared_inter = shared_intermediate_size_;
+  float* shared_gate_up = nullptr;
+  float* shared_act = nullptr;
+  float* shared = nullptr;
+  if (shared_expert_) {
+    shared_gate_up = scratch.get(ScratchSlot::kSharedGateUp, rows * static_cast<size_t>(2 * shared_inter));
+    shared_act = scratch.get(ScratchSlot::kSharedAct, rows * static_cast<size_t>(shared_inter));
+    shared = scratch.get(ScratchSlot::kSharedOut, rows * static_cast<size_t>(h));
+    gate_ups.push_back({&shared_expert_->gate_up, x, num_rows, shared_gate_up});
+    downs.push_back({&shared_expert_->down, shared_act, num_rows, shared});
+  }
   Linear::forward_group(gate_ups, pool);
   kernels::silu_and_mul(gate_up, static_cast<int64_t>(assignments), inter, act, pool);
+  if (shared_expert_) kernels::silu_and_mul(shared_gate_up, num_rows, shared_inter, shared_act, pool);
   Linear::forward_group(downs, pool);
 
   std::fill(out, out + num_rows * h, 0.0f);
@@ -173,8 +192,6 @@ void MoE::forward(const float* x, int64_t num_rows, float* out, Scratch& scratch
     for (int64_t c = 0; c < h; ++c) dst[c] += w * src[c];
   }
   if (shared_expert_) {
-    float* shared = scratch.get(ScratchSlot::kSharedOut, rows * static_cast<size_t>(h));
-    shared_expert_->forward(x, num_rows, shared, scratch, pool);
     std::vector<float> gate(rows, 1.0f);
     if (shared_gate_) {
       shared_gate_->forward(x, num_rows, gate.data(), pool);
@@ -198,7 +215,10 @@ void MoE::add_cost(ModelCost& cost) const {
   cost.layer_params += experts.layer_params * active;
   cost.weight_bytes += experts.weight_bytes * active;
   cost.bf16_matrices &= experts.bf16_matrices;
-  if (shared_expert_) shared_expert_->add_cost(cost);
+  if (shared_expert_) {
+    shared_expert_->gate_up.add_cost(cost);
+    shared_expert_->down.add_cost(cost);
+  }
   if (shared_gate_) shared_gate_->add_cost(cost);
 }
 

@@ -85,8 +85,13 @@ class MoE : public FeedForward {
     Linear gate_up;  // [2 * intermediate, hidden]: gate rows, then up rows
     Linear down;     // [hidden, intermediate]
   };
+  static Result<Expert> load_expert(WeightReader& weights, const std::string& prefix, const MlpNames& names,
+                                    int64_t intermediate_size, int64_t hidden_size);
+
   std::vector<Expert> experts_;
-  std::unique_ptr<GatedMlp> shared_expert_;
+  // Run in the same parallel regions as the routed experts.
+  std::optional<Expert> shared_expert_;
+  int64_t shared_intermediate_size_ = 0;
   std::optional<Linear> shared_gate_;
 };
 

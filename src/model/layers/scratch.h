@@ -20,6 +20,8 @@ enum class ScratchSlot {
   kRouterLogits,  // [T, experts]
   kExpertIn,      // [tokens of one expert, hidden]: its gathered inputs
   kExpertOut,     // [tokens of one expert, hidden]
+  kSharedGateUp,  // [T, 2 * shared intermediate]
+  kSharedAct,     // [T, shared intermediate]
   kSharedOut,     // [T, hidden]: a shared expert's output
   kLatent,        // [T, kv_lora_rank]: latent attention's compressed KV, normed
   kHeadsIn,       // [heads, T, dims]: per-head inputs of latent attention's up-projections
