@@ -37,9 +37,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   vllm::Result<vllm::server::CompletionRequest> completion = vllm::server::parse_completion_request(body);
   if (completion.is_ok() && completion->prompts.empty()) std::abort();
   const Fixture& f = fixture();
-  vllm::Result<vllm::server::CompletionRequest> chat =
-      vllm::server::parse_chat_request(body, *f.renderer, *f.tokenizer, 512);
-  if (chat.is_ok() && (chat->prompts.size() != 1 || !chat->prompts[0].token_ids)) std::abort();
+  vllm::Result<vllm::server::CompletionRequest> chat = vllm::server::parse_chat_request(body, *f.renderer);
+  if (chat.is_ok() && (chat->prompts.size() != 1 || chat->prompts[0].token_ids)) std::abort();  // one rendered text
   vllm::Result<vllm::server::TokenizeRequest> tokenize = vllm::server::parse_tokenize_request(body, *f.renderer);
   if (tokenize.is_ok()) (void)f.tokenizer->encode(tokenize->text, tokenize->add_special_tokens);
   const int32_t vocab_size = f.tokenizer->vocab_size();

@@ -3,29 +3,6 @@
 #include "base/logging.h"
 
 namespace vllm {
-namespace {
-
-Status check_logprobs_limit(const char* field, const std::optional<int32_t>& value, int32_t max_logprobs) {
-  if (value && *value > max_logprobs) {
-    return invalid_argument(std::string(field) + " must be at most " + std::to_string(max_logprobs) +
-                            " (--max-logprobs), got " + std::to_string(*value) + ".")
-        .with_param(field);
-  }
-  return Status::ok();
-}
-
-}  // namespace
-
-Result<int32_t> truncated_prompt_length(int32_t truncate_prompt_tokens, int32_t max_model_len) {
-  if (truncate_prompt_tokens == -1) return max_model_len;
-  if (truncate_prompt_tokens < 1 || truncate_prompt_tokens > max_model_len) {
-    return invalid_argument("truncate_prompt_tokens must be -1 or in [1, " + std::to_string(max_model_len) +
-                            "] (max_model_len), got " + std::to_string(truncate_prompt_tokens))
-        .with_param("truncate_prompt_tokens");
-  }
-  return truncate_prompt_tokens;
-}
-
 Result<std::unique_ptr<LLMEngine>> LLMEngine::create(Model& model, const Tokenizer& tokenizer,
                                                      const EngineConfig& config) {
   VLLM_ASSIGN_OR_RETURN(std::unique_ptr<EngineCore> core, EngineCore::create(model, config));
@@ -33,27 +10,13 @@ Result<std::unique_ptr<LLMEngine>> LLMEngine::create(Model& model, const Tokeniz
 }
 
 LLMEngine::LLMEngine(const Tokenizer& tokenizer, std::unique_ptr<EngineCore> core, int32_t max_logprobs)
-    : tokenizer_(tokenizer), core_(std::move(core)), max_logprobs_(max_logprobs), output_processor_(tokenizer) {}
+    : tokenizer_(tokenizer),
+      core_(std::move(core)),
+      inputs_(tokenizer, *core_, max_logprobs),
+      output_processor_(tokenizer) {}
 
 Result<ProcessedRequest> LLMEngine::process_inputs(const PromptInput& prompt, const SamplingParams& params) const {
-  ProcessedRequest r;
-  r.prompt_token_ids = prompt.token_ids ? *prompt.token_ids : tokenizer_.encode(prompt.text, prompt.add_special_tokens);
-  if (prompt.truncate_prompt_tokens) {
-    const int32_t max_model_len = core_->config().config.scheduler.max_model_len;
-    VLLM_ASSIGN_OR_RETURN(const int32_t keep, truncated_prompt_length(*prompt.truncate_prompt_tokens, max_model_len));
-    if (r.prompt_token_ids.size() > static_cast<size_t>(keep)) {
-      r.prompt_token_ids.erase(r.prompt_token_ids.begin(), r.prompt_token_ids.end() - keep);
-    }
-  }
-  r.params = params;
-  r.cache_salt = prompt.cache_salt;
-  VLLM_RETURN_IF_ERROR(check_logprobs_limit("logprobs", params.logprobs, max_logprobs_));
-  VLLM_RETURN_IF_ERROR(check_logprobs_limit("prompt_logprobs", params.prompt_logprobs, max_logprobs_));
-  if (params.use_beam_search && params.output_kind != OutputKind::kFinalOnly) {
-    return invalid_argument("beam search cannot stream: its beams are only known at the end.");
-  }
-  VLLM_RETURN_IF_ERROR(core_->check_request(r.prompt_token_ids, r.params));
-  return r;
+  return inputs_.process(prompt, params);
 }
 
 bool LLMEngine::has_request(const std::string& request_id) const {

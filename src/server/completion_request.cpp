@@ -140,7 +140,7 @@ Result<CompletionRequest> parse_completion_request(const std::string& body) {
 }
 
 Result<CompletionRequest> parse_chat_request(const std::string& body, const ChatRenderer& renderer,
-                                             const Tokenizer& tokenizer, int32_t max_model_len, std::stop_token stop) {
+                                             std::stop_token stop) {
   VLLM_ASSIGN_OR_RETURN(const Json j, parse_request_body(body));
   VLLM_ASSIGN_OR_RETURN(const ChatPrompt chat, read_chat_prompt(j));
   CompletionRequest r;
@@ -162,17 +162,12 @@ Result<CompletionRequest> parse_chat_request(const std::string& body, const Chat
   if (logprobs) r.params.logprobs = top_logprobs;
   Result<std::string> text = renderer.render(chat, std::move(stop));
   if (!text.is_ok()) return text.status().with_param("messages");
-  PromptInput prompt = PromptInput::from_token_ids(tokenizer.encode(*text, options.add_special_tokens));
+  PromptInput prompt = PromptInput::from_text(std::move(*text));
   options.apply(prompt);
   // Chat's default max_tokens is the rest of the context (vLLM, unlike OpenAI).
   const bool explicit_max = (j.contains("max_tokens") && !j["max_tokens"].is_null()) ||
                             (j.contains("max_completion_tokens") && !j["max_completion_tokens"].is_null());
-  auto prompt_len = static_cast<int64_t>(prompt.token_ids->size());
-  if (options.truncate_prompt_tokens) {  // the length the engine will keep
-    VLLM_ASSIGN_OR_RETURN(const int32_t keep, truncated_prompt_length(*options.truncate_prompt_tokens, max_model_len));
-    prompt_len = std::min<int64_t>(prompt_len, keep);
-  }
-  if (!explicit_max) r.params.max_tokens = std::max<int64_t>(1, max_model_len - prompt_len);
+  r.params.max_tokens_from_context = !explicit_max;
   r.prompts.push_back(std::move(prompt));
   const OrderedJson& last = chat.messages.back();
   if (r.echo && last["role"] == "assistant" && last["content"].is_string()) {

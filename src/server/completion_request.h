@@ -29,11 +29,11 @@ struct CompletionRequest {
 
 Result<CompletionRequest> parse_completion_request(const std::string& body);
 
-// The messages are rendered with `renderer` and tokenised here, so that the
-// default max_tokens (max_model_len - prompt length) is known; the render
-// gives up once `stop` is requested.
+// The messages are rendered with `renderer` into the prompt's text (the
+// engine's input processor tokenises it and, unless the request sets
+// max_tokens, gives it the rest of the context); the render gives up once
+// `stop` is requested.
 Result<CompletionRequest> parse_chat_request(const std::string& body, const ChatRenderer& renderer,
-                                             const Tokenizer& tokenizer, int32_t max_model_len,
                                              std::stop_token stop = {});
 
 }  // namespace vllm::server

@@ -242,8 +242,7 @@ void OpenAIServer::handle_input(const std::string& path, const HttpRequest& requ
   if (path == "/tokenize") return channel->respond(tokenize(request.body, std::move(cancel)));
   if (path == "/detokenize") return channel->respond(detokenize(request.body));
   if (path == "/v1/chat/completions") {
-    return generate(parse_chat_request(request.body, chat_renderer_, tokenizer_, config_.max_model_len, cancel),
-                    api_key, channel);
+    return generate(parse_chat_request(request.body, chat_renderer_, cancel), api_key, channel);
   }
   generate(parse_completion_request(request.body), api_key, channel);
 }

@@ -36,6 +36,9 @@ struct SamplingParams {
 
   int64_t min_tokens = 0;  // EOS and stop tokens are masked until this many tokens exist
   int64_t max_tokens = 16;
+  // max_tokens left to the engine: the rest of the context after the prompt
+  // (vLLM's max_tokens None; the InputProcessor sets it).
+  bool max_tokens_from_context = false;
   std::vector<std::string> stop;
   std::vector<int32_t> stop_token_ids;
   bool include_stop_str_in_output = false;

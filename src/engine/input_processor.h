@@ -1,0 +1,59 @@
+// What every request goes through once, before the engine sees it (vLLM's
+// InputProcessor): its prompt tokenised (text) and truncated
+// (truncate_prompt_tokens), max_tokens defaulted to the rest of the context
+// where the request left it to us, and every check against the model and
+// the engine's limits, so that a bad request is refused with one clear error
+// on the caller's thread (the server's input workers, never its I/O threads,
+// never the engine thread).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "engine/engine_core.h"
+#include "tokenizer/tokenizer.h"
+
+namespace vllm {
+
+// A prompt as text (tokenised with special tokens, e.g. BOS) or as token ids.
+struct PromptInput {
+  std::string text;
+  std::optional<std::vector<int32_t>> token_ids;  // wins over text when set
+  std::string cache_salt;                         // prefix-cache isolation: only equal salts share blocks
+  bool add_special_tokens = true;                 // text only: e.g. BOS, as the tokenizer's post-processor says
+  // Keep only the last k prompt tokens (vLLM's truncate_prompt_tokens); -1: the context length.
+  std::optional<int32_t> truncate_prompt_tokens = std::nullopt;
+
+  static PromptInput from_text(std::string text) { return {std::move(text), std::nullopt, {}, true}; }
+  static PromptInput from_token_ids(std::vector<int32_t> ids) { return {{}, std::move(ids), {}, true}; }
+};
+
+// How many prompt tokens truncate_prompt_tokens keeps (-1: max_model_len),
+// or the error naming the field when it is out of range.
+Result<int32_t> truncated_prompt_length(int32_t truncate_prompt_tokens, int32_t max_model_len);
+
+// A request ready for the core: tokenised and checked.
+struct ProcessedRequest {
+  std::vector<int32_t> prompt_token_ids;
+  SamplingParams params;
+  std::string cache_salt;
+};
+
+class InputProcessor {
+ public:
+  // `core` checks prompts and parameters against the model and the KV cache.
+  InputProcessor(const Tokenizer& tokenizer, const EngineCore& core, int32_t max_logprobs)
+      : tokenizer_(tokenizer), core_(core), max_logprobs_(max_logprobs) {}
+
+  // Thread-safe: reads only what does not change after start-up.
+  Result<ProcessedRequest> process(const PromptInput& prompt, const SamplingParams& params) const;
+
+ private:
+  const Tokenizer& tokenizer_;
+  const EngineCore& core_;
+  int32_t max_logprobs_;
+};
+
+}  // namespace vllm
