@@ -7,7 +7,7 @@
 
 #include "base/json.h"
 #include "base/status.h"
-#include "engine/sched/sampling_params.h"
+#include "engine/sample/sampling_params.h"
 
 namespace vllm::api {
 

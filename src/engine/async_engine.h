@@ -15,42 +15,18 @@
 #include <unordered_map>
 #include <variant>
 
+#include "engine/engine_client.h"
 #include "engine/llm_engine.h"
 
 namespace vllm {
 
-// One request's outputs, written by the engine thread, read by one consumer.
-class RequestStream {
- public:
-  // Blocks until the next output; false once the final one has been read.
-  bool next(RequestOutput& out);
-
-  // Non-blocking: the next output if one is waiting.
-  bool try_next(RequestOutput& out);
-
-  // For consumers that must not block (the server's I/O threads): called
-  // after every output is queued, on the engine thread, and at once if some
-  // are already waiting.  It should only schedule the reading elsewhere.
-  void set_listener(std::function<void()> listener);
-
- private:
-  friend class AsyncEngine;
-  void push(RequestOutput out);
-
-  std::mutex mutex_;
-  std::condition_variable ready_;
-  std::deque<RequestOutput> queue_;
-  std::function<void()> listener_;
-  bool final_read_ = false;
-};
-
-class AsyncEngine {
+class AsyncEngine final : public EngineClient {
  public:
   // `max_waiting_requests` > 0 bounds the queue: a request that would make
   // more wait is refused (ResourceExhausted).  0: unbounded, as vLLM.
   explicit AsyncEngine(std::unique_ptr<LLMEngine> engine, int32_t max_waiting_requests = 0);
   // Calls shutdown().
-  ~AsyncEngine();
+  ~AsyncEngine() override;
   AsyncEngine(const AsyncEngine&) = delete;
   AsyncEngine& operator=(const AsyncEngine&) = delete;
 
@@ -58,18 +34,18 @@ class AsyncEngine {
   // on the returned stream (as params.output_kind says), ending with the
   // one that has finished = true.
   Result<std::shared_ptr<RequestStream>> add_request(const std::string& request_id, const PromptInput& prompt,
-                                                     const SamplingParams& params);
+                                                     const SamplingParams& params) override;
 
   // Ends the request before the next step (its stream ends with "abort");
   // nothing if it has already finished.
-  void abort(const std::string& request_id);
+  void abort(const std::string& request_id) override;
 
   // The core's counters as of the last step.
-  EngineCoreStats stats() const;
+  EngineCoreStats stats() const override;
 
   // Aborts whatever is unfinished (streams end with "abort") and joins the
   // engine thread; later requests are refused as unavailable.  Idempotent.
-  void shutdown();
+  void shutdown() override;
 
  private:
   struct AddCommand {

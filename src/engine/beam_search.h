@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "engine/sample/logprobs.h"
-#include "engine/sched/sampling_params.h"
+#include "engine/sample/sampling_params.h"
 
 namespace vllm {
 

@@ -4,11 +4,16 @@
 // called from any thread, since it reads only the fixed configuration.
 #pragma once
 
+#ifdef VLLM_ENGINE_FRONT_DOOR_ONLY
+#error "this target sees the engine only through engine/engine_client.h, never model/ or kernels/ headers"
+#endif
+
 #include <memory>
 #include <vector>
 
 #include "base/thread_pool.h"
 #include "engine/engine_config.h"
+#include "engine/engine_stats.h"
 #include "engine/kv/kv_cache_manager.h"
 #include "engine/runner/model_runner.h"
 #include "engine/sample/sampler.h"
@@ -22,17 +27,6 @@ struct EngineCoreRequest {
   std::vector<int32_t> prompt_token_ids;
   SamplingParams params;
   std::string cache_salt;
-};
-
-struct EngineCoreStats {
-  int32_t num_running = 0;
-  int32_t num_waiting = 0;
-  int32_t num_blocks = 0;
-  int32_t num_free_blocks = 0;
-  PrefixCacheStats prefix_cache;
-  int64_t num_preemptions = 0;
-  int64_t num_steps = 0;
-  int64_t num_scheduled_tokens = 0;  // tokens run through the model, all steps
 };
 
 class EngineCore {

@@ -13,22 +13,10 @@
 
 #include "base/status.h"
 #include "engine/engine_core.h"
+#include "engine/prompt_input.h"
 #include "tokenizer/tokenizer.h"
 
 namespace vllm {
-
-// A prompt as text (tokenised with special tokens, e.g. BOS) or as token ids.
-struct PromptInput {
-  std::string text;
-  std::optional<std::vector<int32_t>> token_ids;  // wins over text when set
-  std::string cache_salt;                         // prefix-cache isolation: only equal salts share blocks
-  bool add_special_tokens = true;                 // text only: e.g. BOS, as the tokenizer's post-processor says
-  // Keep only the last k prompt tokens (vLLM's truncate_prompt_tokens); -1: the context length.
-  std::optional<int32_t> truncate_prompt_tokens = std::nullopt;
-
-  static PromptInput from_text(std::string text) { return {std::move(text), std::nullopt, {}, true}; }
-  static PromptInput from_token_ids(std::vector<int32_t> ids) { return {{}, std::move(ids), {}, true}; }
-};
 
 // How many prompt tokens truncate_prompt_tokens keeps (-1: max_model_len),
 // or the error naming the field when it is out of range.

@@ -8,6 +8,10 @@
 // many rows are in the batch, so results do not depend on batch composition.
 #pragma once
 
+#ifdef VLLM_ENGINE_FRONT_DOOR_ONLY
+#error "this target sees the engine only through engine/engine_client.h, never model/ or kernels/ headers"
+#endif
+
 #include <cstdint>
 #include <string>
 #include <vector>

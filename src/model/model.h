@@ -4,6 +4,10 @@
 // implement it by composing the layers of model/layers/.
 #pragma once
 
+#ifdef VLLM_ENGINE_FRONT_DOOR_ONLY
+#error "this target sees the engine only through engine/engine_client.h, never model/ or kernels/ headers"
+#endif
+
 #include <cstdint>
 #include <memory>
 #include <span>

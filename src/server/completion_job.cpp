@@ -23,7 +23,7 @@ OrderedJson chat_message(const std::string& role, const std::string& content) {
 
 }  // namespace
 
-CompletionJob::CompletionJob(AsyncEngine& engine, const Tokenizer& tokenizer, ServerMetrics& metrics,
+CompletionJob::CompletionJob(EngineClient& engine, const Tokenizer& tokenizer, ServerMetrics& metrics,
                              std::shared_ptr<ResponseChannel> channel, CompletionRequest request,
                              ResponseIdentity identity)
     : engine_(engine),

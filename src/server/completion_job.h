@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/async_engine.h"
+#include "engine/engine_client.h"
 #include "server/completion_request.h"
 #include "server/http_server.h"
 #include "server/logprobs_json.h"
@@ -24,7 +24,7 @@ struct ResponseIdentity {
 
 class CompletionJob : public std::enable_shared_from_this<CompletionJob> {
  public:
-  CompletionJob(AsyncEngine& engine, const Tokenizer& tokenizer, ServerMetrics& metrics,
+  CompletionJob(EngineClient& engine, const Tokenizer& tokenizer, ServerMetrics& metrics,
                 std::shared_ptr<ResponseChannel> channel, CompletionRequest request, ResponseIdentity identity);
 
   // Queues every prompt; on an error nothing was sent and nothing stays queued.
@@ -63,7 +63,7 @@ class CompletionJob : public std::enable_shared_from_this<CompletionJob> {
   void fail_queue_timeout();
   OrderedJson usage() const;
 
-  AsyncEngine& engine_;
+  EngineClient& engine_;
   const Tokenizer& tokenizer_;
   ServerMetrics& metrics_;
   std::shared_ptr<ResponseChannel> channel_;

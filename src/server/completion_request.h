@@ -9,7 +9,8 @@
 #include <vector>
 
 #include "base/status.h"
-#include "engine/llm_engine.h"
+#include "engine/prompt_input.h"
+#include "engine/sample/sampling_params.h"
 #include "server/chat_prompt.h"
 
 namespace vllm::server {

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/engine_core.h"
+#include "engine/engine_stats.h"
 #include "engine/sched/request.h"
 
 namespace vllm::server {

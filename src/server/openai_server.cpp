@@ -67,7 +67,7 @@ Result<PrefixCacheIsolation> parse_prefix_cache_isolation(const std::string& nam
   return invalid_argument("--prefix-cache-isolation must be none, api-key or request, got '" + name + "'");
 }
 
-OpenAIServer::OpenAIServer(AsyncEngine& engine, const Tokenizer& tokenizer, ChatRenderer chat_renderer,
+OpenAIServer::OpenAIServer(EngineClient& engine, const Tokenizer& tokenizer, ChatRenderer chat_renderer,
                            ServerConfig config)
     : engine_(engine),
       tokenizer_(tokenizer),

@@ -1,4 +1,4 @@
-// The OpenAI-compatible HTTP API of docs/API.md over an AsyncEngine: routes,
+// The OpenAI-compatible HTTP API of docs/API.md over the engine's front door (EngineClient): routes,
 // API-key checks, and the endpoints.  Its handle() is the HttpServer's
 // handler; it never blocks an I/O thread on the engine.
 #pragma once
@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "base/work_queue.h"
-#include "engine/async_engine.h"
+#include "engine/engine_client.h"
 #include "server/chat_prompt.h"
 #include "server/completion_request.h"
 #include "server/http_server.h"
@@ -45,7 +45,7 @@ inline constexpr const char* kServerVersion = "0.1.0";
 
 class OpenAIServer {
  public:
-  OpenAIServer(AsyncEngine& engine, const Tokenizer& tokenizer, ChatRenderer chat_renderer, ServerConfig config);
+  OpenAIServer(EngineClient& engine, const Tokenizer& tokenizer, ChatRenderer chat_renderer, ServerConfig config);
 
   void handle(HttpRequest request, std::shared_ptr<ResponseChannel> channel);
 
@@ -70,7 +70,7 @@ class OpenAIServer {
   // The served name a request's "model" selects; empty if it names none.
   std::string resolve_model(const std::string& requested) const;
 
-  AsyncEngine& engine_;
+  EngineClient& engine_;
   const Tokenizer& tokenizer_;
   ChatRenderer chat_renderer_;
   ServerConfig config_;

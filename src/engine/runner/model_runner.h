@@ -4,6 +4,10 @@
 // the chunks ask logits for reach the LM head.
 #pragma once
 
+#ifdef VLLM_ENGINE_FRONT_DOOR_ONLY
+#error "this target sees the engine only through engine/engine_client.h, never model/ or kernels/ headers"
+#endif
+
 #include <span>
 #include <vector>
 

@@ -7,7 +7,7 @@
 #include <span>
 #include <vector>
 
-#include "engine/sched/sampling_params.h"
+#include "engine/sample/sampling_params.h"
 
 namespace vllm {
 

@@ -16,7 +16,7 @@
 #include "engine/sample/logits_processors.h"
 #include "engine/sample/logprobs.h"
 #include "engine/sample/token_filters.h"
-#include "engine/sched/sampling_params.h"
+#include "engine/sample/sampling_params.h"
 
 namespace vllm {
 

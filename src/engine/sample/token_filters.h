@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "engine/sched/sampling_params.h"
+#include "engine/sample/sampling_params.h"
 
 namespace vllm {
 

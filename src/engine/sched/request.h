@@ -11,7 +11,7 @@
 
 #include "engine/kv/kv_cache_manager.h"
 #include "engine/sample/sampler.h"
-#include "engine/sched/sampling_params.h"
+#include "engine/sample/sampling_params.h"
 
 namespace vllm {
 

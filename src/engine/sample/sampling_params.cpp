@@ -1,4 +1,4 @@
-#include "engine/sched/sampling_params.h"
+#include "engine/sample/sampling_params.h"
 
 #include <cmath>
 #include <sstream>

@@ -1,0 +1,67 @@
+// The engine's front door for a server (vLLM's EngineClient): requests in,
+// each with a stream of its outputs back, aborts, the core's counters.  It
+// pulls in no model, kernel or runner header (the server is compiled with
+// VLLM_ENGINE_FRONT_DOOR_ONLY, which makes those headers an error), so the
+// server cannot reach past it; AsyncEngine implements it.
+#pragma once
+
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "base/status.h"
+#include "engine/engine_stats.h"
+#include "engine/output_processor.h"
+#include "engine/prompt_input.h"
+#include "engine/sample/sampling_params.h"
+
+namespace vllm {
+
+// One request's outputs, written by the engine thread, read by one consumer.
+class RequestStream {
+ public:
+  // Blocks until the next output; false once the final one has been read.
+  bool next(RequestOutput& out);
+
+  // Non-blocking: the next output if one is waiting.
+  bool try_next(RequestOutput& out);
+
+  // For consumers that must not block (the server's I/O threads): called
+  // after every output is queued, on the engine thread, and at once if some
+  // are already waiting.  It should only schedule the reading elsewhere.
+  void set_listener(std::function<void()> listener);
+
+ private:
+  friend class AsyncEngine;  // the one writer
+  void push(RequestOutput out);
+
+  std::mutex mutex_;
+  std::condition_variable ready_;
+  std::deque<RequestOutput> queue_;
+  std::function<void()> listener_;
+  bool final_read_ = false;
+};
+
+class EngineClient {
+ public:
+  virtual ~EngineClient() = default;
+
+  // Checks the request on the calling thread (tokenisation included: call it
+  // off any I/O thread); on success its outputs arrive on the returned
+  // stream (as params.output_kind says), ending with the one that has
+  // finished = true.
+  virtual Result<std::shared_ptr<RequestStream>> add_request(const std::string& request_id, const PromptInput& prompt,
+                                                             const SamplingParams& params) = 0;
+  // Ends the request before the next step (its stream ends with "abort");
+  // nothing if it has already finished.
+  virtual void abort(const std::string& request_id) = 0;
+  // The core's counters as of the last step.
+  virtual EngineCoreStats stats() const = 0;
+  // Aborts whatever is unfinished and stops; later requests are refused.  Idempotent.
+  virtual void shutdown() = 0;
+};
+
+}  // namespace vllm

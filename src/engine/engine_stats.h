@@ -1,0 +1,21 @@
+// The engine core's counters (for /metrics and the benchmarks).
+#pragma once
+
+#include <cstdint>
+
+#include "engine/kv/kv_cache_manager.h"
+
+namespace vllm {
+
+struct EngineCoreStats {
+  int32_t num_running = 0;
+  int32_t num_waiting = 0;
+  int32_t num_blocks = 0;
+  int32_t num_free_blocks = 0;
+  PrefixCacheStats prefix_cache;
+  int64_t num_preemptions = 0;
+  int64_t num_steps = 0;
+  int64_t num_scheduled_tokens = 0;  // tokens run through the model, all steps
+};
+
+}  // namespace vllm
