@@ -26,7 +26,7 @@ echo "== ThreadSanitizer build and tests of the engine and the server"
 cmake -S "$root" -B "$root/build-tsan" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DVLLM_WERROR=ON \
   -DVLLM_SANITIZE=thread >/dev/null
 cmake --build "$root/build-tsan" --parallel "$(nproc)" \
-  --target base_tests engine_tests engine_model_tests server_tests vllm-cpp
+  --target base_tests engine_sched_tests engine_tests engine_model_tests server_tests vllm-cpp
 # The suites of those binaries that run threads or the engine, and the server driven over HTTP
 # (the random-workload leak test is one thread's bookkeeping, and takes minutes under TSan).
 tsan_tests='^(ThreadPoolTest|WorkQueueTest|SchedulerTest|OutputProcessorTest|EngineCoreTest|AsyncEngineTest|'
