@@ -23,8 +23,6 @@ computed with the up-projections absorbed instead (W_UK^T q_nope against the
 cached latent, W_UV after the weighted sum), as the engine and vLLM's MLA
 decode do: the same function, but other matrix inputs are rounded.  The two
 forms are checked against each other on every unrounded pass."""
-import math
-
 import numpy as np
 
 import reference_forward as ref
@@ -47,8 +45,7 @@ def softmax_scale(config):
     scale = q_dim ** -0.5
     scaling = config.get("rope_scaling") or {}
     if scaling.get("mscale_all_dim"):
-        m = 0.1 * scaling["mscale_all_dim"] * math.log(scaling["factor"]) + 1.0 if scaling["factor"] > 1 else 1.0
-        scale *= m * m
+        scale *= ref.yarn_mscale(scaling["factor"], scaling["mscale_all_dim"]) ** 2
     return scale
 
 

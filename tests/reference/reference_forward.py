@@ -102,6 +102,11 @@ def original_context(config):
             or config["max_position_embeddings"])
 
 
+def yarn_mscale(factor, m=1.0):
+    """YaRN's attention scaling for a context `factor` times the original."""
+    return 1.0 if factor <= 1 else 0.1 * m * math.log(factor) + 1.0
+
+
 def rope_attention_factor(config):
     """What transformers multiplies cos and sin by."""
     scaling = config.get("rope_scaling") or {}
@@ -109,12 +114,10 @@ def rope_attention_factor(config):
     if scaling.get("attention_factor") is not None:
         return scaling["attention_factor"]
     if kind == "yarn":
-        def mscale(factor, m=1.0):
-            return 1.0 if factor <= 1 else 0.1 * m * math.log(factor) + 1.0
         factor = scaling["factor"]
         if scaling.get("mscale") and scaling.get("mscale_all_dim"):
-            return mscale(factor, scaling["mscale"]) / mscale(factor, scaling["mscale_all_dim"])
-        return mscale(factor)
+            return yarn_mscale(factor, scaling["mscale"]) / yarn_mscale(factor, scaling["mscale_all_dim"])
+        return yarn_mscale(factor)
     if kind == "longrope":
         factor = scaling.get("factor") or config["max_position_embeddings"] / original_context(config)
         return 1.0 if factor <= 1 else math.sqrt(1 + math.log(factor) / math.log(original_context(config)))

@@ -132,7 +132,11 @@ void latent_attention(const float* q, int32_t num_heads, const PagedKVLayer& lay
   VLLM_CHECK(value_dim <= layer.head_dim, "latent attention's values are a prefix of its rows");
   const int64_t num_tokens = meta.query_start_loc[meta.num_seqs];
   const int32_t blocks_per_row = (num_heads + kHeadsPerItem - 1) / kHeadsPerItem;
-  std::vector<LatentItem> items;
+  // Kept across calls (attention runs once per layer per step); the workers
+  // read the caller's list through this reference.
+  thread_local std::vector<LatentItem> caller_items;
+  std::vector<LatentItem>& items = caller_items;
+  items.clear();
   items.reserve(static_cast<size_t>(num_tokens * blocks_per_row));
   for (int32_t s = 0; s < meta.num_seqs; ++s) {
     const int32_t begin = meta.query_start_loc[s], end = meta.query_start_loc[s + 1];
