@@ -4,9 +4,10 @@
 // (one activation row) in GB/s of weights streamed and as a fraction of the
 // read bandwidth, attention and the thread pool's per-op overhead.
 //
-//   kernel_benchmarks [--threads N] [google benchmark flags...]
+//   kernel_benchmarks [--threads N] [--cpu-isa ISA] [google benchmark flags...]
 #include <benchmark/benchmark.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <random>
@@ -64,9 +65,9 @@ void BM_Linear(benchmark::State& state, DType dtype) {
       benchmark::Counter(flops / 1e9 / g_limits.peak_gflops, benchmark::Counter::kIsIterationInvariantRate);
   state.counters["of_bandwidth"] =
       benchmark::Counter(bytes / 1e9 / g_limits.bandwidth_gb_per_s, benchmark::Counter::kIsIterationInvariantRate);
-  if (dtype == DType::kBF16 && cpu_isa() == "avx512_bf16") {  // BF16 weights run on the dot-product unit
+  if (dtype == DType::kBF16 && (cpu_isa() == "avx512_bf16" || cpu_isa() == "amx")) {  // on the dot product or AMX
     state.counters["of_bf16_peak"] =
-        benchmark::Counter(flops / 1e9 / g_limits.peak_bf16_gflops, benchmark::Counter::kIsIterationInvariantRate);
+        benchmark::Counter(flops / 1e9 / bf16_weights_peak(g_limits), benchmark::Counter::kIsIterationInvariantRate);
   }
 }
 
@@ -200,6 +201,14 @@ int main(int argc, char** argv) {
       vllm::kernels::g_threads = std::atoi(argv[++i]);
       continue;
     }
+    if (std::strcmp(argv[i], "--cpu-isa") == 0 && i + 1 < argc) {
+      const vllm::Status forced = vllm::kernels::force_cpu_isa(argv[++i]);
+      if (!forced.is_ok()) {
+        std::fprintf(stderr, "error: %s\n", forced.message().c_str());
+        return 2;
+      }
+      continue;
+    }
     args.push_back(argv[i]);
   }
   int n = static_cast<int>(args.size());
@@ -210,6 +219,7 @@ int main(int argc, char** argv) {
   benchmark::AddCustomContext("bandwidth_gb_per_s", std::to_string(vllm::kernels::g_limits.bandwidth_gb_per_s));
   benchmark::AddCustomContext("peak_gflops", std::to_string(vllm::kernels::g_limits.peak_gflops));
   benchmark::AddCustomContext("peak_bf16_gflops", std::to_string(vllm::kernels::g_limits.peak_bf16_gflops));
+  benchmark::AddCustomContext("peak_amx_bf16_gflops", std::to_string(vllm::kernels::g_limits.peak_amx_bf16_gflops));
   vllm::kernels::register_benchmarks();
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();

@@ -71,7 +71,8 @@ PhaseLimits phase_limits(const ModelCost& cost, double batch, double bandwidth_g
 // own moment rather than with one taken minutes apart.
 kernels::MachineLimits limits_around(const kernels::MachineLimits& before, const kernels::MachineLimits& after) {
   return {std::max(before.bandwidth_gb_per_s, after.bandwidth_gb_per_s),
-          std::max(before.peak_gflops, after.peak_gflops), std::max(before.peak_bf16_gflops, after.peak_bf16_gflops)};
+          std::max(before.peak_gflops, after.peak_gflops), std::max(before.peak_bf16_gflops, after.peak_bf16_gflops),
+          std::max(before.peak_amx_bf16_gflops, after.peak_amx_bf16_gflops)};
 }
 
 int run(const BenchLatencyOptions& o) {
@@ -97,19 +98,19 @@ int run(const BenchLatencyOptions& o) {
   }
 
   // FP32 FMAs are the yardstick (BF16 weights widened in registers); where
-  // the kernels feed BF16 weights to a dot-product unit instead, its peak is
-  // the limit of the arithmetic in use, reported beside it.  Fractions are
-  // the median over iterations of each one against its own limits.
-  const bool bf16_dot =
-      cost.bf16_matrices && iteration_limits[0].peak_bf16_gflops > 0 && kernels::cpu_isa() == "avx512_bf16";
+  // the kernels feed BF16 weights to a dot-product unit or to AMX tiles
+  // instead, its peak is the limit of the arithmetic in use, reported beside
+  // it.  Fractions are the median over iterations of each one against its
+  // own limits.
+  const bool bf16_unit = cost.bf16_matrices && (kernels::cpu_isa() == "amx" || kernels::cpu_isa() == "avx512_bf16");
   const double batch = o.batch_size;
   std::vector<double> prefill_fraction, decode_fraction, prefill_kernel_fraction, decode_kernel_fraction;
-  std::vector<double> bandwidth, fma_peak, bf16_peak, prefill_limit, decode_limit;
+  std::vector<double> bandwidth, fma_peak, bf16_peak, amx_peak, prefill_limit, decode_limit;
   for (size_t i = 0; i < prefill.size(); ++i) {
     const kernels::MachineLimits& l = iteration_limits[i];
     const PhaseLimits fp32 = phase_limits(cost, batch, l.bandwidth_gb_per_s, l.peak_gflops);
     const PhaseLimits kernel =
-        phase_limits(cost, batch, l.bandwidth_gb_per_s, bf16_dot ? l.peak_bf16_gflops : l.peak_gflops);
+        phase_limits(cost, batch, l.bandwidth_gb_per_s, bf16_unit ? kernels::bf16_weights_peak(l) : l.peak_gflops);
     const double prefill_tps = batch * c.input_len / prefill[i];
     const double decode_tps = c.output_len > 1 ? batch / decode[i] : 0.0;
     prefill_fraction.push_back(prefill_tps / fp32.prefill_tps);
@@ -119,10 +120,11 @@ int run(const BenchLatencyOptions& o) {
     bandwidth.push_back(l.bandwidth_gb_per_s);
     fma_peak.push_back(l.peak_gflops);
     bf16_peak.push_back(l.peak_bf16_gflops);
+    amx_peak.push_back(l.peak_amx_bf16_gflops);
     prefill_limit.push_back(fp32.prefill_tps);
     decode_limit.push_back(fp32.decode_tps);
   }
-  const kernels::MachineLimits limits{median(bandwidth), median(fma_peak), median(bf16_peak)};
+  const kernels::MachineLimits limits{median(bandwidth), median(fma_peak), median(bf16_peak), median(amx_peak)};
   const double prefill_s = median(prefill), decode_step_s = median(decode);
   const double prefill_tps = batch * c.input_len / prefill_s;
   const bool has_decode = c.output_len > 1;
@@ -143,11 +145,11 @@ int run(const BenchLatencyOptions& o) {
       "limits measured around each iteration (medians): read bandwidth %.1f GB/s, FP32 FMA peak %.0f GFLOP/s; "
       "weights %.1f MB\n",
       limits.bandwidth_gb_per_s, limits.peak_gflops, cost.weight_bytes / 1e6);
-  if (bf16_dot) {
+  if (bf16_unit) {
     std::printf(
-        "BF16 weights run on the BF16 dot product, peak %.0f GFLOP/s: prefill %.1f%% and decode %.1f%% of "
-        "that arithmetic's limits\n",
-        limits.peak_bf16_gflops, 100 * median(prefill_kernel_fraction), 100 * median(decode_kernel_fraction));
+        "BF16 weights run on %s, peak %.0f GFLOP/s: prefill %.1f%% and decode %.1f%% of that arithmetic's limits\n",
+        kernels::cpu_isa() == "amx" ? "AMX tiles" : "the BF16 dot product", kernels::bf16_weights_peak(limits),
+        100 * median(prefill_kernel_fraction), 100 * median(decode_kernel_fraction));
   }
 
   OrderedJson report = report_base(c, limits);
@@ -162,8 +164,8 @@ int run(const BenchLatencyOptions& o) {
   report["decode_limit_tokens_per_s"] = median(decode_limit);
   report["prefill_fraction_of_limit"] = median(prefill_fraction);
   report["decode_fraction_of_limit"] = median(decode_fraction);
-  // The same against the peak of the arithmetic in use (the BF16 dot product's, where it runs).
-  report["kernel_peak_gflops"] = bf16_dot ? limits.peak_bf16_gflops : limits.peak_gflops;
+  // The same against the peak of the arithmetic in use (the BF16 dot product's or AMX's, where it runs).
+  report["kernel_peak_gflops"] = bf16_unit ? kernels::bf16_weights_peak(limits) : limits.peak_gflops;
   report["prefill_fraction_of_kernel_limit"] = median(prefill_kernel_fraction);
   report["decode_fraction_of_kernel_limit"] = median(decode_kernel_fraction);
   for (size_t i = 0; i < prefill.size(); ++i) {

@@ -39,7 +39,7 @@ void add_engine_flags(CLI::App& app, EngineFlags& f) {
                  "bfloat16, float32")
       ->capture_default_str();
   app.add_option("--cpu-isa", f.cpu_isa,
-                 "Kernels' instruction set: auto (the fastest this CPU has), avx512_bf16, avx512, avx2, scalar")
+                 "Kernels' instruction set: auto (the fastest this CPU has), amx, avx512_bf16, avx512, avx2, scalar")
       ->capture_default_str();
 }
 

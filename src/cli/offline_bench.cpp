@@ -60,6 +60,7 @@ kernels::MachineLimits measure_limits(const EngineFlags& flags, double weight_by
   limits.bandwidth_gb_per_s = kernels::measure_read_bandwidth(pool, bandwidth_working_set(weight_bytes), repetitions);
   limits.peak_gflops = kernels::measure_fma_peak(pool, repetitions);
   limits.peak_bf16_gflops = kernels::measure_bf16_dot_peak(pool, repetitions);
+  limits.peak_amx_bf16_gflops = kernels::measure_amx_bf16_peak(pool, repetitions);
   return limits;
 }
 
@@ -70,6 +71,9 @@ void print_limits(const EngineFlags& flags, double weight_bytes, const kernels::
                engine_threads(flags), kernels::cpu_isa().c_str(), limits.bandwidth_gb_per_s,
                bandwidth_working_set(weight_bytes) / 1e6, limits.peak_gflops);
   if (limits.peak_bf16_gflops > 0) std::fprintf(stderr, ", BF16 dot peak %.0f GFLOP/s", limits.peak_bf16_gflops);
+  if (limits.peak_amx_bf16_gflops > 0) {
+    std::fprintf(stderr, ", AMX BF16 peak %.0f GFLOP/s", limits.peak_amx_bf16_gflops);
+  }
   std::fprintf(stderr, "\n");
 }
 
@@ -83,6 +87,7 @@ OrderedJson report_base(const OfflineBenchOptions& o, const kernels::MachineLimi
   report["bandwidth_gb_per_s"] = limits.bandwidth_gb_per_s;
   report["peak_gflops"] = limits.peak_gflops;
   if (limits.peak_bf16_gflops > 0) report["peak_bf16_gflops"] = limits.peak_bf16_gflops;
+  if (limits.peak_amx_bf16_gflops > 0) report["peak_amx_bf16_gflops"] = limits.peak_amx_bf16_gflops;
   return report;
 }
 

@@ -23,11 +23,12 @@
 
 namespace vllm::kernels {
 
-// The instruction set in use ("avx512_bf16", "avx512", "avx2" or "scalar"):
+// The instruction set in use ("amx", "avx512_bf16", "avx512", "avx2" or "scalar"):
 // the fastest this CPU has unless force_cpu_isa chose another.
 std::string cpu_isa();
 // "auto" or one of the names above; an error names what the CPU supports.
-// Call before any kernel runs.
+// Call before any kernel runs and any weight is packed (BF16 weights are
+// packed in the layout of the ISA active then: packed_layout).
 Status force_cpu_isa(const std::string& name);
 
 // y[m, n] = sum_k x[m, k] * w[n, k] + bias[n].  x: [m, K]; w: [N, K]; bias: [N] or null; y: [m, N].

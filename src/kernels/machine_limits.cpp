@@ -78,11 +78,29 @@ double measure_bf16_dot_peak(ThreadPool& pool, int repetitions) {
   return burst_peak(pool, probe.bf16_dot_burst, probe.bf16_dot_flops_per_iteration, repetitions);
 }
 
+double measure_amx_bf16_peak(ThreadPool& pool, int repetitions) {
+  const cpu::ProbeTable& probe = cpu::probe_table(cpu::active_cpu_isa());
+  if (probe.amx_bf16_burst == nullptr) return 0;
+  return burst_peak(pool, probe.amx_bf16_burst, probe.amx_bf16_flops_per_iteration, repetitions);
+}
+
+double bf16_weights_peak(const MachineLimits& limits) {
+  switch (cpu::active_cpu_isa()) {
+    case cpu::CpuIsa::kAmx:
+      return limits.peak_amx_bf16_gflops;
+    case cpu::CpuIsa::kAvx512Bf16:
+      return limits.peak_bf16_gflops;
+    default:
+      return limits.peak_gflops;
+  }
+}
+
 MachineLimits measure_machine_limits(ThreadPool& pool) {
   MachineLimits limits;
   limits.bandwidth_gb_per_s = measure_read_bandwidth(pool);
   limits.peak_gflops = measure_fma_peak(pool);
   limits.peak_bf16_gflops = measure_bf16_dot_peak(pool);
+  limits.peak_amx_bf16_gflops = measure_amx_bf16_peak(pool);
   return limits;
 }
 

@@ -10,9 +10,10 @@
 namespace vllm::kernels {
 
 struct MachineLimits {
-  double bandwidth_gb_per_s = 0;  // read-only sweep of a buffer as large as the weights read
-  double peak_gflops = 0;         // float32 FMA, all threads
-  double peak_bf16_gflops = 0;    // BF16 dot product (vdpbf16ps), all threads; 0 where the ISA in use has none
+  double bandwidth_gb_per_s = 0;    // read-only sweep of a buffer as large as the weights read
+  double peak_gflops = 0;           // float32 FMA, all threads
+  double peak_bf16_gflops = 0;      // BF16 dot product (vdpbf16ps), all threads; 0 where the ISA in use has none
+  double peak_amx_bf16_gflops = 0;  // AMX tdpbf16ps, all threads; 0 where the ISA in use is not amx
 };
 
 // The best of `repetitions` (the closest to the uncontended figure on a
@@ -25,6 +26,11 @@ double measure_read_bandwidth(ThreadPool& pool, size_t buffer_bytes = size_t{1} 
 double measure_fma_peak(ThreadPool& pool, int repetitions = 5);
 // 0 where the ISA in use has no BF16 dot product.
 double measure_bf16_dot_peak(ThreadPool& pool, int repetitions = 5);
+// 0 where the ISA in use is not amx.
+double measure_amx_bf16_peak(ThreadPool& pool, int repetitions = 5);
+// The peak of the arithmetic BF16 weights run on with the ISA in use: AMX's,
+// the dot product's, or (where they are widened to FP32) the FMA peak.
+double bf16_weights_peak(const MachineLimits& limits);
 MachineLimits measure_machine_limits(ThreadPool& pool);
 
 }  // namespace vllm::kernels

@@ -15,16 +15,19 @@ const T* stacked_row(const std::vector<Tensor>& parts, int64_t r) {
   return nullptr;
 }
 
+// Where w[c, k] sits in its panel (c < kPanelWidth).
+int64_t panel_offset(PanelLayout layout, DType dtype, int64_t c, int64_t k) {
+  return layout == PanelLayout::kAmxTiles ? amx_tile_offset(c, k) : k * kPanelWidth + packed_lane(dtype, c);
+}
+
 template <typename T>
-void pack_panels(const std::vector<Tensor>& parts, int64_t rows, int64_t cols, DType dtype, T* dst, int64_t p_begin,
-                 int64_t p_end) {
+void pack_panels(const std::vector<Tensor>& parts, const PackedMatrix& packed, T* dst, int64_t p_begin, int64_t p_end) {
   for (int64_t p = p_begin; p < p_end; ++p) {
-    T* panel = dst + p * panel_stride(cols);
-    const int64_t width = std::min(kPanelWidth, rows - p * kPanelWidth);
+    T* panel = dst + p * static_cast<int64_t>(packed.panel_elements());
+    const int64_t width = std::min(kPanelWidth, packed.rows - p * kPanelWidth);
     for (int64_t c = 0; c < width; ++c) {
       const T* row = stacked_row<T>(parts, p * kPanelWidth + c);
-      const int64_t lane = packed_lane(dtype, c);
-      for (int64_t k = 0; k < cols; ++k) panel[k * kPanelWidth + lane] = row[k];
+      for (int64_t k = 0; k < packed.cols; ++k) panel[panel_offset(packed.layout, packed.dtype, c, k)] = row[k];
     }
   }
 }
@@ -32,8 +35,8 @@ void pack_panels(const std::vector<Tensor>& parts, int64_t rows, int64_t cols, D
 }  // namespace
 
 float PackedMatrix::at(int64_t row, int64_t col) const {
-  const int64_t offset =
-      (row / kPanelWidth) * panel_stride(cols) + col * kPanelWidth + packed_lane(dtype, row % kPanelWidth);
+  const int64_t offset = (row / kPanelWidth) * static_cast<int64_t>(panel_elements()) +
+                         panel_offset(layout, dtype, row % kPanelWidth, col);
   switch (dtype) {
     case DType::kF32:
       return data.as<float>()[offset];
@@ -50,13 +53,24 @@ float PackedMatrix::at(int64_t row, int64_t col) const {
 
 PackedMatrix pack_matrix(const Tensor& w, ThreadPool& pool) { return pack_stacked_matrices({w}, pool); }
 
+PackedMatrix pack_matrix(const Tensor& w, ThreadPool& pool, PanelLayout layout) {
+  return pack_stacked_matrices({w}, pool, layout);
+}
+
 PackedMatrix pack_stacked_matrices(const std::vector<Tensor>& parts, ThreadPool& pool) {
+  VLLM_CHECK(!parts.empty(), "pack_matrix: nothing to pack");
+  return pack_stacked_matrices(parts, pool, packed_layout(parts[0].dtype));
+}
+
+PackedMatrix pack_stacked_matrices(const std::vector<Tensor>& parts, ThreadPool& pool, PanelLayout layout) {
   VLLM_CHECK(!parts.empty(), "pack_matrix: nothing to pack");
   const DType dtype = parts[0].dtype;
   VLLM_CHECK(dtype == DType::kF32 || dtype == DType::kBF16 || dtype == DType::kF16,
              "pack_matrix: weight must be F32, BF16 or F16");
+  VLLM_CHECK(layout == PanelLayout::kColumns || dtype == DType::kBF16, "pack_matrix: AMX tiles hold BF16 only");
   PackedMatrix packed;
   packed.dtype = dtype;
+  packed.layout = layout;
   packed.cols = parts[0].rank() == 2 ? parts[0].dim(1) : 0;
   for (const Tensor& part : parts) {
     VLLM_CHECK(part.rank() == 2 && part.dtype == dtype && part.dim(1) == packed.cols,
@@ -66,9 +80,9 @@ PackedMatrix pack_stacked_matrices(const std::vector<Tensor>& parts, ThreadPool&
   packed.data = AlignedBuffer(static_cast<size_t>(packed.num_panels()) * packed.panel_elements() * dtype_size(dtype));
   pool.parallel_for(packed.num_panels(), [&](int64_t begin, int64_t end) {
     if (dtype == DType::kF32) {
-      pack_panels(parts, packed.rows, packed.cols, dtype, packed.data.as<float>(), begin, end);
+      pack_panels(parts, packed, packed.data.as<float>(), begin, end);
     } else {
-      pack_panels(parts, packed.rows, packed.cols, dtype, packed.data.as<uint16_t>(), begin, end);
+      pack_panels(parts, packed, packed.data.as<uint16_t>(), begin, end);
     }
   });
   return packed;

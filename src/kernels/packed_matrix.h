@@ -9,6 +9,13 @@
 // BF16 panels interleave the two halves of a k step (columns c and c + 16
 // share a 32-bit lane, c in the low half), so that widening a 16-lane vector
 // is one shift or one mask instead of two shuffles.
+//
+// For the AMX tile GEMM, BF16 panels are laid out as the tiles that
+// tdpbf16ps multiplies instead (PanelLayout::kAmxTiles): k in chunks of 32
+// (K zero-padded to a multiple of 32), each chunk two 1 KiB tiles (columns
+// 0-15, then 16-31) of 16 rows, row r holding each column's (k, k + 1) pair
+// for k = 2r, column by column.  The layout is chosen at packing by the ISA
+// then active (packed_layout), and the GEMM checks it.
 #pragma once
 
 #include <cstdint>
@@ -22,6 +29,20 @@ namespace vllm::kernels {
 
 inline constexpr int64_t kPanelWidth = 32;
 
+enum class PanelLayout { kColumns, kAmxTiles };
+
+// AMX tiles: k per chunk, and the elements of one tile (16 rows of 32 BF16).
+inline constexpr int64_t kAmxTileDepth = 32;
+inline constexpr int64_t kAmxTileElements = 16 * 32;
+inline int64_t amx_padded_depth(int64_t k_total) {
+  return (k_total + kAmxTileDepth - 1) / kAmxTileDepth * kAmxTileDepth;
+}
+// Offset of w[c, k] (c < kPanelWidth) within an AMX-tiled panel.
+inline int64_t amx_tile_offset(int64_t c, int64_t k) {
+  return (k / kAmxTileDepth) * 2 * kAmxTileElements + (c / 16) * kAmxTileElements + (k % kAmxTileDepth) / 2 * 32 +
+         (c % 16) * 2 + k % 2;
+}
+
 // Elements from one panel's start to the next: K steps and one step of
 // padding, so that panels of a power-of-two K do not start a power of two
 // apart (the GEMV streams four panels at once, and four streams whose
@@ -30,12 +51,16 @@ inline int64_t panel_stride(int64_t k_total) { return (k_total + 1) * kPanelWidt
 
 struct PackedMatrix {
   DType dtype = DType::kF32;
+  PanelLayout layout = PanelLayout::kColumns;
   int64_t rows = 0;  // N: output features
   int64_t cols = 0;  // K: input features
   AlignedBuffer data;
 
   int64_t num_panels() const { return (rows + kPanelWidth - 1) / kPanelWidth; }
-  size_t panel_elements() const { return static_cast<size_t>(panel_stride(cols)); }
+  size_t panel_elements() const {
+    return static_cast<size_t>(layout == PanelLayout::kAmxTiles ? amx_padded_depth(cols) * kPanelWidth
+                                                                : panel_stride(cols));
+  }
   // w[row, col] widened to float32.
   float at(int64_t row, int64_t col) const;
 };
@@ -46,10 +71,16 @@ inline int64_t packed_lane(DType dtype, int64_t c) {
   return c < kPanelWidth / 2 ? 2 * c : 2 * (c - kPanelWidth / 2) + 1;
 }
 
-// Copies a 2-D F32/BF16/F16 tensor into the packed layout, panels split over the pool.
+// The layout the active ISA's GEMM reads for weights of `dtype`.
+PanelLayout packed_layout(DType dtype);
+
+// Copies a 2-D F32/BF16/F16 tensor into the packed layout, panels split over
+// the pool.  kAmxTiles is for BF16 only.
 PackedMatrix pack_matrix(const Tensor& w, ThreadPool& pool);
+PackedMatrix pack_matrix(const Tensor& w, ThreadPool& pool, PanelLayout layout);
 // The same for several [rows_i, K] tensors of one dtype stacked by rows, as
 // one matrix [sum rows_i, K].
 PackedMatrix pack_stacked_matrices(const std::vector<Tensor>& parts, ThreadPool& pool);
+PackedMatrix pack_stacked_matrices(const std::vector<Tensor>& parts, ThreadPool& pool, PanelLayout layout);
 
 }  // namespace vllm::kernels

@@ -71,7 +71,7 @@ check_error "bad KV cache size" "--kv-cache-memory-bytes: '4Gb' is not a size" \
   "$bin" generate --prompt hi --kv-cache-memory-bytes 4Gb
 VLLM_CPU_KVCACHE_SPACE=lots check_error "bad VLLM_CPU_KVCACHE_SPACE" "VLLM_CPU_KVCACHE_SPACE must be a number of GiB" \
   "$bin" generate --prompt hi
-check_error "unknown ISA" "--cpu-isa must be auto, avx512_bf16, avx512, avx2 or scalar, got 'sse9'" \
+check_error "unknown ISA" "--cpu-isa must be auto, amx, avx512_bf16, avx512, avx2 or scalar, got 'sse9'" \
   "$bin" generate --prompt hi --cpu-isa sse9
 check_error "unknown KV cache dtype" "--kv-cache-dtype must be auto, bfloat16 or float32, got 'fp8'" \
   "$bin" generate --prompt hi --kv-cache-dtype fp8

@@ -39,10 +39,16 @@ const DType kDTypes[] = {DType::kF32, DType::kBF16, DType::kF16};
 
 std::vector<cpu::CpuIsa> supported_isas() {
   std::vector<cpu::CpuIsa> isas;
-  for (cpu::CpuIsa isa : {cpu::CpuIsa::kScalar, cpu::CpuIsa::kAvx2, cpu::CpuIsa::kAvx512, cpu::CpuIsa::kAvx512Bf16}) {
+  for (cpu::CpuIsa isa :
+       {cpu::CpuIsa::kScalar, cpu::CpuIsa::kAvx2, cpu::CpuIsa::kAvx512, cpu::CpuIsa::kAvx512Bf16, cpu::CpuIsa::kAmx}) {
     if (isa <= cpu::supported_cpu_isa()) isas.push_back(isa);
   }
   return isas;
+}
+
+// The panel layout `isa`'s GEMM reads for `dtype`.
+PanelLayout layout_for(cpu::CpuIsa isa, DType dtype) {
+  return isa == cpu::CpuIsa::kAmx && dtype == DType::kBF16 ? PanelLayout::kAmxTiles : PanelLayout::kColumns;
 }
 
 cpu::PackedGemmFn pick(const cpu::GemmTable& t, DType dtype) {
@@ -54,13 +60,36 @@ cpu::PackedGemmFn reference_for(cpu::CpuIsa isa, DType dtype) { return pick(cpu:
 TEST(PackMatrixTest, EveryElementReadsBackWidened) {
   ThreadPool pool(2);
   for (DType dtype : kDTypes) {
-    const Weights w(dtype, 70, 9, 1);
-    const PackedMatrix packed = pack_matrix(w.tensor(), pool);
-    ASSERT_EQ(packed.num_panels(), 3);
-    for (int64_t r = 0; r < w.rows; ++r) {
-      for (int64_t c = 0; c < w.cols; ++c) {
-        ASSERT_EQ(packed.at(r, c), w.wide[static_cast<size_t>(r * w.cols + c)]) << dtype_name(dtype);
+    for (PanelLayout layout : {PanelLayout::kColumns, PanelLayout::kAmxTiles}) {
+      if (layout == PanelLayout::kAmxTiles && dtype != DType::kBF16) continue;
+      const Weights w(dtype, 70, 41, 1);
+      const PackedMatrix packed = pack_matrix(w.tensor(), pool, layout);
+      ASSERT_EQ(packed.num_panels(), 3);
+      for (int64_t r = 0; r < w.rows; ++r) {
+        for (int64_t c = 0; c < w.cols; ++c) {
+          ASSERT_EQ(packed.at(r, c), w.wide[static_cast<size_t>(r * w.cols + c)]) << dtype_name(dtype);
+        }
       }
+    }
+  }
+}
+
+// The AMX tile layout, element by element, as tdpbf16ps reads it: chunks of
+// 32 k, each two 1 KiB tiles (columns 0-15, 16-31) of 16 rows of (k, k + 1)
+// pairs; the depth past K is zero.
+TEST(PackMatrixTest, AmxTilesHoldPairsOfKColumnByColumn) {
+  ThreadPool pool(1);
+  const Weights w(DType::kBF16, 40, 35, 2);
+  const PackedMatrix packed = pack_matrix(w.tensor(), pool, PanelLayout::kAmxTiles);
+  ASSERT_EQ(packed.panel_elements(), size_t{64 * 32});  // K padded to 64
+  const uint16_t* data = packed.data.as<uint16_t>();
+  for (int64_t n = 0; n < 64; ++n) {
+    for (int64_t k = 0; k < 64; ++k) {
+      const int64_t panel = n / 32, c = n % 32;
+      const size_t at = static_cast<size_t>(panel * 64 * 32 + (k / 32) * 1024 + (c / 16) * 512 + (k % 32) / 2 * 32 +
+                                            (c % 16) * 2 + k % 2);
+      const uint16_t expected = n < w.rows && k < w.cols ? w.half[static_cast<size_t>(n * w.cols + k)] : 0;
+      ASSERT_EQ(data[at], expected) << "n " << n << " k " << k;
     }
   }
 }
@@ -72,7 +101,7 @@ TEST(PackedGemmTest, ReferenceMatchesFloat64) {
   const auto x = testing::random_normal(m * k, 2);
   for (DType dtype : kDTypes) {
     const Weights w(dtype, n, k, 3);
-    const PackedMatrix packed = pack_matrix(w.tensor(), pool);
+    const PackedMatrix packed = pack_matrix(w.tensor(), pool, PanelLayout::kColumns);
     std::vector<float> y(static_cast<size_t>(m * n));
     gemm_for(cpu::CpuIsa::kScalar, dtype)(x.data(), m, packed.data.data(), k, n, 0, packed.num_panels(), y.data(), n);
     for (int64_t r = 0; r < m; ++r) {
@@ -88,7 +117,8 @@ TEST(PackedGemmTest, ReferenceMatchesFloat64) {
 // gemm.h's promise: every ISA computes the same chain as its scalar
 // definition (the FMA chain; for avx512_bf16's BF16 weights, the pair
 // chain), bit for bit, on shapes off every tile, panel, row-block (192),
-// depth-block (512) and pair boundary.
+// depth-block (512) and pair boundary.  (amx's BF16 arithmetic has no
+// scalar model: the AmxGemmTest cases below.)
 TEST(PackedGemmTest, EveryIsaEqualsItsReferenceBitForBit) {
   ThreadPool pool(1);
   struct Shape {
@@ -104,8 +134,9 @@ TEST(PackedGemmTest, EveryIsaEqualsItsReferenceBitForBit) {
     for (size_t i = 0; i < x.size(); i += 7) x[i] *= i % 2 == 0 ? 1e-39f : 1e-37f;
     for (DType dtype : kDTypes) {
       const Weights w(dtype, s.n, s.k, 5);
-      const PackedMatrix packed = pack_matrix(w.tensor(), pool);
+      const PackedMatrix packed = pack_matrix(w.tensor(), pool, PanelLayout::kColumns);
       for (cpu::CpuIsa isa : supported_isas()) {
+        if (layout_for(isa, dtype) != PanelLayout::kColumns) continue;
         std::vector<float> ref(static_cast<size_t>(s.m * s.n)), y(ref.size(), -1.0f);
         reference_for(isa, dtype)(x.data(), s.m, packed.data.data(), s.k, s.n, 0, packed.num_panels(), ref.data(), s.n);
         gemm_for(isa, dtype)(x.data(), s.m, packed.data.data(), s.k, s.n, 0, packed.num_panels(), y.data(), s.n);
@@ -125,7 +156,7 @@ TEST(PackedGemmTest, Bf16PairReferenceIsTheProductOfRoundedActivations) {
   const int64_t m = 3, n = 37, k = 301;
   const auto x = testing::random_normal(m * k, 12);
   const Weights w(DType::kBF16, n, k, 13);
-  const PackedMatrix packed = pack_matrix(w.tensor(), pool);
+  const PackedMatrix packed = pack_matrix(w.tensor(), pool, PanelLayout::kColumns);
   std::vector<float> y(static_cast<size_t>(m * n));
   cpu::ref_bf16_pair_gemm()(x.data(), m, packed.data.data(), k, n, 0, packed.num_panels(), y.data(), n);
   double max_error = 0, max_error_unrounded = 0;
@@ -155,8 +186,10 @@ TEST(LinearTest, AddsBiasAndMatchesTheReferenceOnTwoThreads) {
   const PackedMatrix packed = pack_matrix(w.tensor(), one);
   std::vector<float> y(static_cast<size_t>(m * n)), ref(static_cast<size_t>(m * n));
   linear(x.data(), m, packed, bias.data(), y.data(), two);
-  cpu::reference_gemm_table(cpu::active_cpu_isa())
-      .bf16(x.data(), m, packed.data.data(), k, n, 0, packed.num_panels(), ref.data(), n);
+  // The scalar definition of the active arithmetic, or (amx, which has none) its kernel in one call.
+  cpu::PackedGemmFn reference = cpu::reference_gemm_table(cpu::active_cpu_isa()).bf16;
+  if (reference == nullptr) reference = cpu::active_gemm_table().bf16;
+  reference(x.data(), m, packed.data.data(), k, n, 0, packed.num_panels(), ref.data(), n);
   for (int64_t r = 0; r < m; ++r) {
     for (int64_t j = 0; j < n; ++j) {
       const size_t i = static_cast<size_t>(r * n + j);
@@ -216,18 +249,124 @@ TEST(LinearTest, GroupEqualsEachProductAlone) {
   }
 }
 
+// The AMX GEMM, where this CPU and its kernel offer it.
+class AmxGemmTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (cpu::supported_cpu_isa() < cpu::CpuIsa::kAmx) GTEST_SKIP() << "no AMX-BF16 on this CPU (or tiles refused)";
+  }
+  static void gemm(const std::vector<float>& x, int64_t m, const PackedMatrix& w, float* y) {
+    gemm_for(cpu::CpuIsa::kAmx, DType::kBF16)(x.data(), m, w.data.data(), w.cols, w.rows, 0, w.num_panels(), y, w.rows);
+  }
+};
+
+// One k pair per output is the one sum the hardware is known to round once:
+// y = float32(x0 w0 + x1 w1) exactly (measured; the pair's products are
+// exact in float64).  That pins every index of the tile layout, the column
+// and row edges and the activations' rounding to BF16.
+TEST_F(AmxGemmTest, OnePairOfKIsTheRoundedExactSum) {
+  ThreadPool pool(1);
+  for (const int64_t k : {1, 2}) {
+    for (const int64_t m : {1, 5, 16, 17, 33}) {
+      const int64_t n = 45;
+      auto x = testing::random_normal(m * k, 30 + m);
+      x[0] = 1e-39f;  // subnormal: BF16 rounding makes it zero
+      const Weights w(DType::kBF16, n, k, 31);
+      const PackedMatrix packed = pack_matrix(w.tensor(), pool, PanelLayout::kAmxTiles);
+      std::vector<float> y(static_cast<size_t>(m * n));
+      gemm(x, m, packed, y.data());
+      for (int64_t r = 0; r < m; ++r) {
+        for (int64_t j = 0; j < n; ++j) {
+          double exact = 0;
+          for (int64_t l = 0; l < k; ++l) {
+            const float xr = x[r * k + l] == 1e-39f ? 0.0f : bf16_to_f32(f32_to_bf16(x[r * k + l]));
+            exact += double{xr} * w.wide[static_cast<size_t>(j * k + l)];
+          }
+          ASSERT_EQ(y[static_cast<size_t>(r * n + j)], static_cast<float>(exact))
+              << "m " << m << " k " << k << " row " << r << " column " << j;
+        }
+      }
+    }
+  }
+}
+
+// Longer sums against float64 over the BF16-rounded activations, within
+// FP32 accumulation's error, on shapes off every tile (16 rows, 32-row
+// blocks, 16-column tiles, 32-k chunks) and across passes of rows.
+TEST_F(AmxGemmTest, IsTheProductOfRoundedActivations) {
+  ThreadPool pool(1);
+  struct Shape {
+    int64_t m, n, k;
+  };
+  for (const Shape s : {Shape{1, 64, 576}, Shape{3, 70, 1025}, Shape{16, 33, 64}, Shape{17, 100, 31},
+                        Shape{40, 64, 300}, Shape{200, 40, 4100}}) {
+    const auto x = testing::random_normal(s.m * s.k, 32);
+    const Weights w(DType::kBF16, s.n, s.k, 33);
+    const PackedMatrix packed = pack_matrix(w.tensor(), pool, PanelLayout::kAmxTiles);
+    std::vector<float> y(static_cast<size_t>(s.m * s.n));
+    gemm(x, s.m, packed, y.data());
+    double worst = 0, worst_unrounded = 0;
+    for (int64_t r = 0; r < s.m; ++r) {
+      for (int64_t j = 0; j < s.n; ++j) {
+        double rounded = 0, exact = 0, magnitude = 0;
+        for (int64_t l = 0; l < s.k; ++l) {
+          const double weight = w.wide[static_cast<size_t>(j * s.k + l)];
+          const double xr = bf16_to_f32(f32_to_bf16(x[r * s.k + l]));
+          rounded += xr * weight;
+          exact += double{x[r * s.k + l]} * weight;
+          magnitude += std::abs(xr * weight);
+        }
+        const double got = y[static_cast<size_t>(r * s.n + j)];
+        worst = std::max(worst, std::abs(got - rounded) / magnitude);
+        worst_unrounded = std::max(worst_unrounded, std::abs(got - exact) / magnitude);
+      }
+    }
+    // One FP32 rounding per chunk plus the chunk's own: far below BF16's 2^-9.
+    EXPECT_LT(worst, (static_cast<double>(s.k) / 32 + 4) * 0x1p-24) << "m " << s.m << " n " << s.n << " k " << s.k;
+    if (s.k > 32) {
+      EXPECT_GT(worst_unrounded, 1e-4) << "the activations' rounding is really there";
+    }
+  }
+}
+
+// A row's result is the same bits in any batch, block position and thread
+// count: the order over k never depends on m.
+TEST_F(AmxGemmTest, RowResultIndependentOfBatchAndThreads) {
+  ThreadPool one(1), two(2);
+  const int64_t n = 70, k = 1100, rows = 70;
+  const auto x = testing::random_normal(rows * k, 34);
+  const Weights w(DType::kBF16, n, k, 35);
+  const PackedMatrix packed = pack_matrix(w.tensor(), one, PanelLayout::kAmxTiles);
+  std::vector<float> all(static_cast<size_t>(rows * n));
+  gemm(x, rows, packed, all.data());
+  ASSERT_TRUE(force_cpu_isa("amx").is_ok());
+  for (int64_t batch : {1, 2, 3, 15, 16, 17, 31, 32, 33}) {
+    for (int64_t r = 0; r + batch <= rows; r += batch) {
+      std::vector<float> some(static_cast<size_t>(batch * n));
+      linear(x.data() + r * k, batch, packed, nullptr, some.data(), batch % 2 == 0 ? two : one);
+      for (int64_t j = 0; j < batch * n; ++j) {
+        ASSERT_EQ(some[static_cast<size_t>(j)], all[static_cast<size_t>(r * n + j)]) << "batch " << batch;
+      }
+    }
+  }
+  ASSERT_TRUE(force_cpu_isa("auto").is_ok());
+}
+
 TEST(CpuIsaTest, ForcingALowerIsaWorksAndAnUnknownOneIsAnError) {
   const std::string best = cpu_isa();
   ASSERT_TRUE(force_cpu_isa("scalar").is_ok());
   EXPECT_EQ(cpu_isa(), "scalar");
   const Status bad = force_cpu_isa("avx9000");
   EXPECT_FALSE(bad.is_ok());
-  EXPECT_NE(bad.message().find("auto, avx512_bf16, avx512, avx2 or scalar"), std::string::npos) << bad.message();
+  EXPECT_NE(bad.message().find("auto, amx, avx512_bf16, avx512, avx2 or scalar"), std::string::npos) << bad.message();
   if (cpu::supported_cpu_isa() < cpu::CpuIsa::kAvx512) {
     EXPECT_FALSE(force_cpu_isa("avx512").is_ok());
   }
   if (cpu::supported_cpu_isa() < cpu::CpuIsa::kAvx512Bf16) {
     EXPECT_FALSE(force_cpu_isa("avx512_bf16").is_ok());
+  }
+  if (cpu::supported_cpu_isa() < cpu::CpuIsa::kAmx) {
+    EXPECT_FALSE(force_cpu_isa("amx").is_ok());
   }
   ASSERT_TRUE(force_cpu_isa("auto").is_ok());
   EXPECT_EQ(cpu_isa(), best);

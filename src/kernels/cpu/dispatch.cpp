@@ -1,4 +1,6 @@
 #include <cpuid.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -7,6 +9,7 @@
 
 #include "kernels/cpu/isa.h"
 #include "kernels/kernels.h"
+#include "kernels/packed_matrix.h"
 
 namespace vllm::kernels {
 namespace cpu {
@@ -24,13 +27,30 @@ bool has_avx512_bf16() {
   return __get_cpuid_count(7, 1, &eax, &ebx, &ecx, &edx) != 0 && (eax & (1u << 5)) != 0;
 }
 
+// CPUID leaf 7 sub-leaf 0, EDX bits 22 (AMX-BF16) and 24 (AMX-TILE).
+bool has_amx_bf16() {
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  constexpr unsigned kBits = (1u << 22) | (1u << 24);
+  return __get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx) != 0 && (edx & kBits) == kBits;
+}
+
+// Linux hands out the tile data state (8 KiB per thread) only to a process
+// that asks: once, for all its threads.  A kernel without AMX support (or
+// one that refuses) says no, and the AMX path is simply not offered.
+bool tile_data_granted() {
+  constexpr long kArchReqXcompPerm = 0x1023;
+  constexpr long kXfeatureXtiledata = 18;
+  return syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata) == 0;
+}
+
 CpuIsa detect_supported() {
   __builtin_cpu_init();
   // AVX2 with FMA and F16C is the project's baseline; the scalar kernels are
   // the last resort so that the binary still runs (slowly) on older CPUs.
   if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma") || !has_f16c()) return CpuIsa::kScalar;
   if (!__builtin_cpu_supports("avx512f")) return CpuIsa::kAvx2;
-  return has_avx512_bf16() ? CpuIsa::kAvx512Bf16 : CpuIsa::kAvx512;
+  if (!has_avx512_bf16()) return CpuIsa::kAvx512;
+  return has_amx_bf16() && tile_data_granted() ? CpuIsa::kAmx : CpuIsa::kAvx512Bf16;
 }
 
 // FLOP/s of one thread running `burst`, the best of a few short bursts.
@@ -47,14 +67,18 @@ double burst_rate(float (*burst)(int64_t), int64_t flops_per_iteration) {
   return best;
 }
 
-// The dot-product path wins only where it is clearly faster (2x on Zen 4;
-// 0.5x on Intel's Rapids cores): a noisy moment cannot flip the choice, and
-// with it the BF16 arithmetic, from one run to the next.
+// A BF16 path wins only where it is clearly faster than FP32 FMAs (the
+// dot product: 2x on Zen 4, 0.5x on Intel's Rapids cores; AMX: about 14x
+// there): a noisy moment cannot flip the choice, and with it the BF16
+// arithmetic, from one run to the next.
 CpuIsa detect_best() {
   const CpuIsa supported = supported_cpu_isa();
-  if (supported != CpuIsa::kAvx512Bf16) return supported;
-  const ProbeTable& probe = probe_table(CpuIsa::kAvx512Bf16);
+  if (supported < CpuIsa::kAvx512Bf16) return supported;
+  const ProbeTable& probe = probe_table(supported);
   const double fma = burst_rate(probe.fma_burst, probe.flops_per_iteration);
+  if (supported == CpuIsa::kAmx && burst_rate(probe.amx_bf16_burst, probe.amx_bf16_flops_per_iteration) > 1.5 * fma) {
+    return CpuIsa::kAmx;
+  }
   const double dot = burst_rate(probe.bf16_dot_burst, probe.bf16_dot_flops_per_iteration);
   return dot > 1.5 * fma ? CpuIsa::kAvx512Bf16 : CpuIsa::kAvx512;
 }
@@ -88,6 +112,8 @@ const char* cpu_isa_name(CpuIsa isa) {
       return "avx512";
     case CpuIsa::kAvx512Bf16:
       return "avx512_bf16";
+    case CpuIsa::kAmx:
+      return "amx";
   }
   return "?";
 }
@@ -99,6 +125,11 @@ const GemmTable& gemm_table(CpuIsa isa) {
     t.bf16 = avx512_bf16_pair_gemm();
     return t;
   }();
+  static const GemmTable amx = [] {
+    GemmTable t = avx512_gemm_table();
+    t.bf16 = amx_bf16_gemm_fn();
+    return t;
+  }();
   switch (isa) {
     case CpuIsa::kScalar:
       return ref;
@@ -108,6 +139,8 @@ const GemmTable& gemm_table(CpuIsa isa) {
       return avx512;
     case CpuIsa::kAvx512Bf16:
       return avx512_bf16;
+    case CpuIsa::kAmx:
+      return amx;
   }
   return ref;
 }
@@ -119,7 +152,12 @@ const GemmTable& reference_gemm_table(CpuIsa isa) {
     t.bf16 = ref_bf16_pair_gemm();
     return t;
   }();
-  return isa == CpuIsa::kAvx512Bf16 ? bf16_pairs : ref;
+  static const GemmTable amx = [] {
+    GemmTable t = ref_gemm_table();
+    t.bf16 = nullptr;
+    return t;
+  }();
+  return isa == CpuIsa::kAvx512Bf16 ? bf16_pairs : isa == CpuIsa::kAmx ? amx : ref;
 }
 
 const AttentionTable& attention_table(CpuIsa isa) {
@@ -140,10 +178,19 @@ const ProbeTable& probe_table(CpuIsa isa) {
     static const ProbeTable avx512_bf16 = avx512_bf16_probe_table();
     return avx512_bf16;
   }
+  if (isa == CpuIsa::kAmx) {
+    static const ProbeTable amx = amx_probe_table();
+    return amx;
+  }
   return isa == CpuIsa::kAvx512 ? avx512 : isa == CpuIsa::kAvx2 ? avx2 : ref;
 }
 
 }  // namespace cpu
+
+PanelLayout packed_layout(DType dtype) {
+  return dtype == DType::kBF16 && cpu::active_cpu_isa() == cpu::CpuIsa::kAmx ? PanelLayout::kAmxTiles
+                                                                             : PanelLayout::kColumns;
+}
 
 std::string cpu_isa() { return cpu::cpu_isa_name(cpu::active_cpu_isa()); }
 
@@ -153,7 +200,8 @@ Status force_cpu_isa(const std::string& name) {
     return Status::ok();
   }
   const cpu::CpuIsa supported = cpu::supported_cpu_isa();
-  for (cpu::CpuIsa isa : {cpu::CpuIsa::kScalar, cpu::CpuIsa::kAvx2, cpu::CpuIsa::kAvx512, cpu::CpuIsa::kAvx512Bf16}) {
+  for (cpu::CpuIsa isa :
+       {cpu::CpuIsa::kScalar, cpu::CpuIsa::kAvx2, cpu::CpuIsa::kAvx512, cpu::CpuIsa::kAvx512Bf16, cpu::CpuIsa::kAmx}) {
     if (name != cpu::cpu_isa_name(isa)) continue;
     if (isa > supported) {
       return invalid_argument("--cpu-isa " + name + ": this CPU supports at most " + cpu::cpu_isa_name(supported));
@@ -161,7 +209,7 @@ Status force_cpu_isa(const std::string& name) {
     cpu::active().store(isa);
     return Status::ok();
   }
-  return invalid_argument("--cpu-isa must be auto, avx512_bf16, avx512, avx2 or scalar, got '" + name + "'");
+  return invalid_argument("--cpu-isa must be auto, amx, avx512_bf16, avx512, avx2 or scalar, got '" + name + "'");
 }
 
 }  // namespace vllm::kernels

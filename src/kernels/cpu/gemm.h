@@ -37,4 +37,12 @@ GemmTable avx512_gemm_table();  // AVX-512 F
 PackedGemmFn avx512_bf16_pair_gemm();
 PackedGemmFn ref_bf16_pair_gemm();
 
+// BF16 weights in AMX tiles (PanelLayout::kAmxTiles) through tdpbf16ps, a
+// third arithmetic for them: activations rounded to BF16 as above, each
+// output one FP32 accumulator fed 32 k at a time in k order from zero, for
+// any number of rows (so again the same bits whatever the batch).  How one
+// instruction sums its 32 products is the hardware's own (not the FP32
+// chain of its pseudo-code), so this arithmetic has no scalar model.
+PackedGemmFn amx_bf16_gemm_fn();
+
 }  // namespace vllm::kernels::cpu

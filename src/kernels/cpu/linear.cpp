@@ -7,15 +7,19 @@
 namespace vllm::kernels {
 
 // Our own kernels rather than oneDNN or OpenBLAS: they compute BF16 weights
-// with FP32 FMAs (what this CPU does fastest, without widening the weights
-// in memory) and keep one FMA chain per output whatever the batch, which
-// batch invariance needs and which library GEMMs, free to pick a different
-// algorithm per shape, do not promise.
+// with FP32 FMAs, BF16 dot products or AMX tiles (whichever this CPU does
+// fastest, without widening the weights in memory) and keep one
+// accumulation order per output whatever the batch, which batch invariance
+// needs and which library GEMMs, free to pick a different algorithm per
+// shape, do not promise.
 namespace {
 
-cpu::PackedGemmFn gemm_for(DType dtype) {
+cpu::PackedGemmFn gemm_for(const PackedMatrix& w) {
+  VLLM_CHECK(
+      w.layout == packed_layout(w.dtype),
+      "linear: weights packed for another instruction set than the one in use (--cpu-isa is set before loading)");
   const cpu::GemmTable& gemm = cpu::active_gemm_table();
-  switch (dtype) {
+  switch (w.dtype) {
     case DType::kF32:
       return gemm.f32;
     case DType::kBF16:
@@ -35,7 +39,7 @@ constexpr int64_t kDecodePanels = 4;
 }  // namespace
 
 void linear(const float* x, int64_t m, const PackedMatrix& w, const float* bias, float* y, ThreadPool& pool) {
-  const cpu::PackedGemmFn fn = gemm_for(w.dtype);
+  const cpu::PackedGemmFn fn = gemm_for(w);
   const int64_t n = w.rows;
   // Chunks keep decode's groups of panels whole.
   const int64_t grain = m == 1 ? kDecodePanels : 1;
@@ -68,8 +72,8 @@ void linear_group(const std::vector<LinearProblem>& problems, ThreadPool& pool) 
       const int64_t from = std::max(u_begin, first_unit[i]) - first_unit[i];
       const int64_t to = std::min(u_end, first_unit[i + 1]) - first_unit[i];
       const int64_t panels = p.w->num_panels();
-      gemm_for(p.w->dtype)(p.x, p.m, p.w->data.data(), p.w->cols, p.w->rows, from * kDecodePanels,
-                           std::min(panels, to * kDecodePanels), p.y, p.w->rows);
+      gemm_for (*p.w)(p.x, p.m, p.w->data.data(), p.w->cols, p.w->rows, from * kDecodePanels,
+                      std::min(panels, to * kDecodePanels), p.y, p.w->rows);
     }
   });
 }

@@ -17,11 +17,15 @@ struct ProbeTable {
   // The same for the BF16 dot product (vdpbf16ps), where the ISA has it.
   float (*bf16_dot_burst)(int64_t iterations) = nullptr;
   int64_t bf16_dot_flops_per_iteration = 0;
+  // The same for AMX's tdpbf16ps, where the ISA has it.
+  float (*amx_bf16_burst)(int64_t iterations) = nullptr;
+  int64_t amx_bf16_flops_per_iteration = 0;
 };
 
 ProbeTable ref_probe_table();
 ProbeTable avx2_probe_table();
 ProbeTable avx512_probe_table();
 ProbeTable avx512_bf16_probe_table();  // AVX-512's, with bf16_dot_burst
+ProbeTable amx_probe_table();          // AVX512-BF16's, with amx_bf16_burst
 
 }  // namespace vllm::kernels::cpu

@@ -1,0 +1,222 @@
+// Compiled with -mamx-tile -mamx-bf16 -mavx512f -mavx512bf16; reached only
+// through the dispatch table.  BF16 weights in AMX tiles (packed_matrix.h's
+// kAmxTiles) times activations rounded to BF16, accumulated in FP32 tiles.
+//
+// A block of up to 32 activation rows against one 32-column panel keeps a
+// 2 x 2 grid of 16 x 16 accumulator tiles (tmm0-3) over the whole depth,
+// with two activation tiles (tmm4-5) and the panel's two weight tiles
+// (tmm6-7) per 32-k chunk.  Each output is one accumulator fed by the
+// chunks in k order, starting from zero, whatever the batch: a row's
+// result depends only on its own activations, never on the rows beside it,
+// the block it lands in or the thread count.  (How tdpbf16ps sums the 32
+// products of one chunk is the hardware's: measured on a Xeon with AMX, it
+// is not the sequential FP32 chain of Intel's pseudo-code, so there is no
+// scalar model here; gemm_test bounds it against float64 instead.)
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "kernels/cpu/amx/amx_tiles.h"
+#include "kernels/cpu/avx512/avx512_vec.h"
+#include "kernels/cpu/gemm.h"
+#include "kernels/packed_matrix.h"
+
+namespace vllm::kernels::cpu {
+namespace {
+
+constexpr int64_t kTileRows = 16;
+constexpr int64_t kBlockRows = 2 * kTileRows;
+// Rows whose BF16 activations stay in L2 while the thread's panels pass them
+// (about 1 MiB), at least one block.
+int64_t rows_per_pass(int64_t depth) {
+  constexpr int64_t kBytes = int64_t{1} << 20;
+  return std::max(kBlockRows, kBytes / (2 * depth) / kBlockRows * kBlockRows);
+}
+
+// Rows [0, rows) of x as BF16 (to nearest even, a subnormal to zero, as the
+// dot-product path rounds them), each padded with zeros to `depth`.
+void round_activations(const float* x, int64_t rows, int64_t k_total, int64_t depth, uint16_t* out) {
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* row = x + r * k_total;
+    uint16_t* dst = out + r * depth;
+    for (int64_t k = 0; k < depth; k += 32) {
+      const int64_t count = std::clamp<int64_t>(k_total - k, 0, 32);
+      const __m512 lo = Avx512::load(row + k, std::min<int64_t>(16, count));
+      const __m512 hi = count > 16 ? Avx512::load(row + k + 16, count - 16) : _mm512_setzero_ps();
+      _mm512_storeu_si512(dst + k, reinterpret_cast<__m512i>(_mm512_cvtne2ps_pbh(hi, lo)));
+    }
+  }
+}
+
+// The configuration for a block of `rows` (1..32) rows.
+amx::TileConfig block_config(int64_t rows) {
+  amx::TileConfig c;
+  const auto top = static_cast<uint8_t>(std::min(rows, kTileRows));
+  const auto bottom = static_cast<uint8_t>(std::max<int64_t>(rows - kTileRows, 0));
+  for (int t = 0; t < 8; ++t) c.bytes_per_row[t] = 64;
+  c.rows[0] = c.rows[1] = c.rows[4] = top;
+  c.rows[2] = c.rows[3] = c.rows[5] = bottom;
+  c.rows[6] = c.rows[7] = kTileRows;  // the weights: 16 k pairs
+  if (bottom == 0) c.bytes_per_row[2] = c.bytes_per_row[3] = c.bytes_per_row[5] = 0;
+  return c;
+}
+
+// _tile_stored names its tile in the instruction text, so T must reach it as a literal.
+template <int T>
+void tile_store(void* p, int64_t stride) {
+  static_assert(T >= 0 && T < 4, "accumulators are tmm0-3");
+  if constexpr (T == 0) _tile_stored(0, p, stride);
+  if constexpr (T == 1) _tile_stored(1, p, stride);
+  if constexpr (T == 2) _tile_stored(2, p, stride);
+  if constexpr (T == 3) _tile_stored(3, p, stride);
+}
+
+// Stores accumulator tile T (16 columns) of `rows` rows at y, keeping only
+// the first `cols` columns.
+template <int T>
+void store_tile(int64_t rows, int64_t cols, float* y, int64_t ldy) {
+  if (cols >= 16) {
+    tile_store<T>(y, ldy * static_cast<int64_t>(sizeof(float)));
+    return;
+  }
+  if (cols <= 0) return;
+  alignas(64) float part[kTileRows * 16];
+  tile_store<T>(part, 64);
+  for (int64_t r = 0; r < rows; ++r) std::memcpy(y + r * ldy, part + r * 16, static_cast<size_t>(cols) * sizeof(float));
+}
+
+// Chunks of weights requested ahead of their use when a panel comes from
+// memory: a decode step's tiles feed one row each, too little work to hide
+// the wait for them.
+constexpr int64_t kPrefetchChunks = 4;
+constexpr int64_t kChunkBytes = 2 * kAmxTileElements * static_cast<int64_t>(sizeof(uint16_t));
+
+// One block of `rows` rows (their BF16 activations at a, `depth` apart)
+// against one panel, every chunk of the depth; `from_memory`: the panel's
+// first pass, its chunks fetched ahead.
+void block_panel(const uint16_t* a, int64_t rows, int64_t depth, const uint16_t* panel, bool from_memory, int64_t cols,
+                 float* y, int64_t ldy) {
+  const bool two = rows > kTileRows;
+  const int64_t a_stride = depth * static_cast<int64_t>(sizeof(uint16_t));
+  const uint16_t* a_low = a + kTileRows * depth;
+  _tile_zero(0);
+  _tile_zero(1);
+  if (two) {
+    _tile_zero(2);
+    _tile_zero(3);
+  }
+  const char* panel_end = reinterpret_cast<const char*>(panel + depth * kPanelWidth);
+  for (int64_t k = 0; k < depth; k += kAmxTileDepth, panel += 2 * kAmxTileElements) {
+    if (from_memory) {
+      const char* ahead = reinterpret_cast<const char*>(panel) + kPrefetchChunks * kChunkBytes;
+      for (int64_t line = 0; line < kChunkBytes && ahead + line < panel_end; line += 64) {
+        _mm_prefetch(ahead + line, _MM_HINT_T0);
+      }
+    }
+    _tile_loadd(4, a + k, a_stride);
+    _tile_loadd(6, panel, 64);
+    _tile_loadd(7, panel + kAmxTileElements, 64);
+    _tile_dpbf16ps(0, 4, 6);
+    _tile_dpbf16ps(1, 4, 7);
+    if (two) {
+      _tile_loadd(5, a_low + k, a_stride);
+      _tile_dpbf16ps(2, 5, 6);
+      _tile_dpbf16ps(3, 5, 7);
+    }
+  }
+  const int64_t top = std::min(rows, kTileRows);
+  store_tile<0>(top, cols, y, ldy);
+  store_tile<1>(top, cols - 16, y + 16, ldy);
+  if (two) {
+    store_tile<2>(rows - kTileRows, cols, y + kTileRows * ldy, ldy);
+    store_tile<3>(rows - kTileRows, cols - 16, y + kTileRows * ldy + 16, ldy);
+  }
+}
+
+// Up to 16 rows (decode, a mixture's experts) against two panels at once:
+// the weights are what takes time there, and two streams of them keep more
+// requests to memory in flight than one.  Accumulators tmm0-1 for the first
+// panel, tmm2-3 for the second; its second weight tile reuses tmm6 once the
+// first panel's product with it has been issued.
+amx::TileConfig panel_pair_config(int64_t rows) {
+  amx::TileConfig c;
+  for (int t = 0; t < 8; ++t) {
+    c.bytes_per_row[t] = 64;
+    c.rows[t] = t <= 4 ? static_cast<uint8_t>(rows) : kTileRows;
+  }
+  return c;
+}
+
+void rows_panel_pair(const uint16_t* a, int64_t rows, int64_t depth, const uint16_t* first, const uint16_t* second,
+                     int64_t cols, float* y, int64_t ldy) {
+  const int64_t a_stride = depth * static_cast<int64_t>(sizeof(uint16_t));
+  _tile_zero(0);
+  _tile_zero(1);
+  _tile_zero(2);
+  _tile_zero(3);
+  const char* first_end = reinterpret_cast<const char*>(first + depth * kPanelWidth);
+  for (int64_t k = 0; k < depth; k += kAmxTileDepth, first += 2 * kAmxTileElements, second += 2 * kAmxTileElements) {
+    const char* ahead = reinterpret_cast<const char*>(first) + kPrefetchChunks * kChunkBytes;
+    const char* ahead_second = reinterpret_cast<const char*>(second) + kPrefetchChunks * kChunkBytes;
+    if (ahead < first_end) {
+      for (int64_t line = 0; line < kChunkBytes; line += 64) {
+        _mm_prefetch(ahead + line, _MM_HINT_T0);
+        _mm_prefetch(ahead_second + line, _MM_HINT_T0);
+      }
+    }
+    _tile_loadd(4, a + k, a_stride);
+    _tile_loadd(6, first, 64);
+    _tile_loadd(7, first + kAmxTileElements, 64);
+    _tile_loadd(5, second, 64);
+    _tile_dpbf16ps(0, 4, 6);
+    _tile_dpbf16ps(1, 4, 7);
+    _tile_dpbf16ps(2, 4, 5);
+    _tile_loadd(6, second + kAmxTileElements, 64);
+    _tile_dpbf16ps(3, 4, 6);
+  }
+  store_tile<0>(rows, kPanelWidth, y, ldy);
+  store_tile<1>(rows, kPanelWidth - 16, y + 16, ldy);
+  store_tile<2>(rows, cols, y + kPanelWidth, ldy);
+  store_tile<3>(rows, cols - 16, y + kPanelWidth + 16, ldy);
+}
+
+void amx_bf16_gemm(const float* x, int64_t m, const void* panels, int64_t k_total, int64_t n, int64_t p_begin,
+                   int64_t p_end, float* y, int64_t ldy) {
+  if (m == 0 || p_begin >= p_end) return;
+  const auto* w = static_cast<const uint16_t*>(panels);
+  const int64_t depth = amx_padded_depth(k_total);
+  const int64_t panel_elements = depth * kPanelWidth;
+  const int64_t pass = rows_per_pass(depth);
+  thread_local std::vector<uint16_t> rounded;
+  for (int64_t r0 = 0; r0 < m; r0 += pass) {
+    const int64_t pass_rows = std::min(pass, m - r0);
+    if (rounded.size() < static_cast<size_t>(pass_rows * depth)) rounded.resize(static_cast<size_t>(pass_rows * depth));
+    round_activations(x + r0 * k_total, pass_rows, k_total, depth, rounded.data());
+    int64_t p = p_begin;
+    if (pass_rows <= kTileRows) {
+      amx::use_tile_config(panel_pair_config(pass_rows));
+      for (; p + 1 < p_end; p += 2) {
+        const int64_t second_cols = std::min(kPanelWidth, n - (p + 1) * kPanelWidth);
+        rows_panel_pair(rounded.data(), pass_rows, depth, w + p * panel_elements, w + (p + 1) * panel_elements,
+                        second_cols, y + r0 * ldy + p * kPanelWidth, ldy);
+      }
+    }
+    for (; p < p_end; ++p) {
+      const int64_t cols = std::min(kPanelWidth, n - p * kPanelWidth);
+      for (int64_t b = 0; b < pass_rows; b += kBlockRows) {
+        const int64_t rows = std::min(kBlockRows, pass_rows - b);
+        amx::use_tile_config(block_config(rows));
+        block_panel(rounded.data() + b * depth, rows, depth, w + p * panel_elements, b == 0, cols,
+                    y + (r0 + b) * ldy + p * kPanelWidth, ldy);
+      }
+    }
+  }
+}
+
+}  // namespace
+
+PackedGemmFn amx_bf16_gemm_fn() { return amx_bf16_gemm; }
+
+}  // namespace vllm::kernels::cpu
