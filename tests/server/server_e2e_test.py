@@ -339,9 +339,10 @@ for i, sock in enumerate(sockets):
 check(time.time() - started < 10, "SIGTERM ends in-flight requests within seconds")
 aborted = 0
 for i, raw in enumerate(received):
-    # A request still in the input workers' queue at the signal never reached the engine: it is refused with
-    # 503 (a client or balancer may send it elsewhere) rather than given a stream that it never started.
-    if raw.startswith(b"HTTP/1.1 503 ") and b"the server is shutting down" in raw:
+    # A request still in the input workers' queue at the signal (or handed to the engine just after it stopped
+    # taking requests) never reached the engine: it is refused with 503, "the server is shutting down" or "the
+    # engine is shutting down" (a client or balancer may send it elsewhere), not given a stream it never started.
+    if raw.startswith(b"HTTP/1.1 503 ") and re.search(rb"the (server|engine) is shutting down", raw):
         continue
     events = re.findall(r"data: (.*?)\n\n", raw.decode(errors="replace"))
     finishes = [json.loads(e)["choices"][0]["finish_reason"] for e in events[:-1]]
