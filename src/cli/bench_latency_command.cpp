@@ -146,10 +146,11 @@ int run(const BenchLatencyOptions& o) {
       "weights %.1f MB\n",
       limits.bandwidth_gb_per_s, limits.peak_gflops, cost.weight_bytes / 1e6);
   if (bf16_unit) {
-    std::printf(
-        "BF16 weights run on %s, peak %.0f GFLOP/s: prefill %.1f%% and decode %.1f%% of that arithmetic's limits\n",
-        kernels::cpu_isa() == "amx" ? "AMX tiles" : "the BF16 dot product", kernels::bf16_weights_peak(limits),
-        100 * median(prefill_kernel_fraction), 100 * median(decode_kernel_fraction));
+    std::printf("BF16 weights run on %s, peak %.0f GFLOP/s: prefill %.1f%%",
+                kernels::cpu_isa() == "amx" ? "AMX tiles" : "the BF16 dot product", kernels::bf16_weights_peak(limits),
+                100 * median(prefill_kernel_fraction));
+    if (has_decode) std::printf(" and decode %.1f%%", 100 * median(decode_kernel_fraction));
+    std::printf(" of that arithmetic's limits\n");
   }
 
   OrderedJson report = report_base(c, limits);
