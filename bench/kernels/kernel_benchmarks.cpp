@@ -65,7 +65,7 @@ void BM_Linear(benchmark::State& state, DType dtype) {
       benchmark::Counter(flops / 1e9 / g_limits.peak_gflops, benchmark::Counter::kIsIterationInvariantRate);
   state.counters["of_bandwidth"] =
       benchmark::Counter(bytes / 1e9 / g_limits.bandwidth_gb_per_s, benchmark::Counter::kIsIterationInvariantRate);
-  if (dtype == DType::kBF16 && (cpu_isa() == "avx512_bf16" || cpu_isa() == "amx")) {  // on the dot product or AMX
+  if (dtype == DType::kBF16 && bf16_weights_peak(g_limits) > 0) {  // on the dot product or AMX
     state.counters["of_bf16_peak"] =
         benchmark::Counter(flops / 1e9 / bf16_weights_peak(g_limits), benchmark::Counter::kIsIterationInvariantRate);
   }

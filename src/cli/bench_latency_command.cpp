@@ -102,7 +102,7 @@ int run(const BenchLatencyOptions& o) {
   // instead, its peak is the limit of the arithmetic in use, reported beside
   // it.  Fractions are the median over iterations of each one against its
   // own limits.
-  const bool bf16_unit = cost.bf16_matrices && (kernels::cpu_isa() == "amx" || kernels::cpu_isa() == "avx512_bf16");
+  const bool bf16_unit = cost.bf16_matrices && kernels::bf16_weights_peak(iteration_limits[0]) > 0;
   const double batch = o.batch_size;
   std::vector<double> prefill_fraction, decode_fraction, prefill_kernel_fraction, decode_kernel_fraction;
   std::vector<double> bandwidth, fma_peak, bf16_peak, amx_peak, prefill_limit, decode_limit;

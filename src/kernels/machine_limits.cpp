@@ -91,7 +91,7 @@ double bf16_weights_peak(const MachineLimits& limits) {
     case cpu::CpuIsa::kAvx512Bf16:
       return limits.peak_bf16_gflops;
     default:
-      return limits.peak_gflops;
+      return 0;
   }
 }
 

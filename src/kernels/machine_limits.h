@@ -28,8 +28,8 @@ double measure_fma_peak(ThreadPool& pool, int repetitions = 5);
 double measure_bf16_dot_peak(ThreadPool& pool, int repetitions = 5);
 // 0 where the ISA in use is not amx.
 double measure_amx_bf16_peak(ThreadPool& pool, int repetitions = 5);
-// The peak of the arithmetic BF16 weights run on with the ISA in use: AMX's,
-// the dot product's, or (where they are widened to FP32) the FMA peak.
+// The peak of the unit BF16 weights run on with the ISA in use: AMX's or the
+// dot product's; 0 where they are widened to FP32 (the FMA peak applies).
 double bf16_weights_peak(const MachineLimits& limits);
 MachineLimits measure_machine_limits(ThreadPool& pool);
 

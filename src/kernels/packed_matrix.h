@@ -34,12 +34,15 @@ enum class PanelLayout { kColumns, kAmxTiles };
 // AMX tiles: k per chunk, and the elements of one tile (16 rows of 32 BF16).
 inline constexpr int64_t kAmxTileDepth = 32;
 inline constexpr int64_t kAmxTileElements = 16 * 32;
+inline constexpr int64_t kAmxChunkElements = 2 * kAmxTileElements;  // one chunk of a panel: its two tiles
 inline int64_t amx_padded_depth(int64_t k_total) {
   return (k_total + kAmxTileDepth - 1) / kAmxTileDepth * kAmxTileDepth;
 }
+// Elements from one AMX-tiled panel's start to the next.
+inline int64_t amx_panel_elements(int64_t k_total) { return amx_padded_depth(k_total) * kPanelWidth; }
 // Offset of w[c, k] (c < kPanelWidth) within an AMX-tiled panel.
 inline int64_t amx_tile_offset(int64_t c, int64_t k) {
-  return (k / kAmxTileDepth) * 2 * kAmxTileElements + (c / 16) * kAmxTileElements + (k % kAmxTileDepth) / 2 * 32 +
+  return (k / kAmxTileDepth) * kAmxChunkElements + (c / 16) * kAmxTileElements + (k % kAmxTileDepth) / 2 * 32 +
          (c % 16) * 2 + k % 2;
 }
 
@@ -58,8 +61,7 @@ struct PackedMatrix {
 
   int64_t num_panels() const { return (rows + kPanelWidth - 1) / kPanelWidth; }
   size_t panel_elements() const {
-    return static_cast<size_t>(layout == PanelLayout::kAmxTiles ? amx_padded_depth(cols) * kPanelWidth
-                                                                : panel_stride(cols));
+    return static_cast<size_t>(layout == PanelLayout::kAmxTiles ? amx_panel_elements(cols) : panel_stride(cols));
   }
   // w[row, col] widened to float32.
   float at(int64_t row, int64_t col) const;

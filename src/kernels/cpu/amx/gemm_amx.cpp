@@ -39,7 +39,7 @@ int64_t rows_per_pass(int64_t depth) {
 }
 
 // Elements of one block's activation tiles: two (rows 0-15, 16-31) per chunk.
-int64_t block_elements(int64_t depth) { return depth / kAmxTileDepth * 2 * kAmxTileElements; }
+int64_t block_elements(int64_t depth) { return depth / kAmxTileDepth * kAmxChunkElements; }
 
 // Rows [0, rows) of x as BF16 (to nearest even, a subnormal to zero, as the
 // dot-product path rounds them), each padded with zeros to `depth`, in tile
@@ -50,7 +50,7 @@ void round_activations(const float* x, int64_t rows, int64_t k_total, int64_t de
     const float* row = x + r * k_total;
     uint16_t* dst = out + (r / kBlockRows) * block_elements(depth) + (r % kBlockRows) / kTileRows * kAmxTileElements +
                     (r % kTileRows) * kAmxTileDepth;
-    for (int64_t k = 0; k < depth; k += kAmxTileDepth, dst += 2 * kAmxTileElements) {
+    for (int64_t k = 0; k < depth; k += kAmxTileDepth, dst += kAmxChunkElements) {
       const int64_t count = std::clamp<int64_t>(k_total - k, 0, 32);
       const __m512 lo = Avx512::load(row + k, std::min<int64_t>(16, count));
       const __m512 hi = count > 16 ? Avx512::load(row + k + 16, count - 16) : _mm512_setzero_ps();
@@ -100,12 +100,12 @@ void store_tile(int64_t rows, int64_t cols, float* y, int64_t ldy) {
 // memory: a decode step's tiles feed one row each, too little work to hide
 // the wait for them.  From the caches, the next chunk is enough.
 constexpr int64_t kPrefetchChunks = 4;
-constexpr int64_t kChunkBytes = 2 * kAmxTileElements * static_cast<int64_t>(sizeof(uint16_t));
+constexpr int64_t kChunkBytes = kAmxChunkElements * static_cast<int64_t>(sizeof(uint16_t));
 
 // Requests the chunk (two tiles) `chunks` ahead of `at`, if it is before `end`.
 void prefetch_chunk(const uint16_t* at, int64_t chunks, const uint16_t* end) {
-  if (end - at <= chunks * 2 * kAmxTileElements) return;
-  const char* ahead = reinterpret_cast<const char*>(at + chunks * 2 * kAmxTileElements);
+  if (end - at <= chunks * kAmxChunkElements) return;
+  const char* ahead = reinterpret_cast<const char*>(at + chunks * kAmxChunkElements);
   for (int64_t line = 0; line < kChunkBytes; line += 64) _mm_prefetch(ahead + line, _MM_HINT_T0);
 }
 
@@ -124,7 +124,7 @@ void block_panel(const uint16_t* a, int64_t rows, int64_t depth, const uint16_t*
     _tile_zero(2);
     _tile_zero(3);
   }
-  for (; panel < panel_end; a += 2 * kAmxTileElements, panel += 2 * kAmxTileElements) {
+  for (; panel < panel_end; a += kAmxChunkElements, panel += kAmxChunkElements) {
     prefetch_chunk(panel, weights_ahead, panel_end);
     prefetch_chunk(a, 1, a_end);
     _tile_loadd(4, a, 64);
@@ -169,7 +169,7 @@ void rows_panel_pair(const uint16_t* a, int64_t rows, int64_t depth, const uint1
   _tile_zero(3);
   const uint16_t* first_end = first + depth * kPanelWidth;
   const uint16_t* second_end = second + depth * kPanelWidth;
-  for (; first < first_end; a += 2 * kAmxTileElements, first += 2 * kAmxTileElements, second += 2 * kAmxTileElements) {
+  for (; first < first_end; a += kAmxChunkElements, first += kAmxChunkElements, second += kAmxChunkElements) {
     prefetch_chunk(first, kPrefetchChunks, first_end);
     prefetch_chunk(second, kPrefetchChunks, second_end);
     _tile_loadd(4, a, 64);
@@ -193,7 +193,7 @@ void amx_bf16_gemm(const float* x, int64_t m, const void* panels, int64_t k_tota
   if (m == 0 || p_begin >= p_end) return;
   const auto* w = static_cast<const uint16_t*>(panels);
   const int64_t depth = amx_padded_depth(k_total);
-  const int64_t panel_elements = depth * kPanelWidth;
+  const int64_t panel_elements = amx_panel_elements(k_total);
   const int64_t pass = rows_per_pass(depth);
   thread_local std::vector<uint16_t> rounded;
   for (int64_t r0 = 0; r0 < m; r0 += pass) {
@@ -215,8 +215,8 @@ void amx_bf16_gemm(const float* x, int64_t m, const void* panels, int64_t k_tota
       for (int64_t b = 0; b < pass_rows; b += kBlockRows) {
         const int64_t rows = std::min(kBlockRows, pass_rows - b);
         amx::use_tile_config(block_config(rows));
-        block_panel(rounded.data() + b / kBlockRows * block_elements(depth), rows, depth, w + p * panel_elements, b == 0, cols,
-                    y + (r0 + b) * ldy + p * kPanelWidth, ldy);
+        block_panel(rounded.data() + b / kBlockRows * block_elements(depth), rows, depth, w + p * panel_elements,
+                    b == 0, cols, y + (r0 + b) * ldy + p * kPanelWidth, ldy);
       }
     }
   }
