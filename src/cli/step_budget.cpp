@@ -31,7 +31,7 @@ Result<double> time_prefill(LLMEngine& engine, int32_t num_tokens, int64_t vocab
 
 Result<int32_t> measure_step_token_budget(Model& model, const Tokenizer& tokenizer, const EngineConfig& config,
                                           double target_step_seconds) {
-  const int32_t context = static_cast<int32_t>(std::min<int64_t>(model.config().max_position_embeddings, kMaxBudget));
+  const int32_t context = static_cast<int32_t>(std::min<int64_t>(model.config().max_context_length(), kMaxBudget));
   EngineConfig probe = config;
   probe.scheduler.max_model_len = context;
   probe.scheduler.max_num_batched_tokens = context;

@@ -18,6 +18,7 @@ constexpr ArchNames kArchs[] = {
     {"gemma3", "Gemma3ForCausalLM", "gemma3_text"},
     {"phi3", "Phi3ForCausalLM", "phi3"},
     {"granite", "GraniteForCausalLM", "granite"},
+    {"stablelm", "StableLmForCausalLM", "stablelm"},
     {"mixtral", "MixtralForCausalLM", "mixtral"},
     {"qwen2_moe", "Qwen2MoeForCausalLM", "qwen2_moe"},
     {"qwen3_moe", "Qwen3MoeForCausalLM", "qwen3_moe"},
@@ -45,7 +46,8 @@ Json base_config(const ArchNames& a) {
 // Tiny shapes: 2 layers, hidden 64, GQA, vocab 512 (the stories260k
 // tokenizer).  Each architecture also switches on the options it is known
 // for, so the reference test covers them: llama3 rope scaling and attention
-// biases, Mistral's sliding window, Qwen2's q/k/v biases with MQA, Qwen3's
+// biases, Mistral's sliding window (with dynamic NTK scaling past a
+// 32-token context, served to 256), Qwen2's q/k/v biases with MQA, Qwen3's
 // q/k norms with an explicit head_dim, linear rope scaling and an untied lm_head.
 Json tiny_config(const ArchNames& a) {
   Json c = base_config(a);
@@ -70,6 +72,8 @@ Json tiny_config(const ArchNames& a) {
   } else if (arch == "mistral") {
     c["sliding_window"] = 16;
     c["tie_word_embeddings"] = false;
+    c["max_position_embeddings"] = 32;
+    c["rope_scaling"] = {{"type", "dynamic"}, {"factor", 8.0}};
   } else if (arch == "qwen2") {
     c["num_key_value_heads"] = 1;
     c["rope_theta"] = 1000000.0;
@@ -118,6 +122,16 @@ Json tiny_config(const ArchNames& a) {
                   {"sliding_window", 48},
                   {"rope_scaling",
                    {{"type", "longrope"}, {"short_factor", ramp(6, 1.0, 0.1)}, {"long_factor", ramp(6, 1.5, 2.0)}}},
+                  {"tie_word_embeddings", false}});
+  } else if (arch == "stablelm") {
+    // LayerNorms with biases (layer_norm_eps, no rms_norm_eps), q/k/v
+    // biases, rotary over a quarter of each head (StableLM-2-1.6B's shape).
+    c.erase("rms_norm_eps");
+    c.update(Json{{"layer_norm_eps", 1e-5},
+                  {"use_qkv_bias", true},
+                  {"partial_rotary_factor", 0.25},
+                  {"qk_layernorm", false},
+                  {"use_parallel_residual", false},
                   {"tie_word_embeddings", false}});
   } else if (arch == "granite") {
     // The four multipliers, YaRN past a 16-token original context, biases.

@@ -22,7 +22,7 @@ Result<ResolvedEngineConfig> resolve_engine_config(const EngineConfig& config, c
   ResolvedEngineConfig r;
   r.config = config;
   SchedulerConfig& sched = r.config.scheduler;
-  const auto model_len = static_cast<int32_t>(std::min<int64_t>(model.max_position_embeddings, INT32_MAX));
+  const auto model_len = static_cast<int32_t>(std::min<int64_t>(model.max_context_length(), INT32_MAX));
   if (sched.max_model_len == 0) {
     sched.max_model_len = model_len;
   } else if (sched.max_model_len > model_len) {

@@ -82,8 +82,12 @@ Status EngineCore::add_request(EngineCoreRequest request) {
   if (scheduler_.find_request(request.request_id) != nullptr) {
     return invalid_argument("request id " + std::to_string(request.request_id) + " is already in use");
   }
+  // A model whose cached keys follow the prompt's length keys its blocks by it too.
+  std::string cache_salt = std::move(request.cache_salt);
+  const int64_t prompt_key = model_.prompt_cache_key(static_cast<int32_t>(request.prompt_token_ids.size()));
+  if (prompt_key != 0) cache_salt += '\0' + std::to_string(prompt_key);
   scheduler_.add_request(std::make_unique<Request>(request.request_id, std::move(request.prompt_token_ids),
-                                                   std::move(request.params), std::move(request.cache_salt)));
+                                                   std::move(request.params), std::move(cache_salt)));
   return Status::ok();
 }
 

@@ -60,6 +60,16 @@ void rms_norm(const float* x, int64_t rows, int64_t n, const float* weight, floa
 void fused_add_rms_norm(float* residual, const float* delta, int64_t rows, int64_t n, const float* weight, float eps,
                         float* y, ThreadPool& pool);
 
+// y[r, :] = (x[r, :] - mean) / sqrt(var + eps) * weight + bias, var the
+// mean squared deviation (torch's LayerNorm).  x, y: [rows, n] (may alias);
+// weight, bias: [n].
+void layer_norm(const float* x, int64_t rows, int64_t n, const float* weight, const float* bias, float eps, float* y,
+                ThreadPool& pool);
+
+// residual += delta, then y = layer_norm(residual).  residual, delta, y: [rows, n].
+void fused_add_layer_norm(float* residual, const float* delta, int64_t rows, int64_t n, const float* weight,
+                          const float* bias, float eps, float* y, ThreadPool& pool);
+
 // Which dimensions of a head a rotary frequency i turns together: i and
 // i + rotary_dim / 2 (rotate-half, "neox": Llama and most others), or 2i
 // and 2i + 1 (interleaved pairs, "gptj": DeepSeek's MLA checkpoints).

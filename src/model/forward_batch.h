@@ -10,8 +10,9 @@
 namespace vllm {
 
 struct ForwardBatch {
-  const int32_t* token_ids = nullptr;  // [num_tokens]
-  const int32_t* positions = nullptr;  // [num_tokens]: index of the token in its sequence
+  const int32_t* token_ids = nullptr;    // [num_tokens]
+  const int32_t* positions = nullptr;    // [num_tokens]: index of the token in its sequence
+  const int32_t* prompt_lens = nullptr;  // [num_tokens]: how many prompt tokens its sequence has
   int64_t num_tokens = 0;
   kernels::AttentionMetadata attention;     // sequences, block tables, slot mapping
   const int32_t* logits_indices = nullptr;  // [num_logits]: rows whose logits are wanted

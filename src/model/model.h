@@ -69,6 +69,12 @@ class Model {
   virtual void compute_logits(const float* hidden, int64_t num_rows, float* logits, ThreadPool& pool) const = 0;
 
   virtual ModelCost cost() const = 0;
+
+  // Prompts of the same tokens but different keys here hold different keys
+  // and values in the cache (a rotary scaling that follows the prompt's
+  // length past the trained context, rotary.h); the prefix cache never
+  // shares blocks between them.  0 for every prompt of most models.
+  virtual int64_t prompt_cache_key(int32_t num_prompt_tokens) const = 0;
 };
 
 // Reads `model_dir` (config.json, generation_config.json, the weights) and

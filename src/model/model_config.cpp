@@ -119,7 +119,8 @@ Status parse_longrope(const ConfigReader& r, RopeScaling& s, int64_t max_positio
   if (short_factor.empty()) return r.error("short_factor", "is required for longrope");
   if (long_factor.size() != short_factor.size())
     return r.error("long_factor", "must have as many entries as short_factor");
-  s.longrope_factors = max_position_embeddings > s.original_max_position_embeddings ? long_factor : short_factor;
+  s.short_factors = short_factor;
+  s.long_factors = long_factor;
   if (!r.present("factor")) {
     s.factor = static_cast<double>(max_position_embeddings) / static_cast<double>(s.original_max_position_embeddings);
   }
@@ -146,6 +147,12 @@ Result<RopeScaling> parse_rope_scaling(const Json& json, const std::string& sour
     scaling.type = RopeScalingType::kNone;
   } else if (type == "linear") {
     scaling.type = RopeScalingType::kLinear;
+  } else if (type == "dynamic") {
+    // transformers' dynamic NTK: the plain frequencies up to
+    // max_position_embeddings, a larger base past it.
+    scaling.type = RopeScalingType::kDynamic;
+    if (!r.present("factor")) return r.error("factor", "is required for dynamic scaling");
+    scaling.original_max_position_embeddings = max_position_embeddings;
   } else if (type == "llama3") {
     scaling.type = RopeScalingType::kLlama3;
     VLLM_ASSIGN_OR_RETURN(scaling.low_freq_factor, r.number("low_freq_factor", 1.0));
@@ -175,7 +182,7 @@ Result<RopeScaling> parse_rope_scaling(const Json& json, const std::string& sour
     }
   } else {
     return unimplemented(where + ": unsupported rope_scaling type '" + type +
-                         "'; supported: default, linear, llama3, yarn, longrope");
+                         "'; supported: default, linear, dynamic, llama3, yarn, longrope");
   }
   return scaling;
 }
@@ -219,7 +226,7 @@ Result<ModelConfig> parse_model_config(const Json& json, const std::string& sour
   }
   c.rotary_dim = static_cast<int64_t>(static_cast<double>(c.head_dim) * partial_rotary_factor);
   if (c.rotary_dim % 2 != 0) return r.error("partial_rotary_factor", "must leave an even rotary dimension");
-  const auto factors = static_cast<int64_t>(c.rope_scaling.longrope_factors.size());
+  const auto factors = static_cast<int64_t>(c.rope_scaling.short_factors.size());
   if (c.rope_scaling.type == RopeScalingType::kLongRope && factors != c.rotary_dim / 2) {
     return invalid_argument(source + " (rope_scaling): short_factor has " + std::to_string(factors) +
                             " entries; the rotary dimension " + std::to_string(c.rotary_dim) + " needs " +

@@ -12,13 +12,13 @@
 
 namespace vllm {
 
-enum class RopeScalingType { kNone, kLinear, kLlama3, kYarn, kLongRope };
+enum class RopeScalingType { kNone, kLinear, kDynamic, kLlama3, kYarn, kLongRope };
 
 struct RopeScaling {
   RopeScalingType type = RopeScalingType::kNone;
   double factor = 1.0;
-  // llama3, yarn and longrope: the context the model was trained for, past
-  // which the scaling takes over.
+  // dynamic, llama3, yarn and longrope: the context the model was trained
+  // for, past which the scaling takes over.
   int64_t original_max_position_embeddings = 8192;
   // llama3 only:
   double low_freq_factor = 1.0;
@@ -34,12 +34,14 @@ struct RopeScaling {
   // yarn: DeepSeek's mscale_all_dim (0: none), whose yarn_mscale squared
   // its attention multiplies the softmax scale by.
   double mscale_all_dim = 0.0;
-  // longrope only: per-frequency divisors, rotary_dim / 2 of them:
-  // long_factor when max_position_embeddings exceeds the original context,
-  // else short_factor, for every position (vLLM's choice, made once so that
-  // cached keys never need rotating again; transformers switches per call
-  // on the sequence's length, which agrees past the original context).
-  std::vector<double> longrope_factors;
+  // longrope only: per-frequency divisors, rotary_dim / 2 of each: the
+  // short ones within the original context, the long ones past it.
+  std::vector<double> short_factors;
+  std::vector<double> long_factors;
+
+  // dynamic and longrope: the frequencies follow the length of the
+  // sequence, as transformers recomputes them on each forward call.
+  bool depends_on_length() const { return type == RopeScalingType::kDynamic || type == RopeScalingType::kLongRope; }
 };
 
 struct ModelConfig {
@@ -64,6 +66,14 @@ struct ModelConfig {
   int64_t bos_token_id = -1;
   std::vector<int64_t> eos_token_ids;  // config.json's, then generation_config.json's extras
   std::string hidden_act = "silu";     // hidden_act, or hidden_activation (Gemma)
+
+  // The longest sequence it serves: max_position_embeddings, times the
+  // factor under dynamic NTK scaling, which exists to go past it (vLLM's
+  // derived max_model_len).
+  int64_t max_context_length() const {
+    if (rope_scaling.type != RopeScalingType::kDynamic) return max_position_embeddings;
+    return static_cast<int64_t>(static_cast<double>(max_position_embeddings) * rope_scaling.factor);
+  }
 
   // The whole of config.json, for the fields only one architecture has
   // (read through a ConfigReader on it), and where it came from.

@@ -20,6 +20,7 @@ constexpr Entry kRegistry[] = {
     {"Gemma3ForCausalLM", build_gemma3},
     {"Phi3ForCausalLM", build_phi3},
     {"GraniteForCausalLM", build_granite},
+    {"StableLmForCausalLM", build_stablelm},
     {"MixtralForCausalLM", build_mixtral},
     {"Qwen2MoeForCausalLM", build_qwen2_moe},
     {"Qwen3MoeForCausalLM", build_qwen3_moe},

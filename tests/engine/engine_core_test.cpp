@@ -70,8 +70,38 @@ TEST_P(EngineModelTest, GreedyOutputAloneEqualsOutputAmong64WithSmallChunksAndPr
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, EngineModelTest,
-                         ::testing::Values("stories260k", "tiny_llama", "tiny_gemma2", "tiny_qwen2_moe",
+                         ::testing::Values("stories260k", "tiny_llama", "tiny_mistral", "tiny_gemma2", "tiny_qwen2_moe",
                                            "tiny_deepseek_v3"));
+
+// Dynamic NTK rotates a prompt that passes the context for the prompt's
+// length (tiny_mistral: past 32 tokens), so the head of a longer prompt holds
+// other keys and values than the same tokens alone: never shared.
+TEST(DynamicRopePrefixCacheTest, PromptsRotatedForOtherLengthsShareNoBlocks) {
+  testing::TempDir dir;
+  testing::write_tiny_model(dir.path(), "mistral");
+  LoadedModel m = testing::load_model(dir.path());
+  std::mt19937 rng(3);
+  const std::vector<int32_t> longer = random_tokens(rng, 48, 512);
+  const std::vector<int32_t> shorter(longer.begin(), longer.begin() + 40);
+  auto run = [](LLMEngine& engine, const std::vector<int32_t>& prompt) {
+    Result<std::vector<RequestOutput>> r = engine.generate({PromptInput::from_token_ids(prompt)}, {greedy(4)});
+    EXPECT_TRUE(r.is_ok()) << r.status().message();
+    return (*r)[0].outputs[0];
+  };
+  auto fresh = testing::make_engine(m);
+  const CompletionOutput alone = run(*fresh, shorter);
+
+  auto engine = testing::make_engine(m);
+  run(*engine, longer);
+  const CompletionOutput after_longer = run(*engine, shorter);
+  EXPECT_EQ(engine->stats().prefix_cache.hits_tokens, 0);
+  EXPECT_EQ(after_longer.token_ids, alone.token_ids);
+  EXPECT_EQ(after_longer.cumulative_logprob, alone.cumulative_logprob);
+  // The same prompt again: its two full blocks are reused.
+  const CompletionOutput again = run(*engine, shorter);
+  EXPECT_EQ(engine->stats().prefix_cache.hits_tokens, 32);
+  EXPECT_EQ(again.cumulative_logprob, alone.cumulative_logprob);
+}
 
 class EngineCoreTest : public ::testing::Test {
  protected:

@@ -24,6 +24,23 @@ TEST(RmsNormTest, MatchesFormula) {
   }
 }
 
+// torch's LayerNorm: centred, the biased variance, then weight and bias.
+TEST(LayerNormTest, MatchesFormula) {
+  ThreadPool pool(1);
+  const std::vector<float> x = {1, -2, 3, 100.5f, 100, 104};  // the second row far from 0
+  const std::vector<float> w = {0.5f, 1, 2}, b = {0.25f, -1, 0};
+  std::vector<float> y(6);
+  layer_norm(x.data(), 2, 3, w.data(), b.data(), 1e-5f, y.data(), pool);
+  for (int r = 0; r < 2; ++r) {
+    double mean = 0, var = 0;
+    for (int i = 0; i < 3; ++i) mean += x[r * 3 + i] / 3.0;
+    for (int i = 0; i < 3; ++i) var += (x[r * 3 + i] - mean) * (x[r * 3 + i] - mean) / 3.0;
+    for (int i = 0; i < 3; ++i) {
+      EXPECT_NEAR(y[r * 3 + i], (x[r * 3 + i] - mean) / std::sqrt(var + 1e-5) * w[i] + b[i], 1e-5) << r << " " << i;
+    }
+  }
+}
+
 TEST(RopeTest, RotatesPairsHalfADimensionApart) {
   // head_dim 4: pairs (0, 2) and (1, 3).
   std::vector<float> x = {1, 2, 3, 4};
@@ -147,6 +164,22 @@ TEST(FusedAddRmsNormTest, EqualsAddThenNormOnOneOrTwoThreads) {
   for (ThreadPool* pool : {&one, &two}) {
     std::vector<float> res = residual, y(static_cast<size_t>(rows * n));
     fused_add_rms_norm(res.data(), delta.data(), rows, n, w.data(), 1e-5f, y.data(), *pool);
+    EXPECT_EQ(res, expected_residual);
+    EXPECT_EQ(y, expected);
+  }
+}
+
+TEST(FusedAddLayerNormTest, EqualsAddThenNormOnOneOrTwoThreads) {
+  const int64_t rows = 64, n = 576;
+  const auto residual = testing::random_normal(rows * n, 1), delta = testing::random_normal(rows * n, 2),
+             w = testing::random_normal(n, 3), b = testing::random_normal(n, 4);
+  ThreadPool one(1), two(2);
+  std::vector<float> expected_residual = residual, expected(static_cast<size_t>(rows * n));
+  for (size_t i = 0; i < expected_residual.size(); ++i) expected_residual[i] += delta[i];
+  layer_norm(expected_residual.data(), rows, n, w.data(), b.data(), 1e-5f, expected.data(), one);
+  for (ThreadPool* pool : {&one, &two}) {
+    std::vector<float> res = residual, y(static_cast<size_t>(rows * n));
+    fused_add_layer_norm(res.data(), delta.data(), rows, n, w.data(), b.data(), 1e-5f, y.data(), *pool);
     EXPECT_EQ(res, expected_residual);
     EXPECT_EQ(y, expected);
   }

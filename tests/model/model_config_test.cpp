@@ -43,12 +43,13 @@ TEST(ModelConfigTest, RopeScalingTypes) {
   ASSERT_TRUE(c.is_ok());
   EXPECT_EQ(c->rope_scaling.type, RopeScalingType::kLinear);
   EXPECT_EQ(c->rope_scaling.factor, 4.0);
-  j["rope_scaling"] = {{"rope_type", "dynamic"}, {"factor", 4.0}};
+  // Qwen2-VL's multimodal rotary sections: not a text model's scaling.
+  j["rope_scaling"] = {{"type", "mrope"}, {"mrope_section", {16, 24, 24}}};
   c = parse_model_config(j, "config.json");
   ASSERT_FALSE(c.is_ok());
   EXPECT_EQ(c.status().message(),
-            "config.json (rope_scaling): unsupported rope_scaling type 'dynamic'; supported: default, linear, "
-            "llama3, yarn, longrope");
+            "config.json (rope_scaling): unsupported rope_scaling type 'mrope'; supported: default, linear, "
+            "dynamic, llama3, yarn, longrope");
 }
 
 TEST(ModelConfigTest, YarnAttentionFactorFromTheFactorOrMscales) {
@@ -65,7 +66,24 @@ TEST(ModelConfigTest, YarnAttentionFactorFromTheFactorOrMscales) {
   EXPECT_EQ(parse_model_config(j, "c")->rope_scaling.attention_factor, 1.0);
 }
 
-TEST(ModelConfigTest, LongRopeChoosesItsFactorsByTheContext) {
+// Dynamic NTK starts past max_position_embeddings and serves factor times it.
+TEST(ModelConfigTest, DynamicNtkScaling) {
+  Json j = minimal();
+  j["max_position_embeddings"] = 2048;
+  j["rope_scaling"] = {{"type", "dynamic"}, {"factor", 4.0}};
+  Result<ModelConfig> c = parse_model_config(j, "config.json");
+  ASSERT_TRUE(c.is_ok()) << c.status().message();
+  EXPECT_EQ(c->rope_scaling.type, RopeScalingType::kDynamic);
+  EXPECT_EQ(c->rope_scaling.factor, 4.0);
+  EXPECT_EQ(c->rope_scaling.original_max_position_embeddings, 2048);
+  EXPECT_TRUE(c->rope_scaling.depends_on_length());
+  EXPECT_EQ(c->max_context_length(), 8192);
+  j["rope_scaling"] = {{"rope_type", "dynamic"}};
+  EXPECT_EQ(parse_model_config(j, "config.json").status().message(),
+            "config.json (rope_scaling): field 'factor' is required for dynamic scaling");
+}
+
+TEST(ModelConfigTest, LongRopeKeepsBothFactorListsAndItsAttentionFactor) {
   Json j = minimal();  // head_dim 16: 8 factors
   j["model_type"] = "phi3";
   j["max_position_embeddings"] = 131072;
@@ -75,11 +93,14 @@ TEST(ModelConfigTest, LongRopeChoosesItsFactorsByTheContext) {
   Result<ModelConfig> c = parse_model_config(j, "config.json");
   ASSERT_TRUE(c.is_ok()) << c.status().message();
   EXPECT_EQ(c->rope_scaling.type, RopeScalingType::kLongRope);
-  EXPECT_EQ(c->rope_scaling.longrope_factors, (std::vector<double>{2, 3, 4, 5, 6, 7, 8, 9}));
+  EXPECT_EQ(c->rope_scaling.short_factors, (std::vector<double>(8, 1.0)));
+  EXPECT_EQ(c->rope_scaling.long_factors, (std::vector<double>{2, 3, 4, 5, 6, 7, 8, 9}));
+  EXPECT_EQ(c->rope_scaling.original_max_position_embeddings, 4096);
+  EXPECT_TRUE(c->rope_scaling.depends_on_length());
   EXPECT_NEAR(c->rope_scaling.attention_factor, 1.1902380714238083, 1e-12);  // sqrt(1 + ln 32 / ln 4096)
-  j["max_position_embeddings"] = 4096;  // a 4k model: short factors, no attention factor
+  EXPECT_EQ(c->max_context_length(), 131072);
+  j["max_position_embeddings"] = 4096;  // a 4k model: no attention factor
   c = parse_model_config(j, "config.json");
-  EXPECT_EQ(c->rope_scaling.longrope_factors, (std::vector<double>(8, 1.0)));
   EXPECT_EQ(c->rope_scaling.attention_factor, 1.0);
   j["rope_scaling"]["long_factor"] = {2, 3};
   EXPECT_EQ(parse_model_config(j, "config.json").status().message(),

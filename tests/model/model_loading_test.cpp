@@ -117,6 +117,26 @@ TEST(ModelLoadingTest, MixtureOfExpertsNamesAMissingExpertTensorOrABadField) {
             dir.file("config.json") + ": field 'num_experts' must be an integer, found \"eight\"");
 }
 
+// A LayerNorm reads its bias as well; StableLM's variants we lack are refused by name.
+TEST(ModelLoadingTest, StableLmNamesAMissingNormBiasOrAnUnsupportedVariant) {
+  TempDir dir;
+  write_tiny(dir, "stablelm");
+  Json config = Json::parse(read_file(dir.file("config.json")));
+  for (const char* field : {"use_parallel_residual", "qk_layernorm"}) {
+    Json variant = config;
+    variant[field] = true;
+    write_file(dir.file("config.json"), variant.dump());
+    EXPECT_EQ(load_error(dir.path()),
+              dir.file("config.json") + ": field '" + field + "' true is not supported for StableLM");
+  }
+  write_file(dir.file("config.json"), config.dump());
+  rewrite_weights(dir.path(), [](std::vector<TensorToWrite>& ts) {
+    std::erase_if(ts, [](const TensorToWrite& t) { return t.name == "model.layers.1.post_attention_layernorm.bias"; });
+  });
+  EXPECT_EQ(load_error(dir.path()),
+            dir.file("model.safetensors") + ": missing tensor 'model.layers.1.post_attention_layernorm.bias'");
+}
+
 TEST(ModelLoadingTest, DeepseekNamesAMissingLatentTensorABadShapeOrAnUnsupportedField) {
   TempDir dir;
   write_tiny(dir, "deepseek_v2");
@@ -213,7 +233,8 @@ TEST(ModelLoadingTest, UnsupportedArchitectureListsSupportedOnes) {
   EXPECT_EQ(load_error(dir.path()), dir.file("config.json") +
                                         ": unsupported architecture 'GPT2LMHeadModel'; supported: LlamaForCausalLM, "
                                         "MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, Gemma2ForCausalLM, "
-                                        "Gemma3ForCausalLM, Phi3ForCausalLM, GraniteForCausalLM, MixtralForCausalLM, "
+                                        "Gemma3ForCausalLM, Phi3ForCausalLM, GraniteForCausalLM, StableLmForCausalLM, "
+                                        "MixtralForCausalLM, "
                                         "Qwen2MoeForCausalLM, Qwen3MoeForCausalLM, OlmoeForCausalLM, "
                                         "DeepseekV2ForCausalLM, DeepseekV3ForCausalLM");
 }

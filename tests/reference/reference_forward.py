@@ -82,6 +82,11 @@ def inv_frequencies(config, head_dim, seq_len=0):
             high += 0.001
         ramp = np.clip((np.arange(head_dim // 2) - low) / (high - low), 0, 1)
         inv = (inv / factor) * ramp + inv * (1 - ramp)
+    elif kind == "dynamic":  # a larger base once this call's length passes the context
+        context = config["max_position_embeddings"]
+        length = max(seq_len, context)
+        grown = base * (scaling["factor"] * length / context - (scaling["factor"] - 1)) ** (head_dim / (head_dim - 2))
+        inv = 1.0 / grown ** exponents
     elif kind == "longrope":
         long = seq_len > original_context(config)  # transformers switches on this call's length
         inv = inv / np.asarray(scaling["long_factor" if long else "short_factor"], dtype=np.float64)
@@ -136,6 +141,11 @@ def rms_norm(x, weight, eps):
     return x / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + eps) * weight
 
 
+def layer_norm(x, weight, bias, eps):
+    centred = x - np.mean(x, axis=-1, keepdims=True)
+    return centred / np.sqrt(np.mean(centred * centred, axis=-1, keepdims=True) + eps) * weight + bias
+
+
 def rotate(x, cos, sin):
     """x: [T, heads, head_dim]; the rotate_half convention over the first
     2 * cos.shape[-1] dimensions of each head (partial rotary), the rest kept."""
@@ -183,7 +193,8 @@ FAMILIES = {"Gemma2ForCausalLM": "ref_gemma", "Gemma3ForCausalLM": "ref_gemma",
 
 def llama_family_forward(config, w, ids, matmul, bf16_kv):
     """Llama, Mistral, Qwen2, Qwen3, Phi-3 (fused qkv_proj / gate_up_proj,
-    partial rotary, LongRoPE), Granite (its four multipliers), and the
+    partial rotary, LongRoPE), Granite (its four multipliers), StableLM
+    (LayerNorms with biases, partial rotary), and the
     mixtures of experts on the same skeleton (ref_moe: Mixtral, Qwen2-MoE,
     Qwen3-MoE, OLMoE with its q/k norms over the whole projection)."""
     import ref_moe
@@ -191,7 +202,14 @@ def llama_family_forward(config, w, ids, matmul, bf16_kv):
     n_heads = config["num_attention_heads"]
     n_kv = config.get("num_key_value_heads", n_heads)
     head_dim = config.get("head_dim") or hidden // n_heads
-    eps = config["rms_norm_eps"]
+    stablelm = config["architectures"][0] == "StableLmForCausalLM"
+    eps = config["layer_norm_eps"] if stablelm else config["rms_norm_eps"]
+
+    def norm(x, module):  # StableLM: torch's LayerNorm with its bias
+        if stablelm:
+            return layer_norm(x, w[module + ".weight"], w[module + ".bias"], eps)
+        return rms_norm(x, w[module + ".weight"], eps)
+
     n = len(ids)
     positions = np.arange(n)
     rotary_dim = int(head_dim * config.get("partial_rotary_factor", 1.0))
@@ -215,7 +233,7 @@ def llama_family_forward(config, w, ids, matmul, bf16_kv):
     x = w["model.embed_tokens.weight"][np.asarray(ids)] * multiplier["embedding_multiplier"]
     for layer in range(config["num_hidden_layers"]):
         p = f"model.layers.{layer}."
-        h = rms_norm(x, w[p + "input_layernorm.weight"], eps)
+        h = norm(x, p + "input_layernorm")
         if p + "self_attn.qkv_proj.weight" in w:  # Phi-3: q | k | v rows of one matrix
             qkv = linear(h, p + "self_attn.qkv_proj")
             q, k, v = np.split(qkv, [n_heads * head_dim, (n_heads + n_kv) * head_dim], axis=-1)
@@ -241,7 +259,7 @@ def llama_family_forward(config, w, ids, matmul, bf16_kv):
         probs = scores / scores.sum(axis=-1, keepdims=True)
         attn = np.einsum("hqk,khd->qhd", probs, v).reshape(n, n_heads * head_dim)
         x = x + linear(attn, p + "self_attn.o_proj") * multiplier["residual_multiplier"]
-        h = rms_norm(x, w[p + "post_attention_layernorm.weight"], eps)
+        h = norm(x, p + "post_attention_layernorm")
         if ref_moe.is_moe_layer(config, w, layer):
             x = x + ref_moe.moe(config, w, h, layer, linear)
             continue
@@ -250,7 +268,7 @@ def llama_family_forward(config, w, ids, matmul, bf16_kv):
         else:
             gate, up = linear(h, p + "mlp.gate_proj"), linear(h, p + "mlp.up_proj")
         x = x + linear(gate / (1 + np.exp(-gate)) * up, p + "mlp.down_proj") * multiplier["residual_multiplier"]
-    x = rms_norm(x, w["model.norm.weight"], eps)
+    x = norm(x, "model.norm")
     lm_head = w.get("lm_head.weight")
     if lm_head is None or config.get("tie_word_embeddings", False):
         lm_head = w["model.embed_tokens.weight"]

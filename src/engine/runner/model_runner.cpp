@@ -13,6 +13,7 @@ ModelRunner::ModelRunner(Model& model, ThreadPool& pool, const KVCacheShape& sha
 void ModelRunner::build_batch(std::span<const ScheduledChunk> chunks) {
   token_ids_.clear();
   positions_.clear();
+  prompt_lens_.clear();
   slot_mapping_.clear();
   query_start_loc_.assign(1, 0);
   seq_lens_.clear();
@@ -35,6 +36,7 @@ void ModelRunner::build_batch(std::span<const ScheduledChunk> chunks) {
       const int32_t pos = c.num_computed_tokens + i;
       token_ids_.push_back(c.token_ids[static_cast<size_t>(i)]);
       positions_.push_back(pos);
+      prompt_lens_.push_back(c.num_prompt_tokens);
       slot_mapping_.push_back(c.block_table[static_cast<size_t>(pos / block_size_)] * block_size_ + pos % block_size_);
     }
     for (int32_t i = c.num_new_tokens() - c.num_logits; i < c.num_new_tokens(); ++i) {
@@ -54,6 +56,7 @@ std::span<float> ModelRunner::execute(std::span<const ScheduledChunk> chunks) {
   ForwardBatch batch;
   batch.token_ids = token_ids_.data();
   batch.positions = positions_.data();
+  batch.prompt_lens = prompt_lens_.data();
   batch.num_tokens = static_cast<int64_t>(token_ids_.size());
   batch.attention.num_seqs = static_cast<int32_t>(chunks.size());
   batch.attention.query_start_loc = query_start_loc_.data();

@@ -41,6 +41,7 @@ class ModelRunner {
   // The flattened batch, rebuilt each step (capacity kept).
   std::vector<int32_t> token_ids_;        // [num_tokens]
   std::vector<int32_t> positions_;        // [num_tokens]
+  std::vector<int32_t> prompt_lens_;      // [num_tokens]
   std::vector<int32_t> slot_mapping_;     // [num_tokens]
   std::vector<int32_t> query_start_loc_;  // [num_seqs + 1]
   std::vector<int32_t> seq_lens_;         // [num_seqs]

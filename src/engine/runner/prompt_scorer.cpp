@@ -7,13 +7,12 @@
 
 namespace vllm {
 
-Result<std::vector<float>> score_all_positions(Model& model, ThreadPool& pool,
-                                               const std::vector<int32_t>& token_ids, int32_t chunk_tokens,
-                                               int32_t block_size, DType kv_dtype) {
+Result<std::vector<float>> score_all_positions(Model& model, ThreadPool& pool, const std::vector<int32_t>& token_ids,
+                                               int32_t chunk_tokens, int32_t block_size, DType kv_dtype) {
   const ModelConfig& config = model.config();
   const auto n = static_cast<int32_t>(token_ids.size());
   if (n == 0) return invalid_argument("the sequence is empty");
-  if (n > config.max_position_embeddings) {
+  if (n > config.max_context_length()) {
     return invalid_argument("the sequence is longer than the maximum context length");
   }
   if (chunk_tokens < 1 || block_size < 1) return invalid_argument("chunk_tokens and block_size must be at least 1");
@@ -36,6 +35,7 @@ Result<std::vector<float>> score_all_positions(Model& model, ThreadPool& pool,
     chunk.token_ids =
         std::span<const int32_t>(token_ids).subspan(static_cast<size_t>(begin), static_cast<size_t>(end - begin));
     chunk.num_computed_tokens = begin;
+    chunk.num_prompt_tokens = n;
     chunk.block_table =
         std::span<const BlockId>(block_table).first(static_cast<size_t>((end + block_size - 1) / block_size));
     chunk.num_logits = end - begin;

@@ -138,6 +138,7 @@ SchedulerOutput Scheduler::schedule() {
     chunk.token_ids = std::span<const int32_t>(r.all_token_ids)
                           .subspan(static_cast<size_t>(r.num_computed_tokens), static_cast<size_t>(s.num_new_tokens));
     chunk.num_computed_tokens = r.num_computed_tokens;
+    chunk.num_prompt_tokens = r.num_prompt_tokens();
     chunk.block_table = kv_cache_.block_table(r.id);
     // Only a chunk that reaches the last known token yields a new token.
     chunk.sample = r.num_computed_tokens + s.num_new_tokens == r.num_tokens();

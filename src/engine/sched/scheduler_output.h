@@ -20,6 +20,7 @@ struct ScheduledChunk {
   RequestId request_id = 0;
   std::span<const int32_t> token_ids;    // [num_new_tokens]: the tokens computed this step
   int32_t num_computed_tokens = 0;       // position of token_ids[0] in the sequence
+  int32_t num_prompt_tokens = 0;         // of the whole sequence
   std::span<const BlockId> block_table;  // covers num_computed_tokens + token_ids.size() tokens
   int32_t num_logits = 0;                // trailing rows whose logits are wanted
   bool sample = false;                   // the last row samples the next token (the chunk reaches the end)

@@ -26,30 +26,66 @@ void for_rows(int64_t rows, int64_t row_elements, ThreadPool& pool, const std::f
   pool.parallel_for(rows, fn);
 }
 
-void normalize_row(const float* x, int64_t n, const float* weight, float eps, float* y) {
+void rms_norm_row(const float* x, int64_t n, const float* weight, float eps, float* y) {
   float sum_sq = 0.0f;
   for (int64_t i = 0; i < n; ++i) sum_sq += x[i] * x[i];
   const float inv_rms = 1.0f / std::sqrt(sum_sq / static_cast<float>(n) + eps);
   for (int64_t i = 0; i < n; ++i) y[i] = x[i] * inv_rms * weight[i];
 }
 
-}  // namespace
+void layer_norm_row(const float* x, int64_t n, const float* weight, const float* bias, float eps, float* y) {
+  float sum = 0.0f;
+  for (int64_t i = 0; i < n; ++i) sum += x[i];
+  const float mean = sum / static_cast<float>(n);
+  float sum_sq = 0.0f;  // of the deviations: exact where x sits far from 0
+  for (int64_t i = 0; i < n; ++i) sum_sq += (x[i] - mean) * (x[i] - mean);
+  const float inv_std = 1.0f / std::sqrt(sum_sq / static_cast<float>(n) + eps);
+  for (int64_t i = 0; i < n; ++i) y[i] = (x[i] - mean) * inv_std * weight[i] + bias[i];
+}
 
-void rms_norm(const float* x, int64_t rows, int64_t n, const float* weight, float eps, float* y, ThreadPool& pool) {
+// Each row of x normalised into y by `row_fn(x_row, y_row)`.
+template <typename RowFn>
+void normalize_rows(const float* x, int64_t rows, int64_t n, float* y, ThreadPool& pool, const RowFn& row_fn) {
   for_rows(rows, n, pool, [&](int64_t begin, int64_t end) {
-    for (int64_t r = begin; r < end; ++r) normalize_row(x + r * n, n, weight, eps, y + r * n);
+    for (int64_t r = begin; r < end; ++r) row_fn(x + r * n, y + r * n);
   });
 }
 
-void fused_add_rms_norm(float* residual, const float* delta, int64_t rows, int64_t n, const float* weight, float eps,
-                        float* y, ThreadPool& pool) {
+// residual += delta, then each row normalised into y by `row_fn`.
+template <typename RowFn>
+void add_and_normalize_rows(float* residual, const float* delta, int64_t rows, int64_t n, float* y, ThreadPool& pool,
+                            const RowFn& row_fn) {
   for_rows(rows, n, pool, [&](int64_t begin, int64_t end) {
     for (int64_t r = begin; r < end; ++r) {
       float* row = residual + r * n;
       for (int64_t i = 0; i < n; ++i) row[i] += delta[r * n + i];
-      normalize_row(row, n, weight, eps, y + r * n);
+      row_fn(row, y + r * n);
     }
   });
+}
+
+}  // namespace
+
+void rms_norm(const float* x, int64_t rows, int64_t n, const float* weight, float eps, float* y, ThreadPool& pool) {
+  normalize_rows(x, rows, n, y, pool, [&](const float* in, float* out) { rms_norm_row(in, n, weight, eps, out); });
+}
+
+void fused_add_rms_norm(float* residual, const float* delta, int64_t rows, int64_t n, const float* weight, float eps,
+                        float* y, ThreadPool& pool) {
+  add_and_normalize_rows(residual, delta, rows, n, y, pool,
+                         [&](const float* in, float* out) { rms_norm_row(in, n, weight, eps, out); });
+}
+
+void layer_norm(const float* x, int64_t rows, int64_t n, const float* weight, const float* bias, float eps, float* y,
+                ThreadPool& pool) {
+  normalize_rows(x, rows, n, y, pool,
+                 [&](const float* in, float* out) { layer_norm_row(in, n, weight, bias, eps, out); });
+}
+
+void fused_add_layer_norm(float* residual, const float* delta, int64_t rows, int64_t n, const float* weight,
+                          const float* bias, float eps, float* y, ThreadPool& pool) {
+  add_and_normalize_rows(residual, delta, rows, n, y, pool,
+                         [&](const float* in, float* out) { layer_norm_row(in, n, weight, bias, eps, out); });
 }
 
 void rope(float* x, int64_t num_tokens, int64_t num_heads, int64_t head_dim, int64_t rotary_dim, const float* cos,

@@ -18,6 +18,7 @@ Result<std::unique_ptr<Model>> build_qwen3(const ModelConfig& config, WeightRead
 Result<std::unique_ptr<Model>> build_gemma2(const ModelConfig& config, WeightReader& weights);
 Result<std::unique_ptr<Model>> build_gemma3(const ModelConfig& config, WeightReader& weights);
 Result<std::unique_ptr<Model>> build_phi3(const ModelConfig& config, WeightReader& weights);
+Result<std::unique_ptr<Model>> build_stablelm(const ModelConfig& config, WeightReader& weights);
 Result<std::unique_ptr<Model>> build_granite(const ModelConfig& config, WeightReader& weights);
 Result<std::unique_ptr<Model>> build_mixtral(const ModelConfig& config, WeightReader& weights);
 Result<std::unique_ptr<Model>> build_qwen2_moe(const ModelConfig& config, WeightReader& weights);

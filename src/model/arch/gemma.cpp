@@ -71,7 +71,7 @@ Result<std::unique_ptr<Model>> build_gemma(const ModelConfig& parsed, WeightRead
   VLLM_ASSIGN_OR_RETURN(const double final_softcap,
                         r.number_or_null("final_logit_softcapping", v.version == 2 ? 30 : 0));
   VLLM_ASSIGN_OR_RETURN(const std::vector<bool> sliding, sliding_layers(c, r, v));
-  const auto one_plus = RMSNorm::Weight::kOnePlus;
+  const auto one_plus = Norm::Form::kRmsOnePlus;
 
   DecoderParts parts;
   VLLM_ASSIGN_OR_RETURN(parts.embed_tokens, load_embedding(w, c));
@@ -98,19 +98,18 @@ Result<std::unique_ptr<Model>> build_gemma(const ModelConfig& parsed, WeightRead
       attention.qk_norm_weight = one_plus;
     }
     VLLM_ASSIGN_OR_RETURN(layer.input_norm,
-                          RMSNorm::load(w, p + "input_layernorm.weight", c.hidden_size, c.rms_norm_eps, one_plus));
+                          Norm::load(w, p + "input_layernorm", c.hidden_size, c.rms_norm_eps, one_plus));
     VLLM_ASSIGN_OR_RETURN(layer.mixer,
                           Attention::load(w, {p + "self_attn.", false, c.attention_bias, c.attention_bias}, attention));
-    VLLM_ASSIGN_OR_RETURN(layer.post_mixer_norm, RMSNorm::load(w, p + "post_attention_layernorm.weight", c.hidden_size,
-                                                               c.rms_norm_eps, one_plus));
-    VLLM_ASSIGN_OR_RETURN(layer.ffn_norm, RMSNorm::load(w, p + "pre_feedforward_layernorm.weight", c.hidden_size,
-                                                        c.rms_norm_eps, one_plus));
+    VLLM_ASSIGN_OR_RETURN(layer.post_mixer_norm,
+                          Norm::load(w, p + "post_attention_layernorm", c.hidden_size, c.rms_norm_eps, one_plus));
+    VLLM_ASSIGN_OR_RETURN(layer.ffn_norm,
+                          Norm::load(w, p + "pre_feedforward_layernorm", c.hidden_size, c.rms_norm_eps, one_plus));
     VLLM_ASSIGN_OR_RETURN(layer.ffn, GatedMlp::load(w, {p + "mlp."}, c.hidden_size, c.intermediate_size, act));
-    VLLM_ASSIGN_OR_RETURN(layer.post_ffn_norm, RMSNorm::load(w, p + "post_feedforward_layernorm.weight", c.hidden_size,
-                                                             c.rms_norm_eps, one_plus));
+    VLLM_ASSIGN_OR_RETURN(layer.post_ffn_norm,
+                          Norm::load(w, p + "post_feedforward_layernorm", c.hidden_size, c.rms_norm_eps, one_plus));
   }
-  VLLM_ASSIGN_OR_RETURN(parts.final_norm,
-                        RMSNorm::load(w, "model.norm.weight", c.hidden_size, c.rms_norm_eps, one_plus));
+  VLLM_ASSIGN_OR_RETURN(parts.final_norm, Norm::load(w, "model.norm", c.hidden_size, c.rms_norm_eps, one_plus));
   VLLM_ASSIGN_OR_RETURN(parts.lm_head, load_lm_head(w, c, parts.embed_tokens));
   parts.logit_softcap = static_cast<float>(final_softcap);
   return std::unique_ptr<Model>(new DecoderModel(c, std::move(parts)));

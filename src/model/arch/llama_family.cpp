@@ -26,26 +26,26 @@ Result<std::unique_ptr<Model>> build_llama_family(const ModelConfig& c, WeightRe
   if (options.sliding_window) attention.sliding_window = static_cast<int32_t>(c.sliding_window);
   const bool fused = options.fused_projections;
   attention.qk_norm = options.qk_norm;
+  const double eps = options.norm_eps != 0.0 ? options.norm_eps : c.rms_norm_eps;
+  auto load_norm = [&](const std::string& module) { return Norm::load(w, module, c.hidden_size, eps, options.norm); };
   for (int64_t i = 0; i < c.num_hidden_layers; ++i) {
     const std::string p = layer_prefix(i);
     DecoderLayer& layer = parts.layers.emplace_back();
-    VLLM_ASSIGN_OR_RETURN(layer.input_norm,
-                          RMSNorm::load(w, p + "input_layernorm.weight", c.hidden_size, c.rms_norm_eps));
+    VLLM_ASSIGN_OR_RETURN(layer.input_norm, load_norm(p + "input_layernorm"));
     if (options.mixer) {
       VLLM_ASSIGN_OR_RETURN(layer.mixer, options.mixer(w, i));
     } else {
       VLLM_ASSIGN_OR_RETURN(layer.mixer,
                             Attention::load(w, {p + "self_attn.", fused, options.qkv_bias, options.o_bias}, attention));
     }
-    VLLM_ASSIGN_OR_RETURN(layer.ffn_norm,
-                          RMSNorm::load(w, p + "post_attention_layernorm.weight", c.hidden_size, c.rms_norm_eps));
+    VLLM_ASSIGN_OR_RETURN(layer.ffn_norm, load_norm(p + "post_attention_layernorm"));
     if (options.feed_forward) {
       VLLM_ASSIGN_OR_RETURN(layer.ffn, options.feed_forward(w, i));
     } else {
       VLLM_ASSIGN_OR_RETURN(layer.ffn, GatedMlp::load(w, {p + "mlp.", fused}, c.hidden_size, c.intermediate_size));
     }
   }
-  VLLM_ASSIGN_OR_RETURN(parts.final_norm, RMSNorm::load(w, "model.norm.weight", c.hidden_size, c.rms_norm_eps));
+  VLLM_ASSIGN_OR_RETURN(parts.final_norm, load_norm("model.norm"));
   VLLM_ASSIGN_OR_RETURN(parts.lm_head, load_lm_head(w, c, parts.embed_tokens));
   return std::unique_ptr<Model>(new DecoderModel(c, std::move(parts)));
 }

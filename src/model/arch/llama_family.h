@@ -1,5 +1,5 @@
 // The Llama family: a pre-norm decoder with rotary attention (GQA) and a
-// SwiGLU MLP, as Llama, Mistral, Qwen2, Qwen3, Phi-3 and Granite all are;
+// SwiGLU MLP, as Llama, Mistral, Qwen2, Qwen3, Phi-3, Granite and StableLM all are;
 // each of those files only says which of these differences it has.
 #pragma once
 
@@ -8,6 +8,7 @@
 
 #include "model/layers/attention.h"
 #include "model/layers/layer.h"
+#include "model/layers/norm.h"
 #include "model/layers/weight_reader.h"
 #include "model/model.h"
 
@@ -21,10 +22,13 @@ using MixerBuilder = std::function<Result<std::unique_ptr<SequenceMixer>>(Weight
 struct LlamaFamilyOptions {
   bool qkv_bias = false;  // biases on q_proj, k_proj, v_proj
   bool o_bias = false;    // a bias on o_proj
-  // RMSNorm of q and k before RoPE: per head (Qwen3), over the whole projection (OLMoE).
+  // Norm of q and k before RoPE: per head (Qwen3), over the whole projection (OLMoE).
   AttentionConfig::QKNorm qk_norm = AttentionConfig::QKNorm::kNone;
   bool sliding_window = false;     // config.sliding_window applies to every layer
   bool fused_projections = false;  // qkv_proj and gate_up_proj tensors (Phi-3)
+  // Every norm's form (StableLM's LayerNorms) and epsilon (0: config.rms_norm_eps).
+  Norm::Form norm = Norm::Form::kRms;
+  double norm_eps = 0.0;
   // Granite's multipliers: the attention softmax scale (0: 1/sqrt(head_dim)),
   // the embedding's, each sub-layer output's and the logits'.
   float attention_scale = 0.0f;

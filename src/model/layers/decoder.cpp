@@ -25,7 +25,7 @@ std::vector<LayerKVSpec> DecoderModel::kv_cache_spec() const {
   return spec;
 }
 
-void DecoderModel::finish_sublayer(const std::optional<RMSNorm>& post_norm, float* out, int64_t rows,
+void DecoderModel::finish_sublayer(const std::optional<Norm>& post_norm, float* out, int64_t rows,
                                    ThreadPool& pool) const {
   if (post_norm) post_norm->forward(out, rows, out, pool);
   if (p_.residual_scale != 1.0f) scale(out, rows * config_.hidden_size, p_.residual_scale);
@@ -46,7 +46,7 @@ std::span<const float> DecoderModel::forward(const ForwardBatch& batch, const KV
     rope_.rotary_dim[r] = p_.ropes[r].rotary_dim();
     ensure_size(rope_.cos[r], t * p_.ropes[r].rotary_dim() / 2);
     ensure_size(rope_.sin[r], t * p_.ropes[r].rotary_dim() / 2);
-    p_.ropes[r].compute(batch.positions, t, rope_.cos[r].data(), rope_.sin[r].data());
+    p_.ropes[r].compute(batch.positions, batch.prompt_lens, t, rope_.cos[r].data(), rope_.sin[r].data());
   }
 
   kernels::embedding(*p_.embed_tokens, batch.token_ids, t, hidden_.data());
@@ -71,6 +71,12 @@ std::span<const float> DecoderModel::forward(const ForwardBatch& batch, const KV
   }
   p_.final_norm.forward(last_.data(), batch.num_logits, last_.data(), pool);
   return {last_.data(), static_cast<size_t>(batch.num_logits * h)};
+}
+
+int64_t DecoderModel::prompt_cache_key(int32_t num_prompt_tokens) const {
+  int64_t key = 0;
+  for (const RotaryEmbedding& rope : p_.ropes) key = key * 1000003 + rope.prompt_key(num_prompt_tokens);
+  return key;
 }
 
 void DecoderModel::compute_logits(const float* hidden, int64_t num_rows, float* logits, ThreadPool& pool) const {

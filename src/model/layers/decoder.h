@@ -18,12 +18,12 @@
 namespace vllm {
 
 struct DecoderLayer {
-  RMSNorm input_norm;
+  Norm input_norm;
   std::unique_ptr<SequenceMixer> mixer;
-  std::optional<RMSNorm> post_mixer_norm;  // on the attention's output before the residual add (Gemma)
-  RMSNorm ffn_norm;                        // Llama's post_attention_layernorm; Gemma's pre_feedforward_layernorm
+  std::optional<Norm> post_mixer_norm;  // on the attention's output before the residual add (Gemma)
+  Norm ffn_norm;                        // Llama's post_attention_layernorm; Gemma's pre_feedforward_layernorm
   std::unique_ptr<FeedForward> ffn;
-  std::optional<RMSNorm> post_ffn_norm;  // on the feed-forward's output before the residual add (Gemma)
+  std::optional<Norm> post_ffn_norm;  // on the feed-forward's output before the residual add (Gemma)
 };
 
 struct DecoderParts {
@@ -32,7 +32,7 @@ struct DecoderParts {
   float residual_scale = 1.0f;                                // Granite's residual_multiplier on each sub-layer
   std::vector<RotaryEmbedding> ropes;                         // the attention layers' rope indexes point here
   std::vector<DecoderLayer> layers;
-  RMSNorm final_norm;
+  Norm final_norm;
   Linear lm_head;            // [vocab, hidden]: its own matrix, or the embedding's
   float logit_softcap = 0;   // Gemma 2: logits = cap * tanh(logits / cap); 0: none
   float logit_scale = 1.0f;  // Granite: 1 / logits_scaling
@@ -47,10 +47,11 @@ class DecoderModel : public Model {
   std::span<const float> forward(const ForwardBatch& batch, const KVCacheView& kv_cache, ThreadPool& pool) override;
   void compute_logits(const float* hidden, int64_t num_rows, float* logits, ThreadPool& pool) const override;
   ModelCost cost() const override;
+  int64_t prompt_cache_key(int32_t num_prompt_tokens) const override;
 
  private:
   // The sub-layer's output, post-normed and scaled as the architecture says, in place.
-  void finish_sublayer(const std::optional<RMSNorm>& post_norm, float* out, int64_t rows, ThreadPool& pool) const;
+  void finish_sublayer(const std::optional<Norm>& post_norm, float* out, int64_t rows, ThreadPool& pool) const;
 
   ModelConfig config_;
   DecoderParts p_;

@@ -26,14 +26,13 @@ Result<std::unique_ptr<MlaAttention>> MlaAttention::load(WeightReader& w, const 
   if (config.q_lora_rank > 0) {
     VLLM_ASSIGN_OR_RETURN(a->in_proj_, Linear::load(w, {p + "q_a_proj.weight", p + "kv_a_proj_with_mqa.weight"},
                                                     {config.q_lora_rank, kv_a_rows}, hidden));
-    VLLM_ASSIGN_OR_RETURN(a->q_a_norm_,
-                          RMSNorm::load(w, p + "q_a_layernorm.weight", config.q_lora_rank, config.norm_eps));
+    VLLM_ASSIGN_OR_RETURN(a->q_a_norm_, Norm::load(w, p + "q_a_layernorm", config.q_lora_rank, config.norm_eps));
     VLLM_ASSIGN_OR_RETURN(a->q_b_proj_, Linear::load(w, {p + "q_b_proj.weight"}, {q_rows}, config.q_lora_rank));
   } else {
     VLLM_ASSIGN_OR_RETURN(a->in_proj_, Linear::load(w, {p + "q_proj.weight", p + "kv_a_proj_with_mqa.weight"},
                                                     {q_rows, kv_a_rows}, hidden));
   }
-  VLLM_ASSIGN_OR_RETURN(a->kv_a_norm_, RMSNorm::load(w, p + "kv_a_layernorm.weight", rank, config.norm_eps));
+  VLLM_ASSIGN_OR_RETURN(a->kv_a_norm_, Norm::load(w, p + "kv_a_layernorm", rank, config.norm_eps));
   // kv_b_proj: [heads * (nope + v), rank], each head's k_nope rows then its v rows.
   const std::string kv_b = p + "kv_b_proj.weight";
   VLLM_ASSIGN_OR_RETURN(auto k_up, w.row_blocks(kv_b, heads, nope + v, rank, 0, nope, /*transpose=*/true));

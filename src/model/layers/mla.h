@@ -57,8 +57,8 @@ class MlaAttention : public SequenceMixer {
   // Everything computed from the input, stacked: q_proj (or q_a_proj), then kv_a_proj_with_mqa.
   Linear in_proj_;
   std::optional<Linear> q_b_proj_;  // [heads * (nope + rope), q_lora_rank]
-  RMSNorm q_a_norm_;
-  RMSNorm kv_a_norm_;           // [kv_lora_rank]
+  Norm q_a_norm_;
+  Norm kv_a_norm_;              // [kv_lora_rank]
   std::vector<Linear> k_up_t_;  // per head [kv_lora_rank, nope]: W_UK^T, q_nope -> latent query
   std::vector<Linear> v_up_;    // per head [v_head_dim, kv_lora_rank]: W_UV, latent output -> value
   Linear o_proj_;               // [hidden, heads * v_head_dim]

@@ -4,23 +4,28 @@
 
 namespace vllm {
 
-Result<RMSNorm> RMSNorm::load(WeightReader& weights, const std::string& name, int64_t n, double eps, Weight form) {
-  RMSNorm norm;
-  VLLM_ASSIGN_OR_RETURN(norm.weight_, weights.vector(name, n, WeightKind::kNorm));
-  if (form == Weight::kOnePlus) {
+Result<Norm> Norm::load(WeightReader& weights, const std::string& module, int64_t n, double eps, Form form) {
+  Norm norm;
+  VLLM_ASSIGN_OR_RETURN(norm.weight_, weights.vector(module + ".weight", n, WeightKind::kNorm));
+  if (form == Form::kRmsOnePlus) {
     for (float& w : norm.weight_) w = 1.0f + w;
+  }
+  if (form == Form::kLayer) {
+    VLLM_ASSIGN_OR_RETURN(norm.bias_, weights.vector(module + ".bias", n, WeightKind::kBias));
   }
   norm.n_ = n;
   norm.eps_ = static_cast<float>(eps);
   return norm;
 }
 
-void RMSNorm::forward(const float* x, int64_t rows, float* y, ThreadPool& pool) const {
-  kernels::rms_norm(x, rows, n_, weight_.data(), eps_, y, pool);
+void Norm::forward(const float* x, int64_t rows, float* y, ThreadPool& pool) const {
+  if (bias_.empty()) return kernels::rms_norm(x, rows, n_, weight_.data(), eps_, y, pool);
+  kernels::layer_norm(x, rows, n_, weight_.data(), bias_.data(), eps_, y, pool);
 }
 
-void RMSNorm::add_and_forward(float* residual, const float* delta, int64_t rows, float* y, ThreadPool& pool) const {
-  kernels::fused_add_rms_norm(residual, delta, rows, n_, weight_.data(), eps_, y, pool);
+void Norm::add_and_forward(float* residual, const float* delta, int64_t rows, float* y, ThreadPool& pool) const {
+  if (bias_.empty()) return kernels::fused_add_rms_norm(residual, delta, rows, n_, weight_.data(), eps_, y, pool);
+  kernels::fused_add_layer_norm(residual, delta, rows, n_, weight_.data(), bias_.data(), eps_, y, pool);
 }
 
 }  // namespace vllm

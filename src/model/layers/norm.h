@@ -1,7 +1,10 @@
-// RMSNorm, y = x / sqrt(mean(x^2) + eps) * w, in the plain form or Gemma's
-// (1 + w): the weight is stored as the checkpoint has it and the offset
-// added once at load, in float32, as transformers computes it.  Fused with
-// the residual add that comes before it.
+// The normalisations before and after sub-layers, fused with the residual
+// add that comes before them:
+//  - RMSNorm, y = x / sqrt(mean(x^2) + eps) * w, in the plain form or
+//    Gemma's (1 + w): the weight is stored as the checkpoint has it and the
+//    offset added once at load, in float32, as transformers computes it;
+//  - LayerNorm, y = (x - mean(x)) / sqrt(var(x) + eps) * w + b (torch's
+//    nn.LayerNorm: the biased variance).
 #pragma once
 
 #include <string>
@@ -13,13 +16,14 @@
 
 namespace vllm {
 
-class RMSNorm {
+class Norm {
  public:
-  enum class Weight { kPlain, kOnePlus };
+  enum class Form { kRms, kRmsOnePlus, kLayer };
 
-  RMSNorm() = default;
-  static Result<RMSNorm> load(WeightReader& weights, const std::string& name, int64_t n, double eps,
-                              Weight form = Weight::kPlain);
+  Norm() = default;
+  // The module's `weight` tensor (and `bias`, for kLayer): [n] each.
+  static Result<Norm> load(WeightReader& weights, const std::string& module, int64_t n, double eps,
+                           Form form = Form::kRms);
 
   // y = norm(x).  x, y: [rows, n] (may alias).
   void forward(const float* x, int64_t rows, float* y, ThreadPool& pool) const;
@@ -30,6 +34,7 @@ class RMSNorm {
 
  private:
   std::vector<float> weight_;  // [n], the offset included
+  std::vector<float> bias_;    // [n] for a LayerNorm; empty for an RMSNorm
   int64_t n_ = 0;
   float eps_ = 1e-6f;
 };

@@ -51,17 +51,30 @@ class YarnBlend {
   double low_ = 0.0, high_ = 0.0;
 };
 
+// 1 / theta^(2i / rotary_dim) for each of the rotary_dim / 2 pairs.
+std::vector<double> plain_frequencies(int64_t rotary_dim, double theta) {
+  std::vector<double> f(static_cast<size_t>(rotary_dim / 2));
+  for (size_t i = 0; i < f.size(); ++i) {
+    f[i] = 1.0 / std::pow(theta, static_cast<double>(2 * i) / static_cast<double>(rotary_dim));
+  }
+  return f;
+}
+
+std::vector<double> divided(std::vector<double> f, const std::vector<double>& divisors) {
+  for (size_t i = 0; i < f.size(); ++i) f[i] /= divisors[i];
+  return f;
+}
+
 }  // namespace
 
 RotaryEmbedding::RotaryEmbedding(int64_t rotary_dim, double theta, const RopeScaling& scaling)
-    : attention_factor_(scaling.attention_factor) {
-  const int64_t half = rotary_dim / 2;
+    : scaling_(scaling), theta_(theta), inv_freq_(plain_frequencies(rotary_dim, theta)) {
   const YarnBlend yarn(rotary_dim, theta, scaling);
-  inv_freq_.resize(static_cast<size_t>(half));
-  for (int64_t i = 0; i < half; ++i) {
-    double f = 1.0 / std::pow(theta, static_cast<double>(2 * i) / static_cast<double>(rotary_dim));
+  for (size_t i = 0; i < inv_freq_.size(); ++i) {
+    double& f = inv_freq_[i];
     switch (scaling.type) {
       case RopeScalingType::kNone:
+      case RopeScalingType::kDynamic:  // plain within the original context
         break;
       case RopeScalingType::kLinear:
         f /= scaling.factor;
@@ -70,23 +83,56 @@ RotaryEmbedding::RotaryEmbedding(int64_t rotary_dim, double theta, const RopeSca
         f = llama3_scale(f, scaling);
         break;
       case RopeScalingType::kYarn:
-        f = yarn(i, f, scaling.factor);
+        f = yarn(static_cast<int64_t>(i), f, scaling.factor);
         break;
       case RopeScalingType::kLongRope:
-        f /= scaling.longrope_factors[static_cast<size_t>(i)];
         break;
     }
-    inv_freq_[static_cast<size_t>(i)] = f;
+  }
+  if (scaling.type == RopeScalingType::kLongRope) {
+    long_inv_freq_ = divided(inv_freq_, scaling.long_factors);
+    inv_freq_ = divided(inv_freq_, scaling.short_factors);
   }
 }
 
-void RotaryEmbedding::compute(const int32_t* positions, int64_t num_tokens, float* cos, float* sin) const {
+bool RotaryEmbedding::beyond_original(int64_t length) const {
+  return scaling_.depends_on_length() && length > scaling_.original_max_position_embeddings;
+}
+
+std::vector<double> RotaryEmbedding::inv_freq(int64_t length) const {
+  if (!beyond_original(length)) return inv_freq_;
+  if (scaling_.type == RopeScalingType::kLongRope) return long_inv_freq_;
+  // Dynamic NTK: the base grows with the length, so the lowest frequency
+  // still fits the sequence (transformers' _compute_dynamic_ntk_parameters).
+  const double dim = static_cast<double>(rotary_dim());
+  const double ratio = static_cast<double>(length) / static_cast<double>(scaling_.original_max_position_embeddings);
+  const double base = theta_ * std::pow(scaling_.factor * ratio - (scaling_.factor - 1.0), dim / (dim - 2.0));
+  return plain_frequencies(rotary_dim(), base);
+}
+
+int64_t RotaryEmbedding::prompt_key(int32_t num_prompt_tokens) const {
+  if (!beyond_original(num_prompt_tokens)) return 0;
+  return scaling_.type == RopeScalingType::kLongRope ? 1 : num_prompt_tokens;
+}
+
+void RotaryEmbedding::compute(const int32_t* positions, const int32_t* prompt_lens, int64_t num_tokens, float* cos,
+                              float* sin) const {
   const size_t half = inv_freq_.size();
+  const double attention_factor = scaling_.attention_factor;
+  // Tokens of one chunk share their length: the frequencies change rarely.
+  int64_t freq_length = -1;
+  std::vector<double> freq;
   for (int64_t t = 0; t < num_tokens; ++t) {
+    const int64_t length = std::max<int64_t>(prompt_lens[t], int64_t{positions[t]} + 1);
+    const int64_t key = beyond_original(length) ? length : 0;
+    if (key != freq_length) {
+      freq = inv_freq(length);
+      freq_length = key;
+    }
     for (size_t i = 0; i < half; ++i) {
-      const double angle = static_cast<double>(positions[t]) * inv_freq_[i];
-      cos[static_cast<size_t>(t) * half + i] = static_cast<float>(std::cos(angle) * attention_factor_);
-      sin[static_cast<size_t>(t) * half + i] = static_cast<float>(std::sin(angle) * attention_factor_);
+      const double angle = static_cast<double>(positions[t]) * freq[i];
+      cos[static_cast<size_t>(t) * half + i] = static_cast<float>(std::cos(angle) * attention_factor);
+      sin[static_cast<size_t>(t) * half + i] = static_cast<float>(std::sin(angle) * attention_factor);
     }
   }
 }
