@@ -53,7 +53,8 @@ Result<IterationTimes> run_iteration(LLMEngine& engine, int32_t vocab_size, cons
 
 // What each phase may reach for this model and batch at the given limits: a
 // prefill token costs 2 FLOPs per layer weight; a decode step reads every
-// weight once for the whole batch, or is bound by its FLOPs.
+// weight once for the whole batch (of a mixture's experts, those its tokens
+// chose), or is bound by its FLOPs.
 struct PhaseLimits {
   double prefill_tps = 0;
   double decode_tps = 0;
@@ -61,7 +62,7 @@ struct PhaseLimits {
 
 PhaseLimits phase_limits(const ModelCost& cost, double batch, double bandwidth_gb_per_s, double gflops) {
   return {gflops * 1e9 / (2 * cost.layer_params),
-          std::min(batch * bandwidth_gb_per_s * 1e9 / cost.weight_bytes,
+          std::min(batch * bandwidth_gb_per_s * 1e9 / cost.step_weight_bytes(batch),
                    gflops * 1e9 / (2 * (cost.layer_params + cost.lm_head_params)))};
 }
 
@@ -143,8 +144,13 @@ int run(const BenchLatencyOptions& o) {
   }
   std::printf(
       "limits measured around each iteration (medians): read bandwidth %.1f GB/s, FP32 FMA peak %.0f GFLOP/s; "
-      "weights %.1f MB\n",
+      "weights %.1f MB",
       limits.bandwidth_gb_per_s, limits.peak_gflops, cost.weight_bytes / 1e6);
+  if (cost.routed_expert_bytes > 0) {
+    std::printf(" a token, %.1f MB a decode step of %d (experts routed evenly)", cost.step_weight_bytes(batch) / 1e6,
+                o.batch_size);
+  }
+  std::printf("\n");
   if (bf16_unit) {
     std::printf("BF16 weights run on %s, peak %.0f GFLOP/s: prefill %.1f%%",
                 kernels::cpu_isa() == "amx" ? "AMX tiles" : "the BF16 dot product", kernels::bf16_weights_peak(limits),
@@ -161,6 +167,7 @@ int run(const BenchLatencyOptions& o) {
   report["decode_time_per_step_ms"] = decode_step_s * 1e3;
   report["decode_tokens_per_s"] = decode_tps;
   report["weight_bytes"] = cost.weight_bytes;
+  report["decode_step_weight_bytes"] = cost.step_weight_bytes(batch);
   report["prefill_limit_tokens_per_s"] = median(prefill_limit);
   report["decode_limit_tokens_per_s"] = median(decode_limit);
   report["prefill_fraction_of_limit"] = median(prefill_fraction);

@@ -1,5 +1,9 @@
 #include "cli/test_model_presets.h"
 
+#include <string_view>
+
+#include "base/logging.h"
+
 namespace vllm {
 namespace {
 
@@ -26,6 +30,14 @@ constexpr ArchNames kArchs[] = {
     {"deepseek_v2", "DeepseekV2ForCausalLM", "deepseek_v2"},
     {"deepseek_v3", "DeepseekV3ForCausalLM", "deepseek_v3"},
 };
+
+const ArchNames& arch_named(std::string_view arch) {
+  for (const ArchNames& a : kArchs) {
+    if (arch == a.arch) return a;
+  }
+  VLLM_CHECK(false, "a preset names an architecture of kArchs");
+  return kArchs[0];
+}
 
 // n numbers from `first` by `step` (LongRoPE's per-frequency factors).
 Json ramp(int n, double first, double step) {
@@ -226,7 +238,7 @@ Json tiny_config(const ArchNames& a) {
 
 Json real_config(const std::string& preset) {
   if (preset == "smollm-135m") {
-    Json c = base_config(kArchs[0]);
+    Json c = base_config(arch_named("llama"));
     c.update(Json{{"hidden_size", 576},
                   {"intermediate_size", 1536},
                   {"num_hidden_layers", 30},
@@ -242,7 +254,7 @@ Json real_config(const std::string& preset) {
     return c;
   }
   if (preset == "qwen2.5-0.5b") {
-    Json c = base_config(kArchs[2]);
+    Json c = base_config(arch_named("qwen2"));
     c.update(Json{{"hidden_size", 896},
                   {"intermediate_size", 4864},
                   {"num_hidden_layers", 24},
@@ -258,7 +270,7 @@ Json real_config(const std::string& preset) {
     return c;
   }
   if (preset == "llama-3.2-1b") {
-    Json c = base_config(kArchs[0]);
+    Json c = base_config(arch_named("llama"));
     c.update(Json{{"hidden_size", 2048},
                   {"intermediate_size", 8192},
                   {"num_hidden_layers", 16},
@@ -280,7 +292,7 @@ Json real_config(const std::string& preset) {
     return c;
   }
   if (preset == "gemma-2-2b") {  // google/gemma-2-2b's config.json
-    Json c = base_config(kArchs[4]);
+    Json c = base_config(arch_named("gemma2"));
     c.update(Json{{"hidden_size", 2304},
                   {"intermediate_size", 9216},
                   {"num_hidden_layers", 26},
@@ -302,7 +314,7 @@ Json real_config(const std::string& preset) {
     return c;
   }
   if (preset == "phi-3-mini") {  // microsoft/Phi-3-mini-4k-instruct's config.json
-    Json c = base_config(kArchs[6]);
+    Json c = base_config(arch_named("phi3"));
     c.update(Json{{"hidden_size", 3072},
                   {"intermediate_size", 8192},
                   {"num_hidden_layers", 32},
@@ -320,7 +332,7 @@ Json real_config(const std::string& preset) {
     return c;
   }
   if (preset == "olmoe-1b-7b") {  // allenai/OLMoE-1B-7B-0924's config.json
-    Json c = base_config(kArchs[11]);
+    Json c = base_config(arch_named("olmoe"));
     c.update(Json{{"hidden_size", 2048},
                   {"intermediate_size", 1024},
                   {"num_hidden_layers", 16},
@@ -343,7 +355,7 @@ Json real_config(const std::string& preset) {
   if (preset == "deepseek-v2-lite") {
     // deepseek-ai/DeepSeek-V2-Lite's config.json with 12 of its 27 layers
     // (all 27 in BF16 are 31 GB): a dense layer, then 11 of 64 experts top 6 plus 2 shared.
-    Json c = base_config(kArchs[12]);
+    Json c = base_config(arch_named("deepseek_v2"));
     c.update(Json{{"hidden_size", 2048},
                   {"intermediate_size", 10944},
                   {"moe_intermediate_size", 1408},
@@ -385,7 +397,7 @@ Json real_config(const std::string& preset) {
     return c;
   }
   if (preset == "qwen3-0.6b") {
-    Json c = base_config(kArchs[3]);
+    Json c = base_config(arch_named("qwen3"));
     c.update(Json{{"hidden_size", 1024},
                   {"intermediate_size", 3072},
                   {"num_hidden_layers", 28},

@@ -8,6 +8,7 @@
 #error "this target sees the engine only through engine/engine_client.h, never model/ or kernels/ headers"
 #endif
 
+#include <cmath>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -39,10 +40,22 @@ struct LayerKVSpec {
 // multiply-adds per token of the layers and of the LM head (attention's
 // score and value products, which grow with the context, not counted).
 struct ModelCost {
-  double weight_bytes = 0;
+  double weight_bytes = 0;  // what one token reads: a mixture's top_k experts, not all
   double layer_params = 0;
   double lm_head_params = 0;
   bool bf16_matrices = true;  // every matrix BF16 (what the BF16 dot-product kernels take)
+  // Mixtures of experts: the bytes of every routed expert of every layer,
+  // and the fraction of them one token reads (top_k / num_experts).
+  double routed_expert_bytes = 0;
+  double routed_fraction = 0;
+
+  // Bytes a decode step of `batch` tokens reads: the rest once, and of the
+  // routed experts those any token chose -- 1 - (1 - top_k / n)^batch of
+  // them when tokens route independently and evenly.
+  double step_weight_bytes(double batch) const {
+    const double dense = weight_bytes - routed_expert_bytes * routed_fraction;
+    return dense + routed_expert_bytes * (1.0 - std::pow(1.0 - routed_fraction, batch));
+  }
 };
 
 class Model {

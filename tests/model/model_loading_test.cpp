@@ -197,6 +197,42 @@ TEST(ModelLoadingTest, DeepseekV3SkipsTheMultiTokenPredictionLayer) {
   EXPECT_EQ((*with_mtp)->cost().weight_bytes, (*plain)->cost().weight_bytes);
 }
 
+// Each real shape is written as its own architecture (the tiny one's).
+TEST(ModelLoadingTest, EveryRealPresetIsItsArchitecture) {
+  for (const std::string& name : test_model_preset_names()) {
+    if (name == "tiny") continue;
+    Result<TestModelPreset> real = find_test_model_preset(name, std::nullopt);
+    ASSERT_TRUE(real.is_ok()) << name;
+    Result<TestModelPreset> tiny = find_test_model_preset("tiny", real->arch);
+    ASSERT_TRUE(tiny.is_ok()) << name;
+    EXPECT_EQ(real->config["architectures"], tiny->config["architectures"]) << name;
+    EXPECT_EQ(real->config["model_type"], tiny->config["model_type"]) << name;
+  }
+}
+
+// A decode step of a batch reads each routed expert some token chose once:
+// with tokens routed evenly, 1 - (1 - top_k / n)^batch of them.
+TEST(ModelLoadingTest, CostCountsTheRoutedExpertsABatchReads) {
+  TempDir dir;
+  write_tiny(dir, "qwen2_moe");  // layers 0 and 2 mixtures of 8 experts, top 4, a shared expert
+  Result<std::unique_ptr<Model>> moe = load_model(dir.path());
+  ASSERT_TRUE(moe.is_ok()) << moe.status().message();
+  const ModelCost cost = (*moe)->cost();
+  // 2 layers of 8 experts, each gate, up [32, 64] and down [64, 32] in float32.
+  EXPECT_EQ(cost.routed_expert_bytes, 2 * 8 * 3 * 32 * 64 * 4.0);
+  EXPECT_EQ(cost.routed_fraction, 0.5);
+  const double dense = cost.weight_bytes - cost.routed_expert_bytes / 2;
+  EXPECT_GT(dense, 0);
+  EXPECT_DOUBLE_EQ(cost.step_weight_bytes(1), cost.weight_bytes);
+  EXPECT_DOUBLE_EQ(cost.step_weight_bytes(2), dense + cost.routed_expert_bytes * 0.75);
+  EXPECT_NEAR(cost.step_weight_bytes(64), dense + cost.routed_expert_bytes, 1.0);
+
+  Result<std::unique_ptr<Model>> plain = load_model(testing::model_dir());
+  ASSERT_TRUE(plain.is_ok());
+  EXPECT_EQ((*plain)->cost().routed_expert_bytes, 0);
+  EXPECT_EQ((*plain)->cost().step_weight_bytes(16), (*plain)->cost().weight_bytes);
+}
+
 TEST(ModelLoadingTest, ShapeMismatchNamesTensorExpectedAndFound) {
   TempDir dir;
   copy_model(dir.path());

@@ -214,6 +214,8 @@ void MoE::add_cost(ModelCost& cost) const {
   const double active = static_cast<double>(config_.top_k) / static_cast<double>(experts_.size());
   cost.layer_params += experts.layer_params * active;
   cost.weight_bytes += experts.weight_bytes * active;
+  cost.routed_expert_bytes += experts.weight_bytes;
+  cost.routed_fraction = active;
   cost.bf16_matrices &= experts.bf16_matrices;
   if (shared_expert_) {
     shared_expert_->gate_up.add_cost(cost);
