@@ -86,7 +86,9 @@ class Model {
   // Prompts of the same tokens but different keys here hold different keys
   // and values in the cache (a rotary scaling that follows the prompt's
   // length past the trained context, rotary.h); the prefix cache never
-  // shares blocks between them.  0 for every prompt of most models.
+  // shares blocks between them.  0 for every prompt of most models.  (A
+  // generated token's keys follow its own position, and a later prompt
+  // holding it is longer than that position, so it keys differently too.)
   virtual int64_t prompt_cache_key(int32_t num_prompt_tokens) const = 0;
 };
 
