@@ -115,18 +115,18 @@ TEST(RotaryEmbeddingTest, EachTokenIsRotatedForItsPromptOrItsOwnLength) {
 // Prompts that leave the context are told apart for the prefix cache.
 TEST(RotaryEmbeddingTest, PromptKeysOnlyWhereTheLengthChangesTheRotation) {
   const RotaryEmbedding dynamic(8, 10000.0, dynamic_ntk(2.0, 32)), plain(8, 10000.0, RopeScaling{});
-  EXPECT_EQ(dynamic.prompt_key(32), 0);
-  EXPECT_EQ(dynamic.prompt_key(40), 40);
-  EXPECT_EQ(dynamic.prompt_key(41), 41);
-  EXPECT_EQ(plain.prompt_key(100000), 0);
+  EXPECT_EQ(dynamic.rotation_key(32), 0);
+  EXPECT_EQ(dynamic.rotation_key(40), 40);
+  EXPECT_EQ(dynamic.rotation_key(41), 41);
+  EXPECT_EQ(plain.rotation_key(100000), 0);
   RopeScaling s;
   s.type = RopeScalingType::kLongRope;
   s.original_max_position_embeddings = 16;
   s.short_factors = s.long_factors = {1.0, 1.0};
   const RotaryEmbedding longrope(4, 10000.0, s);
-  EXPECT_EQ(longrope.prompt_key(16), 0);
-  EXPECT_EQ(longrope.prompt_key(17), longrope.prompt_key(1000));  // one set of long frequencies
-  EXPECT_NE(longrope.prompt_key(17), 0);
+  EXPECT_EQ(longrope.rotation_key(16), 0);
+  EXPECT_EQ(longrope.rotation_key(17), longrope.rotation_key(1000));  // one set of long frequencies
+  EXPECT_NE(longrope.rotation_key(17), 0);
 }
 
 }  // namespace

@@ -52,7 +52,7 @@ Result<MlaConfig> mla_config(const ModelConfig& c, const ConfigReader& r, bool v
   VLLM_ASSIGN_OR_RETURN(m.v_head_dim, r.positive_integer("v_head_dim", 128));
   if (m.qk_rope_head_dim % 2 != 0) return r.error("qk_rope_head_dim", "must be even for rotary embeddings");
   m.scale = softmax_scale(c, m.qk_nope_head_dim + m.qk_rope_head_dim);
-  // transformers builds q_a_layernorm and kv_a_layernorm with Norm's default eps.
+  // transformers builds q_a_layernorm and kv_a_layernorm with RMSNorm's default eps.
   m.norm_eps = 1e-6;
   // V2 rotates interleaved pairs (its complex form); V3 too unless
   // rope_interleave is false, where transformers rotates halves.

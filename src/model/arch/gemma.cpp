@@ -95,7 +95,7 @@ Result<std::unique_ptr<Model>> build_gemma(const ModelConfig& parsed, WeightRead
     }
     if (v.version == 3) {
       attention.qk_norm = AttentionConfig::QKNorm::kPerHead;
-      attention.qk_norm_weight = one_plus;
+      attention.qk_norm_form = one_plus;
     }
     VLLM_ASSIGN_OR_RETURN(layer.input_norm,
                           Norm::load(w, p + "input_layernorm", c.hidden_size, c.rms_norm_eps, one_plus));

@@ -22,7 +22,7 @@ using MixerBuilder = std::function<Result<std::unique_ptr<SequenceMixer>>(Weight
 struct LlamaFamilyOptions {
   bool qkv_bias = false;  // biases on q_proj, k_proj, v_proj
   bool o_bias = false;    // a bias on o_proj
-  // Norm of q and k before RoPE: per head (Qwen3), over the whole projection (OLMoE).
+  // RMSNorm of q and k before RoPE: per head (Qwen3), over the whole projection (OLMoE).
   AttentionConfig::QKNorm qk_norm = AttentionConfig::QKNorm::kNone;
   bool sliding_window = false;     // config.sliding_window applies to every layer
   bool fused_projections = false;  // qkv_proj and gate_up_proj tensors (Phi-3)

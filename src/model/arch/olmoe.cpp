@@ -3,7 +3,7 @@
 
 namespace vllm {
 
-// OLMoE: Norm over the whole q and k projections before RoPE,
+// OLMoE: RMSNorm over the whole q and k projections before RoPE,
 // attention_bias on q, k, v and o, every layer a mixture of num_experts
 // experts of intermediate_size.
 Result<std::unique_ptr<Model>> build_olmoe(const ModelConfig& parsed, WeightReader& weights) {

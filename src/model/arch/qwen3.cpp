@@ -3,7 +3,7 @@
 
 namespace vllm {
 
-// Qwen3: Norm over each head of q and k before RoPE; optional attention_bias.
+// Qwen3: RMSNorm over each head of q and k before RoPE; optional attention_bias.
 Result<std::unique_ptr<Model>> build_qwen3(const ModelConfig& config, WeightReader& weights) {
   return build_llama_family(config, weights,
                             {.qkv_bias = config.attention_bias,

@@ -28,10 +28,10 @@ Result<std::unique_ptr<Attention>> Attention::load(WeightReader& weights, const 
                                                               : std::vector<std::string>{}));
   if (config.qk_norm != AttentionConfig::QKNorm::kNone) {
     const bool whole = config.qk_norm == AttentionConfig::QKNorm::kWhole;
-    VLLM_ASSIGN_OR_RETURN(
-        a->q_norm_, Norm::load(weights, p + "q_norm", whole ? q_dim : hd, config.norm_eps, config.qk_norm_weight));
-    VLLM_ASSIGN_OR_RETURN(
-        a->k_norm_, Norm::load(weights, p + "k_norm", whole ? kv_dim : hd, config.norm_eps, config.qk_norm_weight));
+    VLLM_ASSIGN_OR_RETURN(a->q_norm_,
+                          Norm::load(weights, p + "q_norm", whole ? q_dim : hd, config.norm_eps, config.qk_norm_form));
+    VLLM_ASSIGN_OR_RETURN(a->k_norm_,
+                          Norm::load(weights, p + "k_norm", whole ? kv_dim : hd, config.norm_eps, config.qk_norm_form));
   }
   return a;
 }

@@ -1,5 +1,5 @@
 // Multi-head attention over the paged KV cache: q, k and v from one stacked
-// projection (or a fused checkpoint tensor), optional q/k Norm (per head,
+// projection (or a fused checkpoint tensor), optional q/k RMSNorm (per head,
 // or over the whole projection as OLMoE has it), rotary embedding, grouped
 // KV heads (GQA/MQA), a sliding window, logit soft-capping, a softmax scale
 // of the architecture's choosing, and the output projection.
@@ -23,7 +23,7 @@ struct AttentionConfig {
   int32_t sliding_window = 0;  // keys a query sees, itself included; 0: all
   float softcap = 0;           // scores become softcap * tanh(scores / softcap); 0: none
   enum class QKNorm { kNone, kPerHead, kWhole } qk_norm = QKNorm::kNone;
-  Norm::Form qk_norm_weight = Norm::Form::kRms;
+  Norm::Form qk_norm_form = Norm::Form::kRms;
   double norm_eps = 1e-6;
   int rope = 0;  // which of the model's rotary embeddings (RopeTables)
 };

@@ -75,7 +75,7 @@ std::span<const float> DecoderModel::forward(const ForwardBatch& batch, const KV
 
 int64_t DecoderModel::prompt_cache_key(int32_t num_prompt_tokens) const {
   int64_t key = 0;
-  for (const RotaryEmbedding& rope : p_.ropes) key = key * 1000003 + rope.prompt_key(num_prompt_tokens);
+  for (const RotaryEmbedding& rope : p_.ropes) key = key * 1000003 + rope.rotation_key(num_prompt_tokens);
   return key;
 }
 

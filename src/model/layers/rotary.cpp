@@ -95,42 +95,44 @@ RotaryEmbedding::RotaryEmbedding(int64_t rotary_dim, double theta, const RopeSca
   }
 }
 
-bool RotaryEmbedding::beyond_original(int64_t length) const {
-  return scaling_.depends_on_length() && length > scaling_.original_max_position_embeddings;
+int64_t RotaryEmbedding::rotation_key(int64_t length) const {
+  if (!scaling_.depends_on_length() || length <= scaling_.original_max_position_embeddings) return 0;
+  return scaling_.type == RopeScalingType::kLongRope ? 1 : length;
+}
+
+const std::vector<double>& RotaryEmbedding::frequencies(int64_t key, std::vector<double>& buffer) const {
+  if (key == 0) return inv_freq_;
+  if (scaling_.type == RopeScalingType::kLongRope) return long_inv_freq_;
+  // Dynamic NTK: the base grows with the length (the key), so the lowest
+  // frequency still fits the sequence (transformers' _compute_dynamic_ntk_parameters).
+  const double dim = static_cast<double>(rotary_dim());
+  const double ratio = static_cast<double>(key) / static_cast<double>(scaling_.original_max_position_embeddings);
+  const double base = theta_ * std::pow(scaling_.factor * ratio - (scaling_.factor - 1.0), dim / (dim - 2.0));
+  buffer = plain_frequencies(rotary_dim(), base);
+  return buffer;
 }
 
 std::vector<double> RotaryEmbedding::inv_freq(int64_t length) const {
-  if (!beyond_original(length)) return inv_freq_;
-  if (scaling_.type == RopeScalingType::kLongRope) return long_inv_freq_;
-  // Dynamic NTK: the base grows with the length, so the lowest frequency
-  // still fits the sequence (transformers' _compute_dynamic_ntk_parameters).
-  const double dim = static_cast<double>(rotary_dim());
-  const double ratio = static_cast<double>(length) / static_cast<double>(scaling_.original_max_position_embeddings);
-  const double base = theta_ * std::pow(scaling_.factor * ratio - (scaling_.factor - 1.0), dim / (dim - 2.0));
-  return plain_frequencies(rotary_dim(), base);
-}
-
-int64_t RotaryEmbedding::prompt_key(int32_t num_prompt_tokens) const {
-  if (!beyond_original(num_prompt_tokens)) return 0;
-  return scaling_.type == RopeScalingType::kLongRope ? 1 : num_prompt_tokens;
+  std::vector<double> buffer;
+  return frequencies(rotation_key(length), buffer);
 }
 
 void RotaryEmbedding::compute(const int32_t* positions, const int32_t* prompt_lens, int64_t num_tokens, float* cos,
                               float* sin) const {
   const size_t half = inv_freq_.size();
   const double attention_factor = scaling_.attention_factor;
-  // Tokens of one chunk share their length: the frequencies change rarely.
-  int64_t freq_length = -1;
-  std::vector<double> freq;
+  // Tokens of one chunk share their key: the frequencies change rarely.
+  int64_t freq_key = -1;
+  const std::vector<double>* freq = nullptr;
+  std::vector<double> buffer;
   for (int64_t t = 0; t < num_tokens; ++t) {
-    const int64_t length = std::max<int64_t>(prompt_lens[t], int64_t{positions[t]} + 1);
-    const int64_t key = beyond_original(length) ? length : 0;
-    if (key != freq_length) {
-      freq = inv_freq(length);
-      freq_length = key;
+    const int64_t key = rotation_key(std::max<int64_t>(prompt_lens[t], int64_t{positions[t]} + 1));
+    if (key != freq_key) {
+      freq = &frequencies(key, buffer);
+      freq_key = key;
     }
     for (size_t i = 0; i < half; ++i) {
-      const double angle = static_cast<double>(positions[t]) * freq[i];
+      const double angle = static_cast<double>(positions[t]) * (*freq)[i];
       cos[static_cast<size_t>(t) * half + i] = static_cast<float>(std::cos(angle) * attention_factor);
       sin[static_cast<size_t>(t) * half + i] = static_cast<float>(std::sin(angle) * attention_factor);
     }

@@ -35,14 +35,16 @@ class RotaryEmbedding {
   // The leading dimensions of a head it rotates.
   int64_t rotary_dim() const { return 2 * static_cast<int64_t>(inv_freq_.size()); }
 
-  // Prompts with the same tokens but different keys here are rotated
-  // differently (a length-dependent scaling past its original context);
-  // 0 for every prompt otherwise.
-  int64_t prompt_key(int32_t num_prompt_tokens) const;
+  // Sequence lengths with equal keys are rotated alike: 0 within the
+  // original context (or for a scaling that ignores the length), else 1
+  // for LongRoPE's long factors, the length itself for dynamic NTK.  Keyed
+  // by a prompt's length, it tells apart prompts cached differently.
+  int64_t rotation_key(int64_t length) const;
 
  private:
-  // Past the original context: does `length` leave it?
-  bool beyond_original(int64_t length) const;
+  // The frequencies for lengths of `key` (rotation_key): a stored table, or
+  // dynamic NTK's computed into `buffer`.
+  const std::vector<double>& frequencies(int64_t key, std::vector<double>& buffer) const;
 
   RopeScaling scaling_;
   double theta_;
