@@ -4,6 +4,7 @@
 #include <cmath>
 #include <numeric>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "base/thread_pool.h"
@@ -23,11 +24,41 @@ const Shape kSmollm{9, 3, 64, 16, 64, {{150, 150}, {300, 1}, {200, 37}}};
 // A head of 48 dimensions (one 32-dimension block of a BF16 value row and 16
 // in order) in blocks of 8 keys (fewer keys than an AVX-512 vector has lanes).
 const Shape kUneven{6, 2, 48, 8, 96, {{70, 70}, {90, 1}, {80, 11}}};
+// Heads of 128 dimensions (a group of 4) in blocks of 8 keys, fewer than one
+// 16-key score tile; and of 96 (three 32-dimension chunks) in blocks of 32,
+// a group of 7 (a tile's rows hold parts of several tokens).
+const Shape kWideHeads{8, 2, 128, 8, 96, {{130, 130}, {200, 1}, {150, 45}}};
+const Shape kOddGroup{14, 2, 96, 32, 48, {{100, 100}, {300, 1}, {140, 23}}};
 
 struct Sequence {
   std::vector<float> k, v;  // [len, kv_heads, head_dim]: the whole context
   int32_t num_query = 0;    // the last num_query tokens are queried this step
   std::vector<int32_t> blocks;
+};
+
+// A layer's cache of either dtype, every slot NaN until written.
+struct KvCache {
+  std::vector<float> f32_keys, f32_values;
+  std::vector<uint16_t> bf16_keys, bf16_values;
+  PagedKVLayer layer;
+
+  KvCache(DType dtype, int32_t blocks, int32_t block_size, int32_t kv_heads, int32_t head_dim) {
+    const auto elements = static_cast<size_t>(blocks) * kv_heads * block_size * head_dim;
+    const bool bf16 = dtype == DType::kBF16;
+    bf16_keys.assign(bf16 ? elements : 0, 0x7fc0);
+    bf16_values.assign(bf16 ? elements : 0, 0x7fc0);
+    f32_keys.assign(bf16 ? 0 : elements, NAN);
+    f32_values.assign(bf16 ? 0 : elements, NAN);
+    layer = {bf16 ? static_cast<void*>(bf16_keys.data()) : f32_keys.data(),
+             bf16 ? static_cast<void*>(bf16_values.data()) : f32_values.data(),
+             dtype,
+             blocks,
+             block_size,
+             kv_heads,
+             head_dim};
+  }
+  KvCache(const KvCache&) = delete;  // layer points into this object's vectors
+  KvCache& operator=(const KvCache&) = delete;
 };
 
 // Naive causal attention over a contiguous copy of the context, in float64.
@@ -79,17 +110,9 @@ std::vector<float> run_case(const Shape& shape, int32_t window, DType dtype, flo
   std::iota(free_blocks.begin(), free_blocks.end(), 0);
   std::shuffle(free_blocks.begin(), free_blocks.end(), rng);  // scattered physical blocks
   // Slots nobody wrote hold NaN, so that reading one shows.
-  const size_t elements = static_cast<size_t>(kNumBlocks * kKvHeads * kBlockSize * kHeadDim);
-  std::vector<float> f32_keys(elements, NAN), f32_values(elements, NAN);
-  std::vector<uint16_t> bf16_keys(elements, 0x7fc0), bf16_values(elements, 0x7fc0);
+  KvCache cache(dtype, kNumBlocks, kBlockSize, kKvHeads, kHeadDim);
+  const PagedKVLayer& layer = cache.layer;
   const bool bf16 = dtype == DType::kBF16;
-  PagedKVLayer layer{bf16 ? static_cast<void*>(bf16_keys.data()) : f32_keys.data(),
-                     bf16 ? static_cast<void*>(bf16_values.data()) : f32_values.data(),
-                     dtype,
-                     kNumBlocks,
-                     kBlockSize,
-                     kKvHeads,
-                     kHeadDim};
 
   std::vector<Sequence> seqs;
   std::vector<float> q, step_k, step_v;
@@ -162,14 +185,17 @@ std::vector<float> run_case(const Shape& shape, int32_t window, DType dtype, flo
 }
 
 // The reference check on every ISA, and attention.h's promise: all ISAs
-// compute the same arithmetic, so their outputs are equal bit for bit.
+// compute the same arithmetic, so their outputs are equal bit for bit; all
+// but AMX's tiles over a BF16 cache (heads of 32k dimensions), a second
+// arithmetic that only the reference bounds.
 void run_every_isa(const Shape& shape, int32_t window, float softcap = 0) {
   for (DType dtype : {DType::kF32, DType::kBF16}) {
     ASSERT_TRUE(force_cpu_isa("scalar").is_ok());
     const std::vector<float> scalar = run_case(shape, window, dtype, softcap);
-    for (const char* isa : {"avx2", "avx512"}) {
+    for (const char* isa : {"avx2", "avx512", "amx"}) {
       if (!force_cpu_isa(isa).is_ok()) continue;  // not on this CPU
       const std::vector<float> out = run_case(shape, window, dtype, softcap);
+      if (std::string(isa) == "amx" && dtype == DType::kBF16 && shape.head_dim % 32 == 0) continue;
       for (size_t i = 0; i < out.size(); ++i) {
         ASSERT_EQ(out[i], scalar[i]) << isa << " " << dtype_name(dtype) << " element " << i;
       }
@@ -188,10 +214,59 @@ TEST(PagedAttentionTest, SmollmShapesWithASlidingWindow) { run_every_isa(kSmollm
 
 TEST(PagedAttentionTest, UnevenHeadAndBlockSizesMatchTheReference) { run_every_isa(kUneven, 0); }
 
+TEST(PagedAttentionTest, WideHeadsInSmallBlocksMatchTheReference) {
+  run_every_isa(kWideHeads, 0);
+  run_every_isa(kWideHeads, 37);
+}
+
+TEST(PagedAttentionTest, SevenHeadsPerKvHeadMatchTheReference) { run_every_isa(kOddGroup, 0); }
+
 // Gemma 2's logit soft-capping (a small cap, so that it changes the result).
 TEST(PagedAttentionTest, SoftCappedScoresMatchTheReference) {
   run_every_isa(kSmall, 0, 0.5f);
   run_every_isa(kSmollm, 70, 0.7f);
+}
+
+// A row's result depends only on its own query and keys: each token of a
+// prompt attended in one prefill step equals, bit for bit, the same token
+// attended alone as a decode step (the cache holding the keys past it, which
+// it must not see), on every ISA (AMX's tiles hold up to 16 rows together).
+TEST(PagedAttentionTest, PrefillRowsEqualTheSameRowsDecodedAlone) {
+  constexpr int32_t kHeads = 9, kKvHeads = 3, kHeadDim = 64, kBlockSize = 16, kLen = 150;
+  std::mt19937_64 rng(7);
+  std::normal_distribution<float> dist;
+  std::vector<float> k(kLen * kKvHeads * kHeadDim), v(k.size()), q(kLen * kHeads * kHeadDim);
+  for (auto* x : {&k, &v, &q}) {
+    for (float& e : *x) e = dist(rng);
+  }
+  constexpr int32_t kBlocks = (kLen + kBlockSize - 1) / kBlockSize;
+  std::vector<int32_t> block_table(kBlocks), slots(kLen);
+  for (int32_t b = 0; b < kBlocks; ++b) block_table[b] = kBlocks - 1 - b;  // scattered: reversed
+  for (int32_t t = 0; t < kLen; ++t) slots[t] = block_table[t / kBlockSize] * kBlockSize + t % kBlockSize;
+  ThreadPool pool(2);
+  for (const char* isa : {"scalar", "avx2", "avx512", "amx"}) {
+    if (!force_cpu_isa(isa).is_ok()) continue;
+    for (DType dtype : {DType::kF32, DType::kBF16}) {
+      KvCache cache(dtype, kBlocks, kBlockSize, kKvHeads, kHeadDim);
+      const PagedKVLayer& layer = cache.layer;
+      write_kv_cache(k.data(), v.data(), slots.data(), kLen, layer);
+      const float scale = 1.0f / std::sqrt(static_cast<float>(kHeadDim));
+      const int32_t prefill_start[] = {0, kLen}, prefill_len[] = {kLen};
+      AttentionMetadata prefill{1, prefill_start, prefill_len, block_table.data(), kBlocks, slots.data()};
+      std::vector<float> together(q.size());
+      paged_attention(q.data(), kHeads, layer, prefill, scale, 0, 0, together.data(), pool);
+      for (int32_t t : {0, 15, 16, 63, 64, 65, 100, 149}) {
+        const int32_t decode_start[] = {0, 1}, decode_len[] = {t + 1};
+        AttentionMetadata decode{1, decode_start, decode_len, block_table.data(), kBlocks, slots.data() + t};
+        std::vector<float> alone(kHeads * kHeadDim);
+        paged_attention(q.data() + t * kHeads * kHeadDim, kHeads, layer, decode, scale, 0, 0, alone.data(), pool);
+        for (int32_t i = 0; i < kHeads * kHeadDim; ++i) {
+          ASSERT_EQ(alone[i], together[t * kHeads * kHeadDim + i]) << isa << " " << dtype_name(dtype) << " token " << t;
+        }
+      }
+    }
+  }
+  ASSERT_TRUE(force_cpu_isa("auto").is_ok());
 }
 
 }  // namespace

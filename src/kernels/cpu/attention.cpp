@@ -50,8 +50,73 @@ void write_kv_cache(const float* k, const float* v, const int32_t* slot_mapping,
   write_slots<float, as_f32, f32_key_offset, f32_value_offset>(k, v, slot_mapping, num_tokens, layer);
 }
 
+namespace {
+
+// paged_attention on matrix units: each sequence's query rows (token by
+// token, the group's heads of each) in blocks of up to kAttentionBlockRows,
+// per KV head.
+void attend_in_blocks(const float* q, int32_t num_heads, const PagedKVLayer& layer, const AttentionMetadata& meta,
+                      float scale, int32_t sliding_window, float softcap, float* out, ThreadPool& pool,
+                      cpu::AttentionBlockFn attend_block) {
+  const int32_t group = num_heads / layer.num_kv_heads;
+  const int32_t hd = layer.head_dim, num_kv_heads = layer.num_kv_heads;
+  struct Block {
+    int32_t seq, first_row;  // rows of the sequence: token * group + head within the group
+  };
+  thread_local std::vector<Block> caller_blocks;
+  std::vector<Block>& blocks = caller_blocks;
+  blocks.clear();
+  for (int32_t s = 0; s < meta.num_seqs; ++s) {
+    const int32_t rows = (meta.query_start_loc[s + 1] - meta.query_start_loc[s]) * group;
+    for (int32_t r = 0; r < rows; r += cpu::kAttentionBlockRows) blocks.push_back({s, r});
+  }
+  const int64_t num_items = static_cast<int64_t>(blocks.size()) * num_kv_heads;
+  const auto* keys = static_cast<const uint16_t*>(layer.key_cache);
+  const auto* values = static_cast<const uint16_t*>(layer.value_cache);
+  // Dealt round-robin: a causal prompt's later blocks attend to more keys.
+  pool.run([&](int worker) {
+    cpu::AttentionBlockArgs args{};
+    args.head_dim = hd;
+    args.block_size = layer.block_size;
+    args.key_cache = keys;
+    args.value_cache = values;
+    args.block_stride = static_cast<int64_t>(num_kv_heads) * layer.block_size * hd;
+    args.scale = scale;
+    args.softcap = softcap;
+    for (int64_t item = worker; item < num_items; item += pool.num_threads()) {
+      const Block& block = blocks[static_cast<size_t>(item / num_kv_heads)];
+      const int32_t kv_head = static_cast<int32_t>(item % num_kv_heads);
+      const int32_t seq = block.seq;
+      const int32_t q_start = meta.query_start_loc[seq];
+      const int32_t q_len = meta.query_start_loc[seq + 1] - q_start;
+      args.seq_len = meta.seq_lens[seq];
+      args.head_offset = block_offset(layer, 0, kv_head);
+      args.block_table = meta.block_tables + static_cast<int64_t>(seq) * meta.max_blocks_per_seq;
+      args.rows = std::min(cpu::kAttentionBlockRows, q_len * group - block.first_row);
+      for (int32_t r = 0; r < args.rows; ++r) {
+        const int32_t token = (block.first_row + r) / group, head = (block.first_row + r) % group;
+        // The query rows are the last q_len tokens of the sequence.
+        const int32_t pos = args.seq_len - q_len + token;
+        const int64_t at = ((static_cast<int64_t>(q_start) + token) * num_heads + kv_head * group + head) * hd;
+        args.q[r] = q + at;
+        args.out[r] = out + at;
+        args.first_key[r] = sliding_window > 0 ? std::max(0, pos - sliding_window + 1) : 0;
+        args.last_key[r] = pos;
+      }
+      attend_block(args);
+    }
+  });
+}
+
+}  // namespace
+
 void paged_attention(const float* q, int32_t num_heads, const PagedKVLayer& layer, const AttentionMetadata& meta,
                      float scale, int32_t sliding_window, float softcap, float* out, ThreadPool& pool) {
+  const cpu::AttentionTable& table = cpu::active_attention_table();
+  if (layer.dtype == DType::kBF16 && table.attends_in_blocks(layer.head_dim)) {
+    return attend_in_blocks(q, num_heads, layer, meta, scale, sliding_window, softcap, out, pool,
+                            table.attend_block_bf16);
+  }
   const int64_t num_tokens = meta.query_start_loc[meta.num_seqs];
   const int32_t group = num_heads / layer.num_kv_heads;
   const int32_t hd = layer.head_dim;
@@ -65,7 +130,6 @@ void paged_attention(const float* q, int32_t num_heads, const PagedKVLayer& laye
   for (int32_t s = 0; s < meta.num_seqs; ++s) {
     for (int32_t r = meta.query_start_loc[s]; r < meta.query_start_loc[s + 1]; ++r) row_seq[static_cast<size_t>(r)] = s;
   }
-  const cpu::AttentionTable& table = cpu::active_attention_table();
   const cpu::AttentionRowFn attend_row = layer.dtype == DType::kBF16 ? table.attend_row_bf16 : table.attend_row;
   const int32_t num_kv_heads = layer.num_kv_heads;
   const int64_t num_items = num_tokens * num_kv_heads;

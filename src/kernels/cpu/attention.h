@@ -12,6 +12,8 @@
 //  - a score is two FMA chains over even and odd dimensions, summed, times
 //    the scale;
 //  - exponentials use one polynomial (exp_poly), evaluated lane-wise.
+// AMX's tiles (AttentionBlockArgs below) are a second arithmetic for a BF16
+// cache, batch-invariant as well, and bounded against float64 alike.
 #pragma once
 
 #include <cmath>
@@ -62,14 +64,47 @@ inline int64_t attention_scratch_floats(int32_t group, int32_t head_dim) {
 
 using AttentionRowFn = void (*)(const AttentionRowArgs& args);
 
+// Up to kAttentionBlockRows query rows of one sequence against one KV head
+// of a BF16 cache, on matrix units (the AMX tiles): each row is one token's
+// query for one head of the KV head's group, with its own key range.  A
+// row's result depends only on its own query and keys, never on the rows
+// beside it in the block: the key tiles are fixed by absolute positions,
+// and a key outside a row's range weighs exactly zero in it.
+inline constexpr int32_t kAttentionBlockRows = 16;
+
+struct AttentionBlockArgs {
+  int32_t rows;
+  const float* q[kAttentionBlockRows];  // each [head_dim]
+  float* out[kAttentionBlockRows];
+  int32_t first_key[kAttentionBlockRows], last_key[kAttentionBlockRows];  // inclusive
+  int32_t seq_len;  // keys [0, seq_len) are in the cache; the slots past them may hold anything
+  int32_t head_dim;
+  int32_t block_size;
+  const uint16_t* key_cache;
+  const uint16_t* value_cache;
+  int64_t block_stride;
+  int64_t head_offset;
+  const int32_t* block_table;
+  float scale;
+  float softcap;
+};
+
+using AttentionBlockFn = void (*)(const AttentionBlockArgs& args);
+
 struct AttentionTable {
   AttentionRowFn attend_row;       // F32 KV cache
   AttentionRowFn attend_row_bf16;  // BF16 KV cache, widened on load
+  // BF16 KV cache on matrix units, where the ISA has them (else null), for
+  // heads of a multiple of 32 dimensions (attends_in_blocks).
+  AttentionBlockFn attend_block_bf16 = nullptr;
+
+  bool attends_in_blocks(int32_t head_dim) const { return attend_block_bf16 != nullptr && head_dim % 32 == 0; }
 };
 
 AttentionTable ref_attention_table();
 AttentionTable avx2_attention_table();
 AttentionTable avx512_attention_table();
+AttentionTable amx_attention_table();
 
 // e^x for x <= 87 (softmax arguments and SwiGLU's e^-x; below -87 it returns
 // a tiny positive number, never 0: callers zero masked lanes themselves), as a Cody-Waite

@@ -163,6 +163,10 @@ const GemmTable& reference_gemm_table(CpuIsa isa) {
 const AttentionTable& attention_table(CpuIsa isa) {
   static const AttentionTable ref = ref_attention_table(), avx2 = avx2_attention_table(),
                               avx512 = avx512_attention_table();
+  if (isa == CpuIsa::kAmx) {
+    static const AttentionTable amx = amx_attention_table();
+    return amx;
+  }
   return isa >= CpuIsa::kAvx512 ? avx512 : isa == CpuIsa::kAvx2 ? avx2 : ref;
 }
 

@@ -33,4 +33,31 @@ inline void use_tile_config(const TileConfig& config) {
   current = config;
 }
 
+// Tile instructions with the tile numbers as template arguments.  (The
+// compiler's intrinsics paste their tile argument into the instruction's
+// text, so it must be a literal there; an "i" operand takes a constant
+// expression instead.)  Unlike those intrinsics, each says that it reads or
+// writes memory, so that no store to an operand is moved past its load.
+template <int T>
+void tile_load(const void* base, int64_t stride_bytes) {
+  static_assert(T >= 0 && T < 8);
+  asm volatile("tileloadd (%0,%1,1), %%tmm%c2" ::"r"(base), "r"(stride_bytes), "i"(T) : "memory");
+}
+template <int T>
+void tile_store(void* base, int64_t stride_bytes) {
+  static_assert(T >= 0 && T < 8);
+  asm volatile("tilestored %%tmm%c2, (%0,%1,1)" ::"r"(base), "r"(stride_bytes), "i"(T) : "memory");
+}
+template <int T>
+void tile_zero() {
+  static_assert(T >= 0 && T < 8);
+  asm volatile("tilezero %%tmm%c0" ::"i"(T));
+}
+// C += A . B: BF16 pairs of A's rows times B's (VNNI) columns, FP32 sums.
+template <int C, int A, int B>
+void tile_dot_bf16() {
+  static_assert(C >= 0 && C < 8 && A >= 0 && A < 8 && B >= 0 && B < 8 && C != A && C != B && A != B);
+  asm volatile("tdpbf16ps %%tmm%c0, %%tmm%c1, %%tmm%c2" ::"i"(B), "i"(A), "i"(C));
+}
+
 }  // namespace vllm::kernels::cpu::amx

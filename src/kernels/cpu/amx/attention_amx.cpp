@@ -1,0 +1,345 @@
+// Compiled with -mamx-tile -mamx-bf16 -mavx512f -mavx512bf16; reached only
+// through the dispatch table.  Attention over a BF16 KV cache on the AMX
+// tiles (attention.h's AttentionBlockArgs): a block of up to 16 query rows
+// against tiles of 64 keys, scores Q.K^T and the weighted values P.V as tile
+// products, the online softmax between them in AVX-512.
+//
+// Precision: the keys and values are BF16 already, but the queries and the
+// softmax weights are FP32.  Each is split into two BF16 parts, hi = bf16(x)
+// and lo = bf16(x - hi), and both parts are multiplied (x = hi + lo to about
+// 2^-17 of x): twice the tile products of plain BF16 operands, which the
+// tiles have plenty of, for scores and outputs as close to the FP32 vector
+// path's as that path is to float64 (attention_test bounds both alike).
+//
+// Batch invariance: a row's keys go in tiles of absolute positions
+// [64 t, 64 t + 64); every key outside the row's range has weight exactly 0
+// in it (the key and value slots past the rows' keys are read as zeros, so
+// no stale NaN meets a zero weight), and a tile with none of the row's keys
+// leaves its running sums untouched.  So a row gives the same bits alone (a
+// decode step) and in a prefill block with other rows.
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cmath>
+#include <utility>
+#include <limits>
+#include <vector>
+
+#include "base/aligned_buffer.h"
+#include "kernels/cpu/amx/amx_tiles.h"
+#include "kernels/cpu/attention.h"
+#include "kernels/cpu/avx512/avx512_vec.h"
+#include "kernels/cpu/vec_math.h"
+
+namespace vllm::kernels::cpu {
+namespace {
+
+constexpr int32_t kRows = kAttentionBlockRows;
+constexpr int32_t kTileKeys = kKeyTile;  // 64: four 16-key score tiles, two 32-key value chunks
+static_assert(kTileKeys == 64);
+constexpr int32_t kChunk = 32;  // BF16 elements one tile row holds: the depth of one product
+constexpr int64_t kRowBytes = 64;
+
+// tmm0-3 accumulate (scores of 4 x 16 keys, or outputs of 4 x 16 dimensions),
+// tmm4-5 hold the hi and lo parts of the left operand (queries or weights),
+// tmm6-7 the right operand (keys or values), alternating.
+amx::TileConfig attention_config(int32_t rows) {
+  amx::TileConfig c;
+  for (int t = 0; t < 8; ++t) {
+    c.bytes_per_row[t] = kRowBytes;
+    c.rows[t] = t < 6 ? static_cast<uint8_t>(rows) : 16;
+  }
+  return c;
+}
+
+// One thread's working set for a block, in one 64-byte aligned buffer
+// (every part a multiple of 64 bytes), grown to the largest head seen.
+class Scratch {
+ public:
+  uint16_t* query;   // [hi, lo][head_dim / 32][16 rows][32]
+  uint16_t* keys;    // [head_dim / 2][64 keys][2]
+  uint16_t* values;  // [32 key pairs][head_dim][2]
+  uint16_t* probs;   // [hi, lo][2 chunks][16 rows][32]
+  float* scores;     // [16 rows][64]
+  float* tile_out;   // [16 rows][head_dim]
+  float* acc;        // [16 rows][head_dim]
+
+  void size_for(int32_t head_dim) {
+    if (head_dim <= head_dim_) return;
+    const auto hd = static_cast<size_t>(head_dim);
+    const size_t pair_tile_bytes = hd * kTileKeys * 2, row_bytes = hd * kRows * 4;
+    buffer_ = AlignedBuffer(2 * hd * kRows * 2 + 2 * pair_tile_bytes + 2 * 2 * kRows * kChunk * 2 +
+                            size_t{kRows} * kTileKeys * 4 + 2 * row_bytes);
+    char* at = buffer_.as<char>();
+    const auto take = [&at](size_t bytes) { return std::exchange(at, at + bytes); };
+    query = reinterpret_cast<uint16_t*>(take(2 * hd * kRows * 2));
+    keys = reinterpret_cast<uint16_t*>(take(pair_tile_bytes));
+    values = reinterpret_cast<uint16_t*>(take(pair_tile_bytes));
+    probs = reinterpret_cast<uint16_t*>(take(2 * 2 * kRows * kChunk * 2));
+    scores = reinterpret_cast<float*>(take(size_t{kRows} * kTileKeys * 4));
+    tile_out = reinterpret_cast<float*>(take(row_bytes));
+    acc = reinterpret_cast<float*>(take(row_bytes));
+    head_dim_ = head_dim;
+  }
+
+ private:
+  AlignedBuffer buffer_;
+  int32_t head_dim_ = 0;
+};
+
+// x as BF16 hi and lo parts (32 values: two vectors, in order).
+void split_bf16(__m512 x0, __m512 x1, uint16_t* hi, uint16_t* lo) {
+  const __m512i h = reinterpret_cast<__m512i>(_mm512_cvtne2ps_pbh(x1, x0));
+  const __m512 h0 = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm512_castsi512_si256(h)), 16));
+  const __m512 h1 = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm512_extracti64x4_epi64(h, 1)), 16));
+  _mm512_store_si512(hi, h);
+  _mm512_store_si512(lo, reinterpret_cast<__m512i>(_mm512_cvtne2ps_pbh(_mm512_sub_ps(x1, h1), _mm512_sub_ps(x0, h0))));
+}
+
+// The block's queries times the scale, split, in tile order.
+void prepare_queries(const AttentionBlockArgs& a, uint16_t* query) {
+  const int32_t chunks = a.head_dim / kChunk;
+  const __m512 scale = _mm512_set1_ps(a.scale);
+  for (int32_t r = 0; r < a.rows; ++r) {
+    for (int32_t c = 0; c < chunks; ++c) {
+      const float* q = a.q[r] + c * kChunk;
+      uint16_t* hi = query + (static_cast<int64_t>(c) * kRows + r) * kChunk;
+      split_bf16(_mm512_mul_ps(_mm512_loadu_ps(q), scale), _mm512_mul_ps(_mm512_loadu_ps(q + 16), scale), hi,
+                 hi + static_cast<int64_t>(chunks) * kRows * kChunk);
+    }
+  }
+}
+
+__mmask16 lanes_between(int32_t first, int32_t lo, int32_t hi) {
+  // Lanes holding positions [lo, hi) of the 16 from `first`.
+  const int32_t b = std::clamp(lo - first, 0, 16), e = std::clamp(hi - first, 0, 16);
+  return static_cast<__mmask16>(((1u << e) - 1u) & ~((1u << b) - 1u));
+}
+
+// Keys [lo, hi) of the tile from `tile` (the rest zero) as [head_dim / 2][64][2]:
+// a 16-key score tile's right operand is then 16 rows of 64 bytes.
+void gather_keys(const AttentionBlockArgs& a, int32_t tile, int32_t lo, int32_t hi, uint16_t* keys) {
+  const int32_t pair_rows = a.head_dim / 2;
+  auto* out = reinterpret_cast<uint32_t*>(keys);
+  for (int32_t group = tile; group < tile + kTileKeys; group += 16) {
+    uint32_t* dst = out + (group - tile);
+    if (group + 16 <= lo || group >= hi) {
+      for (int32_t i = 0; i < pair_rows; ++i) _mm512_store_si512(dst + i * kTileKeys, _mm512_setzero_si512());
+      continue;
+    }
+    // The group's keys lie in one block, or (blocks under 16 keys) several.
+    for (int32_t i = 0; i < pair_rows; ++i) _mm512_store_si512(dst + i * kTileKeys, _mm512_setzero_si512());
+    for (int32_t pos = std::max(group, lo); pos < std::min(group + 16, hi);) {
+      const int32_t offset = pos % a.block_size;
+      const int32_t end = std::min({group + 16, hi, pos - offset + a.block_size});
+      const __mmask16 lanes = lanes_between(group, pos, end);
+      // Word (i, key) of the block's slice is at i * block_size + key.
+      const auto* src = reinterpret_cast<const uint32_t*>(a.key_cache + a.block_table[pos / a.block_size] * a.block_stride +
+                                                          a.head_offset) +
+                        offset - (pos - group);
+      for (int32_t i = 0; i < pair_rows; ++i) {
+        uint32_t* row = dst + i * kTileKeys;
+        const __m512i words = _mm512_mask_loadu_epi32(_mm512_load_si512(row), lanes, src + i * a.block_size);
+        _mm512_store_si512(row, words);
+      }
+      pos = end;
+    }
+  }
+}
+
+// Values of keys [lo, hi) of the tile (the rest zero) as [32 key pairs][head_dim][2]:
+// a 32-key chunk's right operand for 16 dimensions is then 16 rows of 64 bytes.
+// The cache holds a value row's dimensions c and c + 16 (within each 32) in one word.
+void gather_values(const AttentionBlockArgs& a, int32_t tile, int32_t lo, int32_t hi, uint16_t* values) {
+  const int32_t hd = a.head_dim;
+  const uint16_t* rows[kTileKeys];
+  for (int32_t j = 0; j < kTileKeys; ++j) {
+    const int32_t pos = tile + j;
+    rows[j] = pos < lo || pos >= hi ? nullptr
+                                    : a.value_cache + a.block_table[pos / a.block_size] * a.block_stride +
+                                          a.head_offset + static_cast<int64_t>(pos % a.block_size) * hd;
+  }
+  constexpr __mmask32 kOdd = 0xaaaaaaaau;
+  for (int32_t p = 0; p < kTileKeys / 2; ++p) {
+    const uint16_t* even = rows[2 * p];
+    const uint16_t* odd = rows[2 * p + 1];
+    uint16_t* dst = values + static_cast<int64_t>(p) * hd * 2;
+    for (int32_t c = 0; c < hd; c += 32) {
+      const __m512i w0 = even ? _mm512_loadu_si512(even + c) : _mm512_setzero_si512();
+      const __m512i w1 = odd ? _mm512_loadu_si512(odd + c) : _mm512_setzero_si512();
+      _mm512_store_si512(dst + 2 * c, _mm512_mask_blend_epi16(kOdd, w0, _mm512_slli_epi32(w1, 16)));
+      _mm512_store_si512(dst + 2 * c + 32, _mm512_mask_blend_epi16(kOdd, _mm512_srli_epi32(w0, 16), w1));
+    }
+  }
+}
+
+// tmm0..N-1 += (tmm4 + tmm5) . B_t, the right operands B_t at b + t * step
+// (elements), rows `stride` bytes apart; then the next product in k order.
+template <int N>
+void dot_hi_lo(const uint16_t* b, int64_t step, int64_t stride) {
+  static_assert(N == 2 || N == 4);
+  amx::tile_load<6>(b, stride);
+  amx::tile_dot_bf16<0, 4, 6>();
+  amx::tile_dot_bf16<0, 5, 6>();
+  amx::tile_load<7>(b + step, stride);
+  amx::tile_dot_bf16<1, 4, 7>();
+  amx::tile_dot_bf16<1, 5, 7>();
+  if constexpr (N == 4) {
+    amx::tile_load<6>(b + 2 * step, stride);
+    amx::tile_dot_bf16<2, 4, 6>();
+    amx::tile_dot_bf16<2, 5, 6>();
+    amx::tile_load<7>(b + 3 * step, stride);
+    amx::tile_dot_bf16<3, 4, 7>();
+    amx::tile_dot_bf16<3, 5, 7>();
+  }
+}
+
+template <int N>
+void zero_accumulators() {
+  amx::tile_zero<0>();
+  amx::tile_zero<1>();
+  if constexpr (N == 4) {
+    amx::tile_zero<2>();
+    amx::tile_zero<3>();
+  }
+}
+
+// tmm0..N-1 to out + 16 t, rows `stride` bytes apart.
+template <int N>
+void store_accumulators(float* out, int64_t stride) {
+  amx::tile_store<0>(out, stride);
+  amx::tile_store<1>(out + 16, stride);
+  if constexpr (N == 4) {
+    amx::tile_store<2>(out + 32, stride);
+    amx::tile_store<3>(out + 48, stride);
+  }
+}
+
+// Scores of the block's rows against the tile's 64 keys, into scores [16][64].
+void score_tile(const uint16_t* query, int32_t chunks, const uint16_t* keys, float* scores) {
+  zero_accumulators<4>();
+  constexpr int64_t kKeyStride = kTileKeys * 4;  // bytes from one pair row of the gathered keys to the next
+  for (int32_t c = 0; c < chunks; ++c) {
+    amx::tile_load<4>(query + static_cast<int64_t>(c) * kRows * kChunk, kRowBytes);
+    amx::tile_load<5>(query + (static_cast<int64_t>(chunks) + c) * kRows * kChunk, kRowBytes);
+    dot_hi_lo<4>(keys + static_cast<int64_t>(c) * 16 * kTileKeys * 2, 32, kKeyStride);
+  }
+  store_accumulators<4>(scores, kTileKeys * 4);
+}
+
+// The weights times the values of N (2 or 4) 16-dimension groups from `dim`, into out [16][head_dim].
+template <int N>
+void weigh_values(const uint16_t* probs, const uint16_t* values, int32_t hd, int32_t dim, float* out) {
+  zero_accumulators<N>();
+  const int64_t pair_stride = static_cast<int64_t>(hd) * 4;  // bytes from one key pair's row to the next
+  for (int32_t c = 0; c < 2; ++c) {
+    amx::tile_load<4>(probs + static_cast<int64_t>(c) * kRows * kChunk, kRowBytes);
+    amx::tile_load<5>(probs + (2 + static_cast<int64_t>(c)) * kRows * kChunk, kRowBytes);
+    dot_hi_lo<N>(values + (static_cast<int64_t>(c) * 16 * hd + dim) * 2, 32, pair_stride);
+  }
+  store_accumulators<N>(out + dim, static_cast<int64_t>(hd) * 4);
+}
+
+struct RowState {
+  float run_max = -std::numeric_limits<float>::infinity();
+  float denom = 0.0f;
+  float corr = 0.0f;
+  bool active = false;  // the current tile holds some of the row's keys
+};
+
+// Row r's online softmax update over the tile: its weights (split) into the
+// tile order of probs, zero outside its keys [lo, hi).
+void softmax_row(float* s, int32_t tile, int32_t lo, int32_t hi, float softcap, RowState& st, uint16_t* probs,
+                 int32_t r) {
+  if (softcap > 0) {
+    for (int32_t j = lo; j < hi; ++j) s[j - tile] = softcap * std::tanh(s[j - tile] / softcap);
+  }
+  __mmask16 valid[4];
+  __m512 x[4];
+  __m512 tile_max = _mm512_set1_ps(-std::numeric_limits<float>::infinity());
+  for (int v = 0; v < 4; ++v) {
+    valid[v] = lanes_between(tile + 16 * v, lo, hi);
+    x[v] = _mm512_loadu_ps(s + 16 * v);
+    tile_max = _mm512_mask_max_ps(tile_max, valid[v], tile_max, x[v]);
+  }
+  const float new_max = std::max(st.run_max, _mm512_reduce_max_ps(tile_max));
+  st.corr = st.run_max == -std::numeric_limits<float>::infinity() ? 0.0f : exp_poly(st.run_max - new_max);
+  st.run_max = new_max;
+  const __m512 m = _mm512_set1_ps(new_max);
+  for (int v = 0; v < 4; ++v) {
+    x[v] = _mm512_maskz_mov_ps(valid[v], blocks::exp_lanes<Avx512>(_mm512_sub_ps(x[v], m)));
+  }
+  st.denom = st.denom * st.corr + _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(x[0], x[1]), _mm512_add_ps(x[2], x[3])));
+  for (int32_t c = 0; c < 2; ++c) {
+    uint16_t* hi_part = probs + (static_cast<int64_t>(c) * kRows + r) * kChunk;
+    split_bf16(x[2 * c], x[2 * c + 1], hi_part, hi_part + 2 * kRows * kChunk);
+  }
+}
+
+void amx_attend_block(const AttentionBlockArgs& a) {
+  thread_local Scratch scratch;
+  scratch.size_for(a.head_dim);
+  const int32_t hd = a.head_dim, chunks = hd / kChunk, rows = a.rows;
+  amx::use_tile_config(attention_config(rows));
+  prepare_queries(a, scratch.query);
+  std::fill_n(scratch.acc, static_cast<int64_t>(rows) * hd, 0.0f);
+  RowState state[kRows];
+  int32_t first = a.first_key[0], last = a.last_key[0];
+  for (int32_t r = 1; r < rows; ++r) {
+    first = std::min(first, a.first_key[r]);
+    last = std::max(last, a.last_key[r]);
+  }
+  for (int32_t tile = first - first % kTileKeys; tile <= last; tile += kTileKeys) {
+    bool any = false;
+    for (int32_t r = 0; r < rows; ++r) {
+      state[r].active = a.first_key[r] < tile + kTileKeys && a.last_key[r] >= tile;
+      any |= state[r].active;
+    }
+    if (!any) continue;
+    const int32_t lo = std::max(tile, first), hi = std::min(tile + kTileKeys, last + 1);
+    gather_keys(a, tile, lo, hi, scratch.keys);
+    gather_values(a, tile, lo, hi, scratch.values);
+    score_tile(scratch.query, chunks, scratch.keys, scratch.scores);
+    for (int32_t r = 0; r < rows; ++r) {
+      float* s = scratch.scores + static_cast<int64_t>(r) * kTileKeys;
+      if (!state[r].active) {
+        // Weights of zero: the row's outputs of this tile are exact zeros, left unused.
+        for (int32_t c = 0; c < 2; ++c) {
+          uint16_t* hi_part = scratch.probs + (static_cast<int64_t>(c) * kRows + r) * kChunk;
+          _mm512_store_si512(hi_part, _mm512_setzero_si512());
+          _mm512_store_si512(hi_part + 2 * kRows * kChunk, _mm512_setzero_si512());
+        }
+        continue;
+      }
+      softmax_row(s, tile, std::max(tile, a.first_key[r]), std::min(tile + kTileKeys, a.last_key[r] + 1), a.softcap,
+                  state[r], scratch.probs, r);
+    }
+    int32_t dim = 0;
+    for (; dim + 64 <= hd; dim += 64) weigh_values<4>(scratch.probs, scratch.values, hd, dim, scratch.tile_out);
+    if (dim < hd) weigh_values<2>(scratch.probs, scratch.values, hd, dim, scratch.tile_out);
+    for (int32_t r = 0; r < rows; ++r) {
+      if (!state[r].active) continue;
+      float* acc = scratch.acc + static_cast<int64_t>(r) * hd;
+      const float* add = scratch.tile_out + static_cast<int64_t>(r) * hd;
+      const __m512 corr = _mm512_set1_ps(state[r].corr);
+      for (int32_t d = 0; d < hd; d += 16) {
+        _mm512_store_ps(acc + d, _mm512_fmadd_ps(_mm512_load_ps(acc + d), corr, _mm512_load_ps(add + d)));
+      }
+    }
+  }
+  for (int32_t r = 0; r < rows; ++r) {
+    const float* acc = scratch.acc + static_cast<int64_t>(r) * hd;
+    const __m512 denom = _mm512_set1_ps(state[r].denom);
+    for (int32_t d = 0; d < hd; d += 16) _mm512_storeu_ps(a.out[r] + d, _mm512_div_ps(_mm512_load_ps(acc + d), denom));
+  }
+}
+
+}  // namespace
+
+AttentionTable amx_attention_table() {
+  AttentionTable t = avx512_attention_table();
+  t.attend_block_bf16 = amx_attend_block;
+  return t;
+}
+
+}  // namespace vllm::kernels::cpu
