@@ -220,6 +220,33 @@ TEST(LinearTest, RowResultIndependentOfBatchSize) {
   }
 }
 
+// A prefill-sized batch (the threads may share its rows rather than the
+// panels: linear.cpp) gives each row the bits it gets alone, bias included.
+TEST(LinearTest, LargeBatchRowsEqualTheSameRowsAlone) {
+  ThreadPool pool(2);
+  const int64_t k = 99;
+  struct Case {
+    int64_t m, n;
+  };
+  for (const Case c : {Case{200, 101}, Case{150, 1300}, Case{129, 64}}) {
+    const auto x = testing::random_normal(c.m * k, 11);
+    const auto bias = testing::random_normal(c.n, 12);
+    for (DType dtype : kDTypes) {
+      const Weights w(dtype, c.n, k, 13);
+      const PackedMatrix packed = pack_matrix(w.tensor(), pool);
+      std::vector<float> all(static_cast<size_t>(c.m * c.n)), one(static_cast<size_t>(c.n));
+      linear(x.data(), c.m, packed, bias.data(), all.data(), pool);
+      for (int64_t r = 0; r < c.m; ++r) {
+        linear(x.data() + r * k, 1, packed, bias.data(), one.data(), pool);
+        for (int64_t j = 0; j < c.n; ++j) {
+          ASSERT_EQ(one[static_cast<size_t>(j)], all[static_cast<size_t>(r * c.n + j)])
+              << dtype_name(dtype) << " m " << c.m << " n " << c.n << " row " << r;
+        }
+      }
+    }
+  }
+}
+
 // Grouped products (a mixture's experts) equal each product alone, bit for bit.
 TEST(LinearTest, GroupEqualsEachProductAlone) {
   ThreadPool pool(2);

@@ -46,11 +46,17 @@ int64_t block_elements(int64_t depth) { return depth / kAmxTileDepth * kAmxChunk
 // order: block b (32 rows), chunk c, half h (16 rows) is the tile at
 // ((b * chunks + c) * 2 + h) * kAmxTileElements, row by row.
 void round_activations(const float* x, int64_t rows, int64_t k_total, int64_t depth, uint16_t* out) {
+  const int64_t full = k_total / kAmxTileDepth * kAmxTileDepth;
   for (int64_t r = 0; r < rows; ++r) {
     const float* row = x + r * k_total;
     uint16_t* dst = out + (r / kBlockRows) * block_elements(depth) + (r % kBlockRows) / kTileRows * kAmxTileElements +
                     (r % kTileRows) * kAmxTileDepth;
-    for (int64_t k = 0; k < depth; k += kAmxTileDepth, dst += kAmxChunkElements) {
+    int64_t k = 0;
+    for (; k < full; k += kAmxTileDepth, dst += kAmxChunkElements) {
+      const __m512 lo = _mm512_loadu_ps(row + k), hi = _mm512_loadu_ps(row + k + 16);
+      _mm512_storeu_si512(dst, reinterpret_cast<__m512i>(_mm512_cvtne2ps_pbh(hi, lo)));
+    }
+    for (; k < depth; k += kAmxTileDepth, dst += kAmxChunkElements) {  // the last k, then zeros
       const int64_t count = std::clamp<int64_t>(k_total - k, 0, 32);
       const __m512 lo = Avx512::load(row + k, std::min<int64_t>(16, count));
       const __m512 hi = count > 16 ? Avx512::load(row + k + 16, count - 16) : _mm512_setzero_ps();
