@@ -63,13 +63,14 @@ class Scratch {
   float* scores;     // [16 rows][64]
   float* tile_out;   // [16 rows][head_dim]
   float* acc;        // [16 rows][head_dim]
+  const uint16_t* zeros;  // [head_dim / 2][32], never written: a score tile's operand of no keys
 
   void size_for(int32_t head_dim) {
     if (head_dim <= head_dim_) return;
     const auto hd = static_cast<size_t>(head_dim);
     const size_t pair_tile_bytes = hd * kTileKeys * 2, row_bytes = hd * kRows * 4;
     buffer_ = AlignedBuffer(2 * hd * kRows * 2 + 2 * pair_tile_bytes + 2 * 2 * kRows * kChunk * 2 +
-                            size_t{kRows} * kTileKeys * 4 + 2 * row_bytes);
+                            size_t{kRows} * kTileKeys * 4 + 2 * row_bytes + hd * 32);
     char* at = buffer_.as<char>();
     const auto take = [&at](size_t bytes) { return std::exchange(at, at + bytes); };
     query = reinterpret_cast<uint16_t*>(take(2 * hd * kRows * 2));
@@ -79,6 +80,7 @@ class Scratch {
     scores = reinterpret_cast<float*>(take(size_t{kRows} * kTileKeys * 4));
     tile_out = reinterpret_cast<float*>(take(row_bytes));
     acc = reinterpret_cast<float*>(take(row_bytes));
+    zeros = reinterpret_cast<const uint16_t*>(take(hd * 32));  // AlignedBuffer starts zeroed
     head_dim_ = head_dim;
   }
 
@@ -116,35 +118,57 @@ __mmask16 lanes_between(int32_t first, int32_t lo, int32_t hi) {
   return static_cast<__mmask16>(((1u << e) - 1u) & ~((1u << b) - 1u));
 }
 
-// Keys [lo, hi) of the tile from `tile` (the rest zero) as [head_dim / 2][64][2]:
-// a 16-key score tile's right operand is then 16 rows of 64 bytes.
-void gather_keys(const AttentionBlockArgs& a, int32_t tile, int32_t lo, int32_t hi, uint16_t* keys) {
+// Where the right operands of the tile's four 16-key score tiles are: the
+// rows of dimension pairs (2 i, 2 i + 1) of group t's 16 keys start at
+// base[t] + i * pitch[t] (elements), 64 bytes each.
+struct KeyOperands {
+  const uint16_t* base[4];
+  int64_t pitch[4];
+};
+
+// Keys [lo, hi) of the tile from `tile`, every other key zero.  A group of
+// 16 keys all inside [lo, hi) and in one block is read where the cache
+// holds it ([head_dim / 2][block_size][2]: already the operand's layout);
+// a group with none of them is the zero rows; the rest are gathered into
+// `keys` ([head_dim / 2][64][2]).
+KeyOperands key_operands(const AttentionBlockArgs& a, int32_t tile, int32_t lo, int32_t hi, const uint16_t* zeros,
+                         uint16_t* keys) {
   const int32_t pair_rows = a.head_dim / 2;
-  auto* out = reinterpret_cast<uint32_t*>(keys);
-  for (int32_t group = tile; group < tile + kTileKeys; group += 16) {
-    uint32_t* dst = out + (group - tile);
+  KeyOperands ops;
+  for (int32_t t = 0; t < 4; ++t) {
+    const int32_t group = tile + 16 * t;
+    const uint16_t* slice =
+        a.key_cache + a.block_table[std::max(group, lo) / a.block_size] * a.block_stride + a.head_offset;
     if (group + 16 <= lo || group >= hi) {
+      ops.base[t] = zeros;
+      ops.pitch[t] = 32;
+    } else if (group >= lo && group + 16 <= hi && a.block_size % 16 == 0) {
+      ops.base[t] = slice + 2 * (group % a.block_size);
+      ops.pitch[t] = 2 * static_cast<int64_t>(a.block_size);
+    } else {
+      auto* dst = reinterpret_cast<uint32_t*>(keys) + (group - tile);
       for (int32_t i = 0; i < pair_rows; ++i) _mm512_store_si512(dst + i * kTileKeys, _mm512_setzero_si512());
-      continue;
-    }
-    // The group's keys lie in one block, or (blocks under 16 keys) several.
-    for (int32_t i = 0; i < pair_rows; ++i) _mm512_store_si512(dst + i * kTileKeys, _mm512_setzero_si512());
-    for (int32_t pos = std::max(group, lo); pos < std::min(group + 16, hi);) {
-      const int32_t offset = pos % a.block_size;
-      const int32_t end = std::min({group + 16, hi, pos - offset + a.block_size});
-      const __mmask16 lanes = lanes_between(group, pos, end);
-      // Word (i, key) of the block's slice is at i * block_size + key.
-      const auto* src = reinterpret_cast<const uint32_t*>(a.key_cache + a.block_table[pos / a.block_size] * a.block_stride +
-                                                          a.head_offset) +
-                        offset - (pos - group);
-      for (int32_t i = 0; i < pair_rows; ++i) {
-        uint32_t* row = dst + i * kTileKeys;
-        const __m512i words = _mm512_mask_loadu_epi32(_mm512_load_si512(row), lanes, src + i * a.block_size);
-        _mm512_store_si512(row, words);
+      // The group's keys lie in one block, or (blocks under 16 keys) several.
+      for (int32_t pos = std::max(group, lo); pos < std::min(group + 16, hi);) {
+        const int32_t offset = pos % a.block_size;
+        const int32_t end = std::min({group + 16, hi, pos - offset + a.block_size});
+        const __mmask16 lanes = lanes_between(group, pos, end);
+        // Word (i, key) of the block's slice is at i * block_size + key.
+        const auto* src = reinterpret_cast<const uint32_t*>(a.key_cache +
+                                                            a.block_table[pos / a.block_size] * a.block_stride +
+                                                            a.head_offset) +
+                          offset - (pos - group);
+        for (int32_t i = 0; i < pair_rows; ++i) {
+          uint32_t* row = dst + i * kTileKeys;
+          _mm512_store_si512(row, _mm512_mask_loadu_epi32(_mm512_load_si512(row), lanes, src + i * a.block_size));
+        }
+        pos = end;
       }
-      pos = end;
+      ops.base[t] = keys + 2 * (group - tile);
+      ops.pitch[t] = 2 * kTileKeys;
     }
   }
+  return ops;
 }
 
 // Values of keys [lo, hi) of the tile (the rest zero) as [32 key pairs][head_dim][2]:
@@ -173,22 +197,22 @@ void gather_values(const AttentionBlockArgs& a, int32_t tile, int32_t lo, int32_
   }
 }
 
-// tmm0..N-1 += (tmm4 + tmm5) . B_t, the right operands B_t at b + t * step
-// (elements), rows `stride` bytes apart; then the next product in k order.
+// tmm0..N-1 += (tmm4 + tmm5) . B_t, the right operand B_t at b[t], its
+// rows stride[t] bytes apart; then the next product in k order.
 template <int N>
-void dot_hi_lo(const uint16_t* b, int64_t step, int64_t stride) {
+void dot_hi_lo(const uint16_t* const* b, const int64_t* stride) {
   static_assert(N == 2 || N == 4);
-  amx::tile_load<6>(b, stride);
+  amx::tile_load<6>(b[0], stride[0]);
   amx::tile_dot_bf16<0, 4, 6>();
   amx::tile_dot_bf16<0, 5, 6>();
-  amx::tile_load<7>(b + step, stride);
+  amx::tile_load<7>(b[1], stride[1]);
   amx::tile_dot_bf16<1, 4, 7>();
   amx::tile_dot_bf16<1, 5, 7>();
   if constexpr (N == 4) {
-    amx::tile_load<6>(b + 2 * step, stride);
+    amx::tile_load<6>(b[2], stride[2]);
     amx::tile_dot_bf16<2, 4, 6>();
     amx::tile_dot_bf16<2, 5, 6>();
-    amx::tile_load<7>(b + 3 * step, stride);
+    amx::tile_load<7>(b[3], stride[3]);
     amx::tile_dot_bf16<3, 4, 7>();
     amx::tile_dot_bf16<3, 5, 7>();
   }
@@ -216,13 +240,16 @@ void store_accumulators(float* out, int64_t stride) {
 }
 
 // Scores of the block's rows against the tile's 64 keys, into scores [16][64].
-void score_tile(const uint16_t* query, int32_t chunks, const uint16_t* keys, float* scores) {
+void score_tile(const uint16_t* query, int32_t chunks, const KeyOperands& keys, float* scores) {
   zero_accumulators<4>();
-  constexpr int64_t kKeyStride = kTileKeys * 4;  // bytes from one pair row of the gathered keys to the next
+  int64_t stride[4];
+  for (int t = 0; t < 4; ++t) stride[t] = keys.pitch[t] * 2;
   for (int32_t c = 0; c < chunks; ++c) {
     amx::tile_load<4>(query + static_cast<int64_t>(c) * kRows * kChunk, kRowBytes);
     amx::tile_load<5>(query + (static_cast<int64_t>(chunks) + c) * kRows * kChunk, kRowBytes);
-    dot_hi_lo<4>(keys + static_cast<int64_t>(c) * 16 * kTileKeys * 2, 32, kKeyStride);
+    const uint16_t* b[4];
+    for (int t = 0; t < 4; ++t) b[t] = keys.base[t] + 16 * c * keys.pitch[t];
+    dot_hi_lo<4>(b, stride);
   }
   store_accumulators<4>(scores, kTileKeys * 4);
 }
@@ -235,7 +262,10 @@ void weigh_values(const uint16_t* probs, const uint16_t* values, int32_t hd, int
   for (int32_t c = 0; c < 2; ++c) {
     amx::tile_load<4>(probs + static_cast<int64_t>(c) * kRows * kChunk, kRowBytes);
     amx::tile_load<5>(probs + (2 + static_cast<int64_t>(c)) * kRows * kChunk, kRowBytes);
-    dot_hi_lo<N>(values + (static_cast<int64_t>(c) * 16 * hd + dim) * 2, 32, pair_stride);
+    const uint16_t* v = values + (static_cast<int64_t>(c) * 16 * hd + dim) * 2;
+    const uint16_t* b[4] = {v, v + 32, v + 64, v + 96};
+    const int64_t stride[4] = {pair_stride, pair_stride, pair_stride, pair_stride};
+    dot_hi_lo<N>(b, stride);
   }
   store_accumulators<N>(out + dim, static_cast<int64_t>(hd) * 4);
 }
@@ -297,9 +327,9 @@ void amx_attend_block(const AttentionBlockArgs& a) {
     }
     if (!any) continue;
     const int32_t lo = std::max(tile, first), hi = std::min(tile + kTileKeys, last + 1);
-    gather_keys(a, tile, lo, hi, scratch.keys);
+    const KeyOperands keys = key_operands(a, tile, lo, hi, scratch.zeros, scratch.keys);
     gather_values(a, tile, lo, hi, scratch.values);
-    score_tile(scratch.query, chunks, scratch.keys, scratch.scores);
+    score_tile(scratch.query, chunks, keys, scratch.scores);
     for (int32_t r = 0; r < rows; ++r) {
       float* s = scratch.scores + static_cast<int64_t>(r) * kTileKeys;
       if (!state[r].active) {
