@@ -13,13 +13,21 @@ double log_sum_exp(const float* logits, int32_t vocab_size) {
   const float max_logit = *std::max_element(logits, logits + vocab_size);
   if (std::isinf(max_logit)) return max_logit;
   // Vectorised single-precision exponentials (well within the 1e-4 logprobs
-  // are held to), summed in double in index order: this runs over the
-  // vocabulary for every token.
+  // are held to), summed in double in a fixed order: this runs over the
+  // vocabulary for every token, so eight interleaved partial sums rather
+  // than one chain of dependent additions (which took 2.5 ms of each 56 ms
+  // step of 64 sequences of smollm-135m's 49,152 tokens).
   thread_local std::vector<float> terms;
   terms.resize(static_cast<size_t>(vocab_size));
   kernels::exp_shifted(logits, vocab_size, max_logit, terms.data());
-  double sum = 0.0;
-  for (float t : terms) sum += t;
+  constexpr size_t kParts = 8;
+  double part[kParts] = {};
+  size_t i = 0;
+  for (; i + kParts <= terms.size(); i += kParts) {
+    for (size_t k = 0; k < kParts; ++k) part[k] += terms[i + k];
+  }
+  for (size_t k = 0; i < terms.size(); ++i, ++k) part[k] += terms[i];
+  const double sum = ((part[0] + part[1]) + (part[2] + part[3])) + ((part[4] + part[5]) + (part[6] + part[7]));
   return max_logit + std::log(sum);
 }
 
