@@ -227,8 +227,8 @@ TEST(LinearTest, LargeBatchRowsEqualTheSameRowsAlone) {
   struct Case {
     int64_t m, n, k;
   };
-  for (const Case c : {Case{200, 101, 99}, Case{150, 1300, 99}, Case{129, 64, 99}, Case{70, 96, 1100},
-                       Case{160, 100, 1100}}) {
+  for (const Case c :
+       {Case{200, 101, 99}, Case{150, 1300, 99}, Case{129, 64, 99}, Case{70, 96, 1100}, Case{160, 100, 1100}}) {
     const int64_t k = c.k;
     const auto x = testing::random_normal(c.m * k, 11);
     const auto bias = testing::random_normal(c.n, 12);

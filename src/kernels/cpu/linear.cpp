@@ -75,7 +75,8 @@ void linear(const float* x, int64_t m, const PackedMatrix& w, const float* bias,
   }
   // Chunks keep decode's groups of panels whole.
   const int64_t grain = m == 1 ? kDecodePanels : 1;
-  pool.parallel_for(num_panels, [&](int64_t p_begin, int64_t p_end) { product(0, m, p_begin, p_end); }, grain);
+  pool.parallel_for(
+      num_panels, [&](int64_t p_begin, int64_t p_end) { product(0, m, p_begin, p_end); }, grain);
 }
 
 void linear_group(const std::vector<LinearProblem>& problems, ThreadPool& pool) {

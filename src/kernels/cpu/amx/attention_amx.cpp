@@ -21,9 +21,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <utility>
 #include <limits>
-#include <vector>
+#include <utility>
 
 #include "base/aligned_buffer.h"
 #include "kernels/cpu/amx/amx_tiles.h"
@@ -56,13 +55,13 @@ amx::TileConfig attention_config(int32_t rows) {
 // (every part a multiple of 64 bytes), grown to the largest head seen.
 class Scratch {
  public:
-  uint16_t* query;   // [hi, lo][head_dim / 32][16 rows][32]
-  uint16_t* keys;    // [head_dim / 2][64 keys][2]
-  uint16_t* values;  // [32 key pairs][head_dim][2]
-  uint16_t* probs;   // [hi, lo][2 chunks][16 rows][32]
-  float* scores;     // [16 rows][64]
-  float* tile_out;   // [16 rows][head_dim]
-  float* acc;        // [16 rows][head_dim]
+  uint16_t* query;        // [hi, lo][head_dim / 32][16 rows][32]
+  uint16_t* keys;         // [head_dim / 2][64 keys][2]
+  uint16_t* values;       // [32 key pairs][head_dim][2]
+  uint16_t* probs;        // [hi, lo][2 chunks][16 rows][32]
+  float* scores;          // [16 rows][64]
+  float* tile_out;        // [16 rows][head_dim]
+  float* acc;             // [16 rows][head_dim]
   const uint16_t* zeros;  // [head_dim / 2][32], never written: a score tile's operand of no keys
 
   void size_for(int32_t head_dim) {
@@ -137,13 +136,12 @@ KeyOperands key_operands(const AttentionBlockArgs& a, int32_t tile, int32_t lo, 
   KeyOperands ops;
   for (int32_t t = 0; t < 4; ++t) {
     const int32_t group = tile + 16 * t;
-    const uint16_t* slice =
-        a.key_cache + a.block_table[std::max(group, lo) / a.block_size] * a.block_stride + a.head_offset;
     if (group + 16 <= lo || group >= hi) {
       ops.base[t] = zeros;
       ops.pitch[t] = 32;
     } else if (group >= lo && group + 16 <= hi && a.block_size % 16 == 0) {
-      ops.base[t] = slice + 2 * (group % a.block_size);
+      ops.base[t] = a.key_cache + a.block_table[group / a.block_size] * a.block_stride + a.head_offset +
+                    2 * (group % a.block_size);
       ops.pitch[t] = 2 * static_cast<int64_t>(a.block_size);
     } else {
       auto* dst = reinterpret_cast<uint32_t*>(keys) + (group - tile);
@@ -154,9 +152,8 @@ KeyOperands key_operands(const AttentionBlockArgs& a, int32_t tile, int32_t lo, 
         const int32_t end = std::min({group + 16, hi, pos - offset + a.block_size});
         const __mmask16 lanes = lanes_between(group, pos, end);
         // Word (i, key) of the block's slice is at i * block_size + key.
-        const auto* src = reinterpret_cast<const uint32_t*>(a.key_cache +
-                                                            a.block_table[pos / a.block_size] * a.block_stride +
-                                                            a.head_offset) +
+        const auto* src = reinterpret_cast<const uint32_t*>(
+                              a.key_cache + a.block_table[pos / a.block_size] * a.block_stride + a.head_offset) +
                           offset - (pos - group);
         for (int32_t i = 0; i < pair_rows; ++i) {
           uint32_t* row = dst + i * kTileKeys;
@@ -299,7 +296,8 @@ void softmax_row(float* s, int32_t tile, int32_t lo, int32_t hi, float softcap, 
   for (int v = 0; v < 4; ++v) {
     x[v] = _mm512_maskz_mov_ps(valid[v], blocks::exp_lanes<Avx512>(_mm512_sub_ps(x[v], m)));
   }
-  st.denom = st.denom * st.corr + _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(x[0], x[1]), _mm512_add_ps(x[2], x[3])));
+  st.denom =
+      st.denom * st.corr + _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(x[0], x[1]), _mm512_add_ps(x[2], x[3])));
   for (int32_t c = 0; c < 2; ++c) {
     uint16_t* hi_part = probs + (static_cast<int64_t>(c) * kRows + r) * kChunk;
     split_bf16(x[2 * c], x[2 * c + 1], hi_part, hi_part + 2 * kRows * kChunk);
