@@ -89,14 +89,14 @@ void attend_in_blocks(const float* q, int32_t num_heads, const PagedKVLayer& lay
       const int32_t seq = block.seq;
       const int32_t q_start = meta.query_start_loc[seq];
       const int32_t q_len = meta.query_start_loc[seq + 1] - q_start;
-      args.seq_len = meta.seq_lens[seq];
+      const int32_t seq_len = meta.seq_lens[seq];
       args.head_offset = block_offset(layer, 0, kv_head);
       args.block_table = meta.block_tables + static_cast<int64_t>(seq) * meta.max_blocks_per_seq;
       args.rows = std::min(cpu::kAttentionBlockRows, q_len * group - block.first_row);
       for (int32_t r = 0; r < args.rows; ++r) {
         const int32_t token = (block.first_row + r) / group, head = (block.first_row + r) % group;
         // The query rows are the last q_len tokens of the sequence.
-        const int32_t pos = args.seq_len - q_len + token;
+        const int32_t pos = seq_len - q_len + token;
         const int64_t at = ((static_cast<int64_t>(q_start) + token) * num_heads + kv_head * group + head) * hd;
         args.q[r] = q + at;
         args.out[r] = out + at;

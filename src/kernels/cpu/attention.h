@@ -76,8 +76,7 @@ struct AttentionBlockArgs {
   int32_t rows;
   const float* q[kAttentionBlockRows];  // each [head_dim]
   float* out[kAttentionBlockRows];
-  int32_t first_key[kAttentionBlockRows], last_key[kAttentionBlockRows];  // inclusive
-  int32_t seq_len;  // keys [0, seq_len) are in the cache; the slots past them may hold anything
+  int32_t first_key[kAttentionBlockRows], last_key[kAttentionBlockRows];  // inclusive: all the block reads
   int32_t head_dim;
   int32_t block_size;
   const uint16_t* key_cache;

@@ -78,27 +78,17 @@ amx::TileConfig block_config(int64_t rows) {
   return c;
 }
 
-// _tile_stored names its tile in the instruction text, so T must reach it as a literal.
-template <int T>
-void tile_store(void* p, int64_t stride) {
-  static_assert(T >= 0 && T < 4, "accumulators are tmm0-3");
-  if constexpr (T == 0) _tile_stored(0, p, stride);
-  if constexpr (T == 1) _tile_stored(1, p, stride);
-  if constexpr (T == 2) _tile_stored(2, p, stride);
-  if constexpr (T == 3) _tile_stored(3, p, stride);
-}
-
 // Stores accumulator tile T (16 columns) of `rows` rows at y, keeping only
 // the first `cols` columns.
 template <int T>
 void store_tile(int64_t rows, int64_t cols, float* y, int64_t ldy) {
   if (cols >= 16) {
-    tile_store<T>(y, ldy * static_cast<int64_t>(sizeof(float)));
+    amx::tile_store<T>(y, ldy * static_cast<int64_t>(sizeof(float)));
     return;
   }
   if (cols <= 0) return;
   alignas(64) float part[kTileRows * 16];
-  tile_store<T>(part, 64);
+  amx::tile_store<T>(part, 64);
   for (int64_t r = 0; r < rows; ++r) std::memcpy(y + r * ldy, part + r * 16, static_cast<size_t>(cols) * sizeof(float));
 }
 
