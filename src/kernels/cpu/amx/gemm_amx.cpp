@@ -19,8 +19,8 @@
 
 #include <algorithm>
 #include <cstring>
-#include <vector>
 
+#include "base/aligned_buffer.h"
 #include "kernels/cpu/amx/amx_tiles.h"
 #include "kernels/cpu/avx512/avx512_vec.h"
 #include "kernels/cpu/gemm.h"
@@ -36,6 +36,16 @@ constexpr int64_t kBlockRows = 2 * kTileRows;
 int64_t rows_per_pass(int64_t depth) {
   constexpr int64_t kBytes = int64_t{1} << 20;
   return std::max(kBlockRows, kBytes / (2 * depth) / kBlockRows * kBlockRows);
+}
+
+// Panels that a block of rows takes in turn, the group staying in L2 while
+// every block of the pass meets it (about 256 KiB of weights).  Across the
+// group, a block's outputs are whole runs of each row rather than 32 columns
+// of rows 4 KiB and more apart: measured on the Xeon at 256 rows a thread,
+// 1.1-1.35x faster than one panel at a time.
+int64_t panels_per_group(int64_t depth) {
+  constexpr int64_t kBytes = int64_t{256} << 10;
+  return std::max<int64_t>(1, kBytes / (depth * kPanelWidth * static_cast<int64_t>(sizeof(uint16_t))));
 }
 
 // Elements of one block's activation tiles: two (rows 0-15, 16-31) per chunk.
@@ -191,28 +201,38 @@ void amx_bf16_gemm(const float* x, int64_t m, const void* panels, int64_t k_tota
   const int64_t depth = amx_padded_depth(k_total);
   const int64_t panel_elements = amx_panel_elements(k_total);
   const int64_t pass = rows_per_pass(depth);
-  thread_local std::vector<uint16_t> rounded;
+  // Aligned (a std::vector's were 16 bytes off): a tile row split across two
+  // cache lines costs a second access.  Measured on the Xeon, one thread:
+  // 2-5% faster products here, 2.5x in a loop over L1-resident operands
+  // with both operands split.
+  thread_local AlignedBuffer rounded;
   for (int64_t r0 = 0; r0 < m; r0 += pass) {
     const int64_t pass_rows = std::min(pass, m - r0);
-    const auto tiles_size = static_cast<size_t>((pass_rows + kBlockRows - 1) / kBlockRows * block_elements(depth));
-    if (rounded.size() < tiles_size) rounded.resize(tiles_size);
-    round_activations(x + r0 * k_total, pass_rows, k_total, depth, rounded.data());
+    const auto tiles_bytes =
+        static_cast<size_t>((pass_rows + kBlockRows - 1) / kBlockRows * block_elements(depth)) * sizeof(uint16_t);
+    if (rounded.size_bytes() < tiles_bytes) rounded = AlignedBuffer(tiles_bytes);
+    uint16_t* tiles = rounded.as<uint16_t>();
+    round_activations(x + r0 * k_total, pass_rows, k_total, depth, tiles);
     int64_t p = p_begin;
     if (pass_rows <= kTileRows) {
       amx::use_tile_config(panel_pair_config(pass_rows));
       for (; p + 1 < p_end; p += 2) {
         const int64_t second_cols = std::min(kPanelWidth, n - (p + 1) * kPanelWidth);
-        rows_panel_pair(rounded.data(), pass_rows, depth, w + p * panel_elements, w + (p + 1) * panel_elements,
-                        second_cols, y + r0 * ldy + p * kPanelWidth, ldy);
+        rows_panel_pair(tiles, pass_rows, depth, w + p * panel_elements, w + (p + 1) * panel_elements, second_cols,
+                        y + r0 * ldy + p * kPanelWidth, ldy);
       }
     }
-    for (; p < p_end; ++p) {
-      const int64_t cols = std::min(kPanelWidth, n - p * kPanelWidth);
+    const int64_t group = panels_per_group(depth);
+    for (; p < p_end; p += group) {
+      const int64_t group_end = std::min(p_end, p + group);
       for (int64_t b = 0; b < pass_rows; b += kBlockRows) {
         const int64_t rows = std::min(kBlockRows, pass_rows - b);
         amx::use_tile_config(block_config(rows));
-        block_panel(rounded.data() + b / kBlockRows * block_elements(depth), rows, depth, w + p * panel_elements,
-                    b == 0, cols, y + (r0 + b) * ldy + p * kPanelWidth, ldy);
+        for (int64_t q = p; q < group_end; ++q) {
+          const int64_t cols = std::min(kPanelWidth, n - q * kPanelWidth);
+          block_panel(tiles + b / kBlockRows * block_elements(depth), rows, depth, w + q * panel_elements, b == 0, cols,
+                      y + (r0 + b) * ldy + q * kPanelWidth, ldy);
+        }
       }
     }
   }
