@@ -1,0 +1,260 @@
+#include "kernels/ggml_blocks.h"
+
+#include <array>
+#include <cstring>
+
+#include "base/logging.h"
+#include "tensor/dtype.h"
+
+namespace vllm::kernels {
+namespace {
+
+// K-quants: super-blocks of 256 values.
+constexpr int64_t kSuper = 256;
+
+constexpr std::array<GgmlTypeInfo, 13> kTypes = {{
+    {GgmlType::kF32, "F32", 1, 4},
+    {GgmlType::kF16, "F16", 1, 2},
+    {GgmlType::kQ4_0, "Q4_0", 32, 2 + 16},
+    {GgmlType::kQ4_1, "Q4_1", 32, 2 + 2 + 16},
+    {GgmlType::kQ5_0, "Q5_0", 32, 2 + 4 + 16},
+    {GgmlType::kQ5_1, "Q5_1", 32, 2 + 2 + 4 + 16},
+    {GgmlType::kQ8_0, "Q8_0", 32, 2 + 32},
+    {GgmlType::kQ2_K, "Q2_K", kSuper, 16 + 64 + 2 + 2},
+    {GgmlType::kQ3_K, "Q3_K", kSuper, 32 + 64 + 12 + 2},
+    {GgmlType::kQ4_K, "Q4_K", kSuper, 2 + 2 + 12 + 128},
+    {GgmlType::kQ5_K, "Q5_K", kSuper, 2 + 2 + 12 + 32 + 128},
+    {GgmlType::kQ6_K, "Q6_K", kSuper, 128 + 64 + 16 + 2},
+    {GgmlType::kBF16, "BF16", 1, 2},
+}};
+
+// ggml's names of every type number it has had, "" where none.
+constexpr std::array<const char*, 39> kGgmlNames = {
+    "F32",    "F16",      "Q4_0",     "Q4_1",     "Q4_2",  "Q4_3",  "Q5_0",       "Q5_1",       "Q8_0",      "Q8_1",
+    "Q2_K",   "Q3_K",     "Q4_K",     "Q5_K",     "Q6_K",  "Q8_K",  "IQ2_XXS",    "IQ2_XS",     "IQ3_XXS",   "IQ1_S",
+    "IQ4_NL", "IQ3_S",    "IQ2_S",    "IQ4_XS",   "I8",    "I16",   "I32",        "I64",        "F64",       "IQ1_M",
+    "BF16",   "Q4_0_4_4", "Q4_0_4_8", "Q4_0_8_8", "TQ1_0", "TQ2_0", "IQ4_NL_4_4", "IQ4_NL_4_8", "IQ4_NL_8_8"};
+
+float half(const uint8_t* at) {
+  uint16_t h;
+  std::memcpy(&h, at, 2);
+  return f16_to_f32(h);
+}
+
+// The 6-bit scale and min of sub-block j (0..7) of a Q4_K / Q5_K super-block,
+// packed in 12 bytes: sub-blocks 0-3 in the low 6 bits of bytes 0-3 (scales)
+// and 4-7 (mins); sub-blocks 4-7 in the nibbles of bytes 8-11, with their
+// top two bits in the top bits of bytes 0-7.
+void scale_and_min(const uint8_t* packed, int j, int& scale, int& min) {
+  if (j < 4) {
+    scale = packed[j] & 63;
+    min = packed[j + 4] & 63;
+  } else {
+    scale = (packed[j + 4] & 0xF) | ((packed[j - 4] >> 6) << 4);
+    min = (packed[j + 4] >> 4) | ((packed[j] >> 6) << 4);
+  }
+}
+
+// Blocks of 32: a scale d (and a min m), 16 bytes of nibbles holding values
+// j (low nibble) and j + 16 (high nibble), and for 5-bit types a 32-bit
+// word whose bit j is value j's fifth bit.
+template <bool kFifthBit, bool kMin>
+void dequantize_32s(const uint8_t* block, float* out, int64_t blocks) {
+  constexpr int64_t kBytes = 2 + (kMin ? 2 : 0) + (kFifthBit ? 4 : 0) + 16;
+  for (int64_t b = 0; b < blocks; ++b, block += kBytes, out += 32) {
+    const float d = half(block);
+    const float m = kMin ? half(block + 2) : 0.0f;
+    uint32_t high = 0;
+    if constexpr (kFifthBit) std::memcpy(&high, block + (kMin ? 4 : 2), 4);
+    const uint8_t* nibbles = block + kBytes - 16;
+    // Unsigned codes are centred by subtracting 8 (4 bits) or 16 (5 bits) when there is no min.
+    constexpr int kOffset = kMin ? 0 : (kFifthBit ? 16 : 8);
+    for (int j = 0; j < 16; ++j) {
+      int lo = nibbles[j] & 0xF, hi = nibbles[j] >> 4;
+      if constexpr (kFifthBit) {
+        lo |= static_cast<int>((high >> j) & 1) << 4;
+        hi |= static_cast<int>((high >> (j + 16)) & 1) << 4;
+      }
+      if constexpr (kMin) {
+        out[j] = static_cast<float>(lo) * d + m;
+        out[j + 16] = static_cast<float>(hi) * d + m;
+      } else {
+        out[j] = static_cast<float>(lo - kOffset) * d;
+        out[j + 16] = static_cast<float>(hi - kOffset) * d;
+      }
+    }
+  }
+}
+
+void dequantize_q8_0(const uint8_t* block, float* out, int64_t blocks) {
+  for (int64_t b = 0; b < blocks; ++b, block += 34, out += 32) {
+    const float d = half(block);
+    for (int j = 0; j < 32; ++j) out[j] = static_cast<float>(static_cast<int8_t>(block[2 + j])) * d;
+  }
+}
+
+// Q2_K: scales[16] (low nibble: scale, high: min, of each 16 values),
+// qs[64] (2-bit codes), d, dmin.  Each 128 values take 32 bytes of codes:
+// value 32 * s + l of the half is bits 2s..2s+1 of byte l.
+void dequantize_q2_k(const uint8_t* block, float* out, int64_t blocks) {
+  for (int64_t b = 0; b < blocks; ++b, block += 84) {
+    const uint8_t* scales = block;
+    const float d = half(block + 80), dmin = half(block + 82);
+    int sub = 0;
+    for (int half_block = 0; half_block < 2; ++half_block) {
+      const uint8_t* codes = block + 16 + 32 * half_block;
+      for (int shift = 0; shift < 8; shift += 2) {
+        for (int part = 0; part < 2; ++part, ++sub) {
+          const float dl = d * static_cast<float>(scales[sub] & 0xF);
+          const float ml = dmin * static_cast<float>(scales[sub] >> 4);
+          for (int l = 0; l < 16; ++l) {
+            *out++ = dl * static_cast<float>((codes[16 * part + l] >> shift) & 3) - ml;
+          }
+        }
+      }
+    }
+  }
+}
+
+// Q3_K: hmask[32] (each value's third bit, inverted: clear means minus 4),
+// qs[64] (low 2 bits, laid out as in Q2_K), scales[12] (sixteen 6-bit
+// scales biased by 32), d.
+void dequantize_q3_k(const uint8_t* block, float* out, int64_t blocks) {
+  for (int64_t b = 0; b < blocks; ++b, block += 110) {
+    const uint8_t* hmask = block;
+    const uint8_t* packed = block + 96;
+    const float d = half(block + 108);
+    // Scale i: low 4 bits from byte i % 8 (low nibble for i < 8, high
+    // otherwise), high 2 bits from byte 8 + i % 4, bits 2 * (i / 4).
+    int scales[16];
+    for (int i = 0; i < 16; ++i) {
+      const int low = (packed[i % 8] >> (i < 8 ? 0 : 4)) & 0xF;
+      const int high = (packed[8 + i % 4] >> (2 * (i / 4))) & 3;
+      scales[i] = (low | (high << 4)) - 32;
+    }
+    int sub = 0;
+    uint8_t mask = 1;
+    for (int half_block = 0; half_block < 2; ++half_block) {
+      const uint8_t* codes = block + 32 + 32 * half_block;
+      for (int shift = 0; shift < 8; shift += 2, mask = static_cast<uint8_t>(mask << 1)) {
+        for (int part = 0; part < 2; ++part, ++sub) {
+          const float dl = d * static_cast<float>(scales[sub]);
+          for (int l = 0; l < 16; ++l) {
+            const int low = (codes[16 * part + l] >> shift) & 3;
+            const int minus = (hmask[16 * part + l] & mask) ? 0 : 4;
+            *out++ = dl * static_cast<float>(low - minus);
+          }
+        }
+      }
+    }
+  }
+}
+
+// Q4_K / Q5_K: d, dmin, 12 bytes of 6-bit scales and mins (scale_and_min),
+// for Q5_K qh[32] (fifth bits: value 64 c + l has bit 2c of byte l, value
+// 64 c + 32 + l bit 2c + 1), and qs[128]: each 64 values take 32 bytes,
+// the first 32 values in the low nibbles, the next 32 in the high ones.
+template <bool kFifthBit>
+void dequantize_q45_k(const uint8_t* block, float* out, int64_t blocks) {
+  constexpr int64_t kBytes = kFifthBit ? 176 : 144;
+  for (int64_t b = 0; b < blocks; ++b, block += kBytes) {
+    const float d = half(block), dmin = half(block + 2);
+    const uint8_t* packed = block + 4;
+    const uint8_t* high = block + 16;
+    const uint8_t* codes = block + (kFifthBit ? 48 : 16);
+    for (int chunk = 0; chunk < 4; ++chunk, codes += 32) {
+      for (int nibble = 0; nibble < 2; ++nibble) {
+        int scale = 0, min = 0;
+        scale_and_min(packed, 2 * chunk + nibble, scale, min);
+        const float dl = d * static_cast<float>(scale);
+        const float ml = dmin * static_cast<float>(min);
+        const int bit = 2 * chunk + nibble;
+        for (int l = 0; l < 32; ++l) {
+          int q = (codes[l] >> (4 * nibble)) & 0xF;
+          if constexpr (kFifthBit) q += ((high[l] >> bit) & 1) ? 16 : 0;
+          *out++ = dl * static_cast<float>(q) - ml;
+        }
+      }
+    }
+  }
+}
+
+// Q6_K: ql[128] (low 4 bits), qh[64] (high 2 bits), scales[16] (int8, one
+// per 16 values), d.  Each 128 values use 64 bytes of ql and 32 of qh:
+// value 32 s + l (s = 0..3) has its low bits in ql[l + 32 (s % 2)]
+// (low nibble for s < 2) and its high bits at bits 2 s of qh[l].
+void dequantize_q6_k(const uint8_t* block, float* out, int64_t blocks) {
+  for (int64_t b = 0; b < blocks; ++b, block += 210) {
+    const float d = half(block + 208);
+    for (int half_block = 0; half_block < 2; ++half_block, out += 128) {
+      const uint8_t* ql = block + 64 * half_block;
+      const uint8_t* qh = block + 128 + 32 * half_block;
+      const auto* scales = reinterpret_cast<const int8_t*>(block + 192 + 8 * half_block);
+      for (int s = 0; s < 4; ++s) {
+        for (int l = 0; l < 32; ++l) {
+          const int low = (ql[l + 32 * (s % 2)] >> (s < 2 ? 0 : 4)) & 0xF;
+          const int q = (low | (((qh[l] >> (2 * s)) & 3) << 4)) - 32;
+          out[32 * s + l] = d * static_cast<float>(scales[2 * s + l / 16]) * static_cast<float>(q);
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+
+std::optional<GgmlTypeInfo> ggml_type_info(uint32_t number) {
+  for (const GgmlTypeInfo& info : kTypes) {
+    if (static_cast<uint32_t>(info.type) == number) return info;
+  }
+  return std::nullopt;
+}
+
+std::string ggml_type_name(uint32_t number) {
+  if (number < kGgmlNames.size()) return kGgmlNames[number];
+  return "type " + std::to_string(number);
+}
+
+void dequantize_ggml_row(GgmlType type, const void* row, float* out, int64_t elements) {
+  const auto* bytes = static_cast<const uint8_t*>(row);
+  const std::optional<GgmlTypeInfo> info = ggml_type_info(static_cast<uint32_t>(type));
+  VLLM_CHECK(info && elements % info->block_elements == 0, "dequantize_ggml_row: not a whole number of blocks");
+  const int64_t blocks = elements / info->block_elements;
+  switch (type) {
+    case GgmlType::kF32:
+      std::memcpy(out, bytes, static_cast<size_t>(elements) * 4);
+      return;
+    case GgmlType::kF16:
+      for (int64_t i = 0; i < elements; ++i) out[i] = half(bytes + 2 * i);
+      return;
+    case GgmlType::kBF16:
+      for (int64_t i = 0; i < elements; ++i) {
+        uint16_t h;
+        std::memcpy(&h, bytes + 2 * i, 2);
+        out[i] = bf16_to_f32(h);
+      }
+      return;
+    case GgmlType::kQ4_0:
+      return dequantize_32s<false, false>(bytes, out, blocks);
+    case GgmlType::kQ4_1:
+      return dequantize_32s<false, true>(bytes, out, blocks);
+    case GgmlType::kQ5_0:
+      return dequantize_32s<true, false>(bytes, out, blocks);
+    case GgmlType::kQ5_1:
+      return dequantize_32s<true, true>(bytes, out, blocks);
+    case GgmlType::kQ8_0:
+      return dequantize_q8_0(bytes, out, blocks);
+    case GgmlType::kQ2_K:
+      return dequantize_q2_k(bytes, out, blocks);
+    case GgmlType::kQ3_K:
+      return dequantize_q3_k(bytes, out, blocks);
+    case GgmlType::kQ4_K:
+      return dequantize_q45_k<false>(bytes, out, blocks);
+    case GgmlType::kQ5_K:
+      return dequantize_q45_k<true>(bytes, out, blocks);
+    case GgmlType::kQ6_K:
+      return dequantize_q6_k(bytes, out, blocks);
+  }
+}
+
+}  // namespace vllm::kernels
