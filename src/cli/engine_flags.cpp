@@ -7,6 +7,7 @@
 #include "cli/human_readable.h"
 #include "cli/step_budget.h"
 #include "kernels/kernels.h"
+#include "model/loader/gguf_checkpoint.h"
 
 namespace vllm::cli {
 
@@ -90,6 +91,11 @@ Result<LoadedEngine> load_engine(const std::string& model_dir, const EngineFlags
                                  const std::string& tokenizer_dir, Workload workload) {
   VLLM_ASSIGN_OR_RETURN(EngineConfig config, make_engine_config(flags));
   VLLM_RETURN_IF_ERROR(kernels::force_cpu_isa(flags.cpu_isa));
+  if (tokenizer_dir.empty() && is_gguf_file(model_dir)) {
+    return unimplemented(model_dir +
+                         ": the tokenizer of a GGUF file is not read yet; pass --tokenizer DIR naming the model's "
+                         "Hugging Face tokenizer");
+  }
   LoadedEngine loaded;
   VLLM_ASSIGN_OR_RETURN(loaded.model, load_model(model_dir));
   VLLM_ASSIGN_OR_RETURN(loaded.tokenizer, Tokenizer::load(tokenizer_dir.empty() ? model_dir : tokenizer_dir));

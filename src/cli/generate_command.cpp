@@ -19,6 +19,7 @@ namespace {
 
 struct GenerateOptions {
   std::string model = default_model_dir();
+  std::string tokenizer;  // empty: the model's
   std::string prompt;
   std::string input;  // JSON lines; empty: --prompt
   std::string output = "-";
@@ -128,7 +129,7 @@ int run_batch(const GenerateOptions& o, LLMEngine& engine) {
 }
 
 int run_generate(const GenerateOptions& o) {
-  Result<LoadedEngine> loaded = load_engine(o.model, o.engine);
+  Result<LoadedEngine> loaded = load_engine(o.model, o.engine, o.tokenizer);
   if (!loaded.is_ok()) return report_error(loaded.status().message());
   return o.input.empty() ? run_one_prompt(o, *loaded->engine) : run_batch(o, *loaded->engine);
 }
@@ -137,7 +138,8 @@ int run_generate(const GenerateOptions& o) {
 
 CommandRunner add_generate_command(CLI::App& app) {
   auto o = std::make_shared<GenerateOptions>();
-  app.add_option("--model", o->model, "Hugging Face model directory (default: the embedded stories260k)");
+  app.add_option("--model", o->model, "Hugging Face model directory or GGUF file (default: the embedded stories260k)");
+  app.add_option("--tokenizer", o->tokenizer, "Tokenizer directory (default: the model's)");
   auto* prompt = app.add_option("--prompt", o->prompt, "Prompt text (default: empty, i.e. generate from BOS)");
   app.add_option("--input", o->input,
                  "JSON lines of requests ({\"prompt\" or \"prompt_token_ids\", \"cache_salt\", and any sampling "

@@ -92,8 +92,9 @@ class Model {
   virtual int64_t prompt_cache_key(int32_t num_prompt_tokens) const = 0;
 };
 
-// Reads `model_dir` (config.json, generation_config.json, the weights) and
-// builds the architecture that config.json's architectures[0] names.
-Result<std::unique_ptr<Model>> load_model(const std::string& model_dir);
+// Reads a model directory (config.json, generation_config.json, the
+// weights), or a GGUF file (its metadata and tensors), and builds the
+// architecture the config names.
+Result<std::unique_ptr<Model>> load_model(const std::string& model_path);
 
 }  // namespace vllm

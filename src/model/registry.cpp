@@ -2,6 +2,7 @@
 
 #include "base/thread_pool.h"
 #include "model/loader/checkpoint.h"
+#include "model/loader/gguf_checkpoint.h"
 
 namespace vllm {
 namespace {
@@ -53,21 +54,40 @@ Result<std::vector<WeightSpec>> model_weight_specs(const ModelConfig& config) {
   return std::move(lister.specs);
 }
 
-Result<std::unique_ptr<Model>> load_model(const std::string& model_dir) {
-  VLLM_ASSIGN_OR_RETURN(ModelConfig config, load_model_config(model_dir));
+namespace {
+
+// Builds the architecture `config` names from `weights`.
+Result<std::unique_ptr<Model>> build_model(const ModelConfig& config, const WeightSource& weights) {
   Result<ArchitectureBuilder> build = architecture_builder(config.architecture);
-  if (!build.is_ok()) return build.status().with_context(model_dir + "/config.json");
-  VLLM_ASSIGN_OR_RETURN(Checkpoint checkpoint, Checkpoint::open(model_dir));
-  // Before anything is sized from config.json: a count it states wrongly
+  if (!build.is_ok()) return build.status().with_context(config.source);
+  // Before anything is sized from the config: a count it states wrongly
   // (num_hidden_layers 1e9) is one clear error, not an allocation that fails.
-  const int64_t layers_present = checkpoint.count_numbered("model.layers.");
+  const int64_t layers_present = weights.count_numbered("model.layers.");
   if (config.num_hidden_layers > layers_present) {
-    return invalid_argument("config.json: num_hidden_layers is " + std::to_string(config.num_hidden_layers) + " but " +
-                            checkpoint.source() + " has tensors for " + std::to_string(layers_present) + " layers");
+    return invalid_argument(config.source + ": num_hidden_layers is " + std::to_string(config.num_hidden_layers) +
+                            " but " + weights.source() + " has tensors for " + std::to_string(layers_present) +
+                            " layers");
   }
   ThreadPool packers(ThreadPool::default_num_threads());
-  SourceWeightReader reader(checkpoint, packers);
+  SourceWeightReader reader(weights, packers);
   return (*build)(config, reader);
+}
+
+Result<std::unique_ptr<Model>> load_gguf_model(const std::string& path) {
+  VLLM_ASSIGN_OR_RETURN(GgufFile file, GgufFile::open(path));
+  VLLM_ASSIGN_OR_RETURN(Json json, gguf_model_config(file));
+  VLLM_ASSIGN_OR_RETURN(ModelConfig config, parse_model_config(json, path + " (GGUF metadata)"));
+  VLLM_ASSIGN_OR_RETURN(GgufCheckpoint checkpoint, GgufCheckpoint::open(file));
+  return build_model(config, checkpoint);
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Model>> load_model(const std::string& model_path) {
+  if (is_gguf_file(model_path)) return load_gguf_model(model_path);
+  VLLM_ASSIGN_OR_RETURN(ModelConfig config, load_model_config(model_path));
+  VLLM_ASSIGN_OR_RETURN(Checkpoint checkpoint, Checkpoint::open(model_path));
+  return build_model(config, checkpoint);
 }
 
 }  // namespace vllm

@@ -301,7 +301,7 @@ TEST(ModelLoadingTest, ConfigCountsBeyondTheTensorsAreOneError) {
   Json config = original;
   config["num_hidden_layers"] = 1000000000;
   write_file(dir.file("config.json"), config.dump());
-  EXPECT_EQ(load_error(dir.path()), "config.json: num_hidden_layers is 1000000000 but " +
+  EXPECT_EQ(load_error(dir.path()), dir.file("config.json") + ": num_hidden_layers is 1000000000 but " +
                                         dir.file("model.safetensors") + " has tensors for 5 layers");
   config = original;
   config["vocab_size"] = int64_t{1} << 40;

@@ -4,6 +4,7 @@
 
 #include "base/file_util.h"
 #include "base/json.h"
+#include "model/loader/numbered_names.h"
 
 namespace vllm {
 namespace {
@@ -57,16 +58,7 @@ Result<Checkpoint> Checkpoint::open(const std::string& model_dir) {
   return ckpt;
 }
 
-int64_t Checkpoint::count_numbered(const std::string& prefix) const {
-  int64_t n = 0;
-  while (true) {
-    // The first name at or after "<prefix><n>." tells whether any has that start.
-    const std::string start = prefix + std::to_string(n) + ".";
-    const auto it = index_.lower_bound(start);
-    if (it == index_.end() || !it->first.starts_with(start)) return n;
-    ++n;
-  }
-}
+int64_t Checkpoint::count_numbered(const std::string& prefix) const { return count_numbered_keys(index_, prefix); }
 
 Result<Tensor> Checkpoint::get(const std::string& name) const {
   auto it = index_.find(name);

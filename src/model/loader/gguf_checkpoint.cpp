@@ -1,0 +1,254 @@
+#include "model/loader/gguf_checkpoint.h"
+
+#include <cstring>
+#include <fstream>
+
+#include "kernels/ggml_blocks.h"
+#include "model/loader/numbered_names.h"
+
+namespace vllm {
+namespace {
+
+struct Architecture {
+  const char* gguf_name;
+  const char* hf_architecture;
+  const char* model_type;
+  bool interleaved_rotary_rows;  // llama.cpp's converter permutes q_proj and k_proj rows
+};
+
+constexpr Architecture kArchitectures[] = {
+    {"llama", "LlamaForCausalLM", "llama", true},
+    {"qwen2", "Qwen2ForCausalLM", "qwen2", false},
+    {"qwen3", "Qwen3ForCausalLM", "qwen3", false},
+};
+
+// GGUF tensor names (after "blk.N.") and the Hugging Face ones (after
+// "model.layers.N.").
+constexpr std::pair<const char*, const char*> kLayerNames[] = {
+    {"attn_norm.weight", "input_layernorm.weight"},    {"ffn_norm.weight", "post_attention_layernorm.weight"},
+    {"attn_q.weight", "self_attn.q_proj.weight"},      {"attn_k.weight", "self_attn.k_proj.weight"},
+    {"attn_v.weight", "self_attn.v_proj.weight"},      {"attn_q.bias", "self_attn.q_proj.bias"},
+    {"attn_k.bias", "self_attn.k_proj.bias"},          {"attn_v.bias", "self_attn.v_proj.bias"},
+    {"attn_output.weight", "self_attn.o_proj.weight"}, {"attn_q_norm.weight", "self_attn.q_norm.weight"},
+    {"attn_k_norm.weight", "self_attn.k_norm.weight"}, {"ffn_gate.weight", "mlp.gate_proj.weight"},
+    {"ffn_up.weight", "mlp.up_proj.weight"},           {"ffn_down.weight", "mlp.down_proj.weight"},
+};
+constexpr std::pair<const char*, const char*> kModelNames[] = {
+    {"token_embd.weight", "model.embed_tokens.weight"},
+    {"output_norm.weight", "model.norm.weight"},
+    {"output.weight", "lm_head.weight"},
+};
+
+const Architecture* find_architecture(const std::string& name) {
+  for (const Architecture& a : kArchitectures) {
+    if (name == a.gguf_name) return &a;
+  }
+  return nullptr;
+}
+
+// The Hugging Face name of a GGUF tensor name, or "" for one we do not use.
+std::string hf_name(const std::string& gguf) {
+  for (const auto& [from, to] : kModelNames) {
+    if (gguf == from) return to;
+  }
+  if (!gguf.starts_with("blk.")) return "";
+  const size_t dot = gguf.find('.', 4);
+  if (dot == std::string::npos || dot == 4) return "";
+  const std::string layer = gguf.substr(4, dot - 4);
+  if (layer.find_first_not_of("0123456789") != std::string::npos) return "";
+  const std::string rest = gguf.substr(dot + 1);
+  for (const auto& [from, to] : kLayerNames) {
+    if (rest == from) return "model.layers." + layer + "." + to;
+  }
+  return "";
+}
+
+// Reads metadata values of one architecture ("<arch>.<key>") into a config.
+class MetadataReader {
+ public:
+  MetadataReader(const GgufFile& file, std::string arch) : file_(file), arch_(std::move(arch)) {}
+
+  const GgufValue* find(const std::string& key) const { return file_.find(arch_ + "." + key); }
+
+  Result<int64_t> integer(const std::string& key, std::optional<int64_t> fallback) const {
+    const GgufValue* v = find(key);
+    if (v == nullptr) {
+      if (fallback) return *fallback;
+      return invalid_argument(file_.path() + ": GGUF metadata lacks " + arch_ + "." + key);
+    }
+    if (!v->is_integer() || v->as_int() < 0) {
+      return invalid_argument(file_.path() + ": GGUF metadata " + arch_ + "." + key +
+                              " must be a non-negative integer");
+    }
+    return v->as_int();
+  }
+
+  Result<double> number(const std::string& key, double fallback) const {
+    const GgufValue* v = find(key);
+    if (v == nullptr) return fallback;
+    if (v->is_float()) return v->float_value;
+    if (v->is_integer()) return static_cast<double>(v->as_int());
+    return invalid_argument(file_.path() + ": GGUF metadata " + arch_ + "." + key + " must be a number");
+  }
+
+ private:
+  const GgufFile& file_;
+  std::string arch_;
+};
+
+std::string architecture_of(const GgufFile& file) {
+  const GgufValue* v = file.find("general.architecture");
+  return v != nullptr && v->type == GgufValue::Type::kString ? v->string : "";
+}
+
+// Rows of a [heads * head_dim, cols] matrix (or a [heads * head_dim] bias)
+// put back in the checkpoint's order: of each head, the converter stored
+// row 2 j + i where row i * head_dim / 2 + j was (i = 0, 1).
+void undo_rotary_interleave(const uint8_t* from, uint8_t* to, int64_t heads, int64_t rows, size_t row_bytes) {
+  const int64_t head_dim = rows / heads, half = head_dim / 2;
+  for (int64_t h = 0; h < heads; ++h) {
+    for (int64_t i = 0; i < 2; ++i) {
+      for (int64_t j = 0; j < half; ++j) {
+        const int64_t stored = h * head_dim + 2 * j + i, original = h * head_dim + i * half + j;
+        std::memcpy(to + static_cast<size_t>(original) * row_bytes, from + static_cast<size_t>(stored) * row_bytes,
+                    row_bytes);
+      }
+    }
+  }
+}
+
+}  // namespace
+
+bool is_gguf_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  char magic[4] = {};
+  return in.read(magic, 4) && std::memcmp(magic, "GGUF", 4) == 0;
+}
+
+Result<Json> gguf_model_config(const GgufFile& file) {
+  const std::string arch_name = architecture_of(file);
+  const Architecture* arch = find_architecture(arch_name);
+  if (arch == nullptr) {
+    return unimplemented(file.path() + ": GGUF architecture '" + arch_name +
+                         "' is not supported (llama, qwen2 and qwen3 are)");
+  }
+  const MetadataReader m(file, arch_name);
+  if (const GgufValue* scaling = m.find("rope.scaling.type");
+      scaling != nullptr && !(scaling->type == GgufValue::Type::kString && scaling->string == "none")) {
+    return unimplemented(file.path() + ": GGUF metadata " + arch_name + ".rope.scaling.type is not supported yet");
+  }
+  if (file.tensor("rope_freqs.weight") != nullptr) {
+    return unimplemented(file.path() + ": GGUF tensor rope_freqs.weight (llama 3 rotary scaling) is not supported yet");
+  }
+  Json c;
+  c["architectures"] = Json::array({arch->hf_architecture});
+  c["model_type"] = arch->model_type;
+  VLLM_ASSIGN_OR_RETURN(const int64_t hidden, m.integer("embedding_length", std::nullopt));
+  VLLM_ASSIGN_OR_RETURN(const int64_t heads, m.integer("attention.head_count", std::nullopt));
+  c["hidden_size"] = hidden;
+  VLLM_ASSIGN_OR_RETURN(c["intermediate_size"], m.integer("feed_forward_length", std::nullopt));
+  VLLM_ASSIGN_OR_RETURN(c["num_hidden_layers"], m.integer("block_count", std::nullopt));
+  c["num_attention_heads"] = heads;
+  VLLM_ASSIGN_OR_RETURN(c["num_key_value_heads"], m.integer("attention.head_count_kv", heads));
+  VLLM_ASSIGN_OR_RETURN(c["max_position_embeddings"], m.integer("context_length", 2048));
+  VLLM_ASSIGN_OR_RETURN(c["rms_norm_eps"], m.number("attention.layer_norm_rms_epsilon", 1e-6));
+  VLLM_ASSIGN_OR_RETURN(c["rope_theta"], m.number("rope.freq_base", 10000.0));
+  const int64_t default_head_dim = heads > 0 ? hidden / heads : 0;
+  VLLM_ASSIGN_OR_RETURN(const int64_t head_dim, m.integer("attention.key_length", default_head_dim));
+  VLLM_ASSIGN_OR_RETURN(const int64_t value_dim, m.integer("attention.value_length", head_dim));
+  VLLM_ASSIGN_OR_RETURN(const int64_t rotary_dim, m.integer("rope.dimension_count", head_dim));
+  if (value_dim != head_dim || rotary_dim != head_dim) {
+    return unimplemented(file.path() + ": GGUF metadata gives keys of " + std::to_string(head_dim) +
+                         " dimensions, values of " + std::to_string(value_dim) + " and a rotary part of " +
+                         std::to_string(rotary_dim) + "; only equal ones are supported");
+  }
+  c["head_dim"] = head_dim;
+  const GgufValue* tokens = file.find("tokenizer.ggml.tokens");
+  const int64_t listed = tokens != nullptr ? static_cast<int64_t>(tokens->elements.size()) : 0;
+  VLLM_ASSIGN_OR_RETURN(c["vocab_size"],
+                        m.integer("vocab_size", listed > 0 ? std::optional<int64_t>(listed) : std::nullopt));
+  c["tie_word_embeddings"] = file.tensor("output.weight") == nullptr;
+  for (const char* key : {"bos_token_id", "eos_token_id"}) {
+    const GgufValue* id = file.find(std::string("tokenizer.ggml.") + key);
+    if (id != nullptr && id->is_integer()) c[key] = id->as_int();
+  }
+  // The checkpoint dtype that "auto" choices (the KV cache's) follow: the
+  // file's, by llama.cpp's file types ALL_F32 (0), MOSTLY_F16 (1) and
+  // MOSTLY_BF16 (32); quantized weights are computed from FP32 values.
+  const GgufValue* file_type = file.find("general.file_type");
+  const int64_t ftype = file_type != nullptr && file_type->is_integer() ? file_type->as_int() : 0;
+  c["torch_dtype"] = ftype == 1 ? "float16" : ftype == 32 ? "bfloat16" : "float32";
+  return c;
+}
+
+Result<GgufCheckpoint> GgufCheckpoint::open(const GgufFile& file) {
+  GgufCheckpoint ckpt;
+  ckpt.file_ = &file;
+  const Architecture* arch = find_architecture(architecture_of(file));
+  const MetadataReader m(file, architecture_of(file));
+  int64_t heads = 0, kv_heads = 0;
+  if (arch != nullptr && arch->interleaved_rotary_rows) {
+    VLLM_ASSIGN_OR_RETURN(heads, m.integer("attention.head_count", std::nullopt));
+    VLLM_ASSIGN_OR_RETURN(kv_heads, m.integer("attention.head_count_kv", heads));
+  }
+  for (const GgufTensor& t : file.tensors()) {
+    const std::string name = hf_name(t.name);
+    if (name.empty()) continue;
+    int64_t rotary_heads = 0;
+    if (name.ends_with("q_proj.weight") || name.ends_with("q_proj.bias")) rotary_heads = heads;
+    if (name.ends_with("k_proj.weight") || name.ends_with("k_proj.bias")) rotary_heads = kv_heads;
+    if (rotary_heads > 0 && (t.shape.empty() || t.shape[0] % (2 * rotary_heads) != 0)) {
+      return invalid_argument(file.path() + ": tensor '" + t.name + "' has " +
+                              std::to_string(t.shape.empty() ? 0 : t.shape[0]) + " rows, not whole heads of " +
+                              std::to_string(rotary_heads));
+    }
+    ckpt.index_.emplace(name, Entry{&t, rotary_heads});
+  }
+  return ckpt;
+}
+
+int64_t GgufCheckpoint::count_numbered(const std::string& prefix) const { return count_numbered_keys(index_, prefix); }
+
+Result<Tensor> GgufCheckpoint::get(const std::string& name) const {
+  const auto it = index_.find(name);
+  if (it == index_.end()) return not_found(file_->path() + ": missing tensor '" + name + "'");
+  const GgufTensor& t = *it->second.tensor;
+  Tensor out;
+  out.shape = t.shape;
+  const kernels::GgmlType type = t.type.type;
+  const bool in_place =
+      type == kernels::GgmlType::kF32 || type == kernels::GgmlType::kF16 || type == kernels::GgmlType::kBF16;
+  out.dtype = type == kernels::GgmlType::kF16    ? DType::kF16
+              : type == kernels::GgmlType::kBF16 ? DType::kBF16
+                                                 : DType::kF32;
+  if (in_place && it->second.rotary_heads == 0) {
+    out.data = t.data;
+    return out;
+  }
+  auto [slot, fresh] = converted_.try_emplace(name);
+  std::vector<uint8_t>& bytes = slot->second;
+  if (fresh) {
+    const int64_t row = t.row_elements(), rows = out.numel() / std::max<int64_t>(row, 1);
+    std::vector<uint8_t> values;
+    if (in_place) {
+      values.assign(t.data, t.data + t.bytes);
+    } else {
+      values.resize(static_cast<size_t>(out.numel()) * sizeof(float));
+      auto* floats = reinterpret_cast<float*>(values.data());
+      const int64_t row_bytes = kernels::ggml_row_bytes(t.type, row);
+      for (int64_t r = 0; r < rows; ++r)
+        kernels::dequantize_ggml_row(type, t.data + r * row_bytes, floats + r * row, row);
+    }
+    if (it->second.rotary_heads > 0) {
+      bytes.resize(values.size());
+      const int64_t leading = out.shape[0];
+      undo_rotary_interleave(values.data(), bytes.data(), it->second.rotary_heads, leading, values.size() / leading);
+    } else {
+      bytes = std::move(values);
+    }
+  }
+  out.data = bytes.data();
+  return out;
+}
+
+}  // namespace vllm

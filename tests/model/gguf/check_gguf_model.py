@@ -1,0 +1,252 @@
+#!/usr/bin/env python3
+"""A GGUF file runs as the Hugging Face model it was made from.
+
+Usage: check_gguf_model.py VLLM_CPP STORIES_DIR WORK_DIR
+
+From stories260k (a llama), with numpy only, writes GGUF files the way
+llama.cpp's converter lays them out (its tensor names, its metadata keys,
+q_proj / k_proj rows permuted per head, shapes fastest dimension first):
+  - F32 and F16: must generate exactly what the Hugging Face directory does
+    (F16: a directory of the same F16 values);
+  - quantized (Q8_0, Q4_0, Q4_1, Q5_0, Q5_1 across the matrices, F16 where a
+    row is not whole blocks): must generate exactly what a Hugging Face
+    directory of check_gguf.py's numpy dequantization of those weights does.
+"Exactly": the same token ids, logprobs and prompt logprobs, bit for bit in
+the JSON.  Then: a GGUF without --tokenizer and one of an architecture we do
+not run are each refused with one line that says so.
+"""
+import json
+import os
+import struct
+import subprocess
+import sys
+
+try:
+    import numpy as np
+except ImportError:
+    print("SKIP: numpy is not installed")
+    sys.exit(77)
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import check_gguf as gg  # noqa: E402  (the GGUF writer and ggml dequantizers)
+
+F32 = np.float32
+
+
+def read_safetensors(path):
+    with open(path, "rb") as f:
+        data = f.read()
+    n = struct.unpack("<Q", data[:8])[0]
+    header = json.loads(data[8:8 + n])
+    out = {}
+    for name, e in header.items():
+        if name == "__metadata__":
+            continue
+        assert e["dtype"] == "F32", (name, e["dtype"])
+        a, b = e["data_offsets"]
+        out[name] = np.frombuffer(data[8 + n + a:8 + n + b], "<f4").reshape(e["shape"])
+    return out
+
+
+def write_safetensors(path, tensors):
+    header, offset, blobs = {}, 0, []
+    for name, t in tensors.items():
+        blob = t.tobytes()
+        header[name] = {"dtype": {"float32": "F32", "float16": "F16"}[t.dtype.name], "shape": list(t.shape),
+                        "data_offsets": [offset, offset + len(blob)]}
+        offset += len(blob)
+        blobs.append(blob)
+    text = json.dumps(header).encode()
+    text += b" " * (-len(text) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(text)) + text + b"".join(blobs))
+
+
+# ---------------------------------------------------------------- quantizers
+# Round-to-nearest block quantizers in ggml's block layouts.  The test's truth
+# is the dequantization of the bytes written, so these need only be sensible.
+def blocks_of(w):
+    return w.reshape(-1, 32).astype(F32)
+
+
+def pack_nibbles(q):
+    return (q[:, :16] | (q[:, 16:] << 4)).astype(np.uint8)
+
+
+def pack_fifth(q):
+    bits = ((q >> 4) & 1).astype(np.uint64)
+    word = (bits << np.arange(32, dtype=np.uint64)).sum(axis=1).astype("<u4")
+    return word.view(np.uint8).reshape(-1, 4)
+
+
+def f16_bytes(v):
+    return v.astype("<f2").view(np.uint8).reshape(-1, 2)
+
+
+def quantize(type_name, w):
+    x = blocks_of(w)
+    amax = np.abs(x).max(axis=1, keepdims=True)
+    lo, hi = x.min(axis=1, keepdims=True), x.max(axis=1, keepdims=True)
+    safe = lambda d: np.where(d == 0, 1, d)  # noqa: E731
+    if type_name == "Q8_0":
+        d = (amax / 127).astype(np.float16)
+        q = np.clip(np.round(x / safe(d.astype(F32))), -127, 127).astype(np.int8)
+        return np.concatenate([f16_bytes(d), q.view(np.uint8)], axis=1).tobytes()
+    if type_name in ("Q4_0", "Q5_0"):
+        levels = 7 if type_name == "Q4_0" else 15
+        d = (amax / levels).astype(np.float16)
+        q = np.clip(np.round(x / safe(d.astype(F32))) + levels + 1, 0, 2 * levels + 1).astype(np.int64)
+        parts = [f16_bytes(d)] + ([pack_fifth(q)] if type_name == "Q5_0" else []) + [pack_nibbles(q & 0xF)]
+        return np.concatenate(parts, axis=1).tobytes()
+    levels = 15 if type_name == "Q4_1" else 31
+    d, m = ((hi - lo) / levels).astype(np.float16), lo.astype(np.float16)
+    q = np.clip(np.round((x - m.astype(F32)) / safe(d.astype(F32))), 0, levels).astype(np.int64)
+    parts = [f16_bytes(d), f16_bytes(m)] + ([pack_fifth(q)] if type_name == "Q5_1" else []) + [pack_nibbles(q & 0xF)]
+    return np.concatenate(parts, axis=1).tobytes()
+
+
+# ---------------------------------------------------------------- conversion
+LAYER_NAMES = {"input_layernorm.weight": "attn_norm.weight", "post_attention_layernorm.weight": "ffn_norm.weight",
+               "self_attn.q_proj.weight": "attn_q.weight", "self_attn.k_proj.weight": "attn_k.weight",
+               "self_attn.v_proj.weight": "attn_v.weight", "self_attn.o_proj.weight": "attn_output.weight",
+               "mlp.gate_proj.weight": "ffn_gate.weight", "mlp.up_proj.weight": "ffn_up.weight",
+               "mlp.down_proj.weight": "ffn_down.weight"}
+
+
+def gguf_name(hf):
+    if hf == "model.embed_tokens.weight":
+        return "token_embd.weight"
+    if hf == "model.norm.weight":
+        return "output_norm.weight"
+    _, _, layer, rest = hf.split(".", 3)
+    return f"blk.{layer}.{LAYER_NAMES[rest]}"
+
+
+def interleave_rotary_rows(w, heads):
+    """llama.cpp's converter: of each head, the two rotary halves' rows interleaved."""
+    return w.reshape(heads, 2, w.shape[0] // heads // 2, *w.shape[1:]).swapaxes(1, 2).reshape(w.shape)
+
+
+def convert(config, weights, choose_type, file_type):
+    """GGUF bytes of the model, and the weights it holds as the checkpoint's F32 (or F16) arrays."""
+    heads, kv_heads = config["num_attention_heads"], config["num_key_value_heads"]
+    eps = float(F32(config["rms_norm_eps"]))
+    meta = [("general.architecture", "string", "llama"), ("general.file_type", "uint32", file_type),
+            ("llama.block_count", "uint32", config["num_hidden_layers"]),
+            ("llama.context_length", "uint32", config["max_position_embeddings"]),
+            ("llama.embedding_length", "uint32", config["hidden_size"]),
+            ("llama.feed_forward_length", "uint32", config["intermediate_size"]),
+            ("llama.attention.head_count", "uint32", heads), ("llama.attention.head_count_kv", "uint32", kv_heads),
+            ("llama.attention.layer_norm_rms_epsilon", "float32", eps),
+            ("llama.rope.freq_base", "float32", config["rope_theta"]),
+            ("llama.rope.dimension_count", "uint32", config["head_dim"]),
+            ("llama.vocab_size", "uint32", config["vocab_size"]),
+            ("tokenizer.ggml.bos_token_id", "uint32", config["bos_token_id"]),
+            ("tokenizer.ggml.eos_token_id", "uint32", config["eos_token_id"])]
+    tensors, held = [], {}
+    for i, (name, w) in enumerate(sorted(weights.items())):
+        type_name = choose_type(i, name, w)
+        stored = w
+        if name.endswith("q_proj.weight"):
+            stored = interleave_rotary_rows(w, heads)
+        elif name.endswith("k_proj.weight"):
+            stored = interleave_rotary_rows(w, kv_heads)
+        if type_name == "F32":
+            raw, held[name] = stored.astype("<f4").tobytes(), w.astype(F32)
+        elif type_name == "F16":
+            raw, held[name] = stored.astype("<f2").tobytes(), w.astype(np.float16)
+        else:
+            raw = quantize(type_name, stored)
+            # Rows are quantized on their own, so the checkpoint's rows are the stored ones put back.
+            held[name] = quantize_roundtrip(type_name, w)
+        tensors.append((gguf_name(name), list(reversed(w.shape)), type_name, raw))
+    return gg.gguf_bytes(meta, tensors), held
+
+
+def quantize_roundtrip(type_name, w):
+    return gg.dequantize(type_name, quantize(type_name, w), w.size).reshape(w.shape)
+
+
+# ---------------------------------------------------------------- running
+REQUESTS = [{"prompt_token_ids": [1, 403, 407, 261, 378, 429], "max_tokens": 24, "temperature": 0, "logprobs": 5,
+             "prompt_logprobs": 5, "ignore_eos": True},
+            {"prompt_token_ids": [1], "max_tokens": 16, "temperature": 0, "logprobs": 2, "ignore_eos": True}]
+
+
+def generate(vllm, model, work, name, tokenizer=None):
+    requests = os.path.join(work, "requests.jsonl")
+    with open(requests, "w") as f:
+        f.write("".join(json.dumps(r) + "\n" for r in REQUESTS))
+    out = os.path.join(work, name + ".out.jsonl")
+    cmd = [vllm, "generate", "--model", model, "--input", requests, "--output", out, "--threads", "2"]
+    if tokenizer:
+        cmd += ["--tokenizer", tokenizer]
+    result = subprocess.run(cmd, capture_output=True, text=True)
+    assert result.returncode == 0, (name, result.stderr)
+    with open(out) as f:
+        return f.read()
+
+
+def hf_dir(work, name, stories, config, weights):
+    d = os.path.join(work, name)
+    os.makedirs(d, exist_ok=True)
+    for f in os.listdir(stories):
+        if f.endswith(".json") and f != "config.json":
+            with open(os.path.join(stories, f)) as src, open(os.path.join(d, f), "w") as dst:
+                dst.write(src.read())
+    c = dict(config)
+    c["rms_norm_eps"] = float(F32(config["rms_norm_eps"]))  # GGUF keeps it as float32
+    c["torch_dtype"] = "float16" if any(w.dtype == np.float16 for w in weights.values()) else "float32"
+    with open(os.path.join(d, "config.json"), "w") as f:
+        json.dump(c, f)
+    write_safetensors(os.path.join(d, "model.safetensors"), weights)
+    return d
+
+
+def main():
+    vllm, stories, work = sys.argv[1], sys.argv[2], sys.argv[3]
+    if not os.path.isfile(os.path.join(stories, "model.safetensors")):
+        print(f"SKIP: {stories} has no model.safetensors")
+        sys.exit(77)
+    os.makedirs(work, exist_ok=True)
+    with open(os.path.join(stories, "config.json")) as f:
+        config = json.load(f)
+    weights = read_safetensors(os.path.join(stories, "model.safetensors"))
+    quant_types = ["Q8_0", "Q4_0", "Q4_1", "Q5_0", "Q5_1"]
+
+    def quantized(i, name, w):
+        if w.ndim == 1 or w.shape[1] % 32 != 0:
+            return "F32" if w.ndim == 1 else "F16"
+        return quant_types[i % len(quant_types)]
+
+    variants = {"f32": (lambda i, n, w: "F32", 0), "f16": (lambda i, n, w: "F32" if w.ndim == 1 else "F16", 1),
+                "quantized": (quantized, 7)}
+    for name, (choose, file_type) in variants.items():
+        data, held = convert(config, weights, choose, file_type)
+        path = os.path.join(work, name + ".gguf")
+        with open(path, "wb") as f:
+            f.write(data)
+        reference = hf_dir(work, name + "_hf", stories, config, held)
+        got = generate(vllm, path, work, name + "_gguf", tokenizer=reference)
+        want = generate(vllm, reference, work, name + "_hf")
+        assert got == want, f"{name}: the GGUF generated\n{got}\nthe checkpoint\n{want}"
+        types = sorted({t for t in (choose(i, n, w) for i, (n, w) in enumerate(sorted(weights.items())))})
+        print(f"ok: {name} GGUF ({', '.join(types)}) generates exactly what its checkpoint does")
+
+    refused = {
+        "no tokenizer": ([vllm, "generate", "--model", os.path.join(work, "f32.gguf")],
+                         "pass --tokenizer DIR"),
+        "gpt2": ([vllm, "generate", "--model", os.path.join(work, "gpt2.gguf"), "--tokenizer", stories],
+                 "GGUF architecture 'gpt2' is not supported"),
+    }
+    with open(os.path.join(work, "gpt2.gguf"), "wb") as f:
+        f.write(gg.gguf_bytes([("general.architecture", "string", "gpt2")], []))
+    for name, (cmd, expected) in refused.items():
+        result = subprocess.run(cmd, capture_output=True, text=True)
+        lines = result.stderr.strip().splitlines()
+        assert result.returncode != 0 and len(lines) == 1 and expected in lines[0], (name, result.stderr)
+    print(f"ok: {len(refused)} GGUF models refused with one line")
+
+
+if __name__ == "__main__":
+    main()
