@@ -7,7 +7,8 @@ seconds=${1:-60}
 build=$root/build-fuzz
 CC=clang CXX=clang++ cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DVLLM_BUILD_TESTS=OFF -DVLLM_BUILD_FUZZERS=ON -DVLLM_SANITIZE=address,undefined >/dev/null
-cmake --build "$build" --target tokenizer_encode_fuzzer chat_template_fuzzer server_request_fuzzer http_request_fuzzer
+cmake --build "$build" --target tokenizer_encode_fuzzer chat_template_fuzzer server_request_fuzzer http_request_fuzzer \
+  gguf_file_fuzzer
 corpus=$(mktemp -d)
 trap 'rm -rf "$corpus"' EXIT
 run() {  # run NAME MAX_LEN [ENV=VALUE | -FLAG...]: the fuzzer for $seconds, seeded with a few real inputs
@@ -43,10 +44,30 @@ printf '\x02POST / HTTP/1.0\r\nExpect: 100-continue\r\nContent-Length: 3\r\nAuth
 # Bodies up to 1 MB with a dictionary of JSON tokens and request fields: deep and wide documents.
 printf '{"messages": [{"role": "user", "content": [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}]}' \
   >"$corpus/server_request_fuzzer/seed-deep"
+# A small llama GGUF: metadata, an F32, a Q8_0 and a Q4_0 tensor under llama.cpp's names.
+mkdir -p "$corpus/gguf_file_fuzzer"
+python3 - "$corpus/gguf_file_fuzzer/seed" <<'PY'
+import struct, sys
+s = lambda t: struct.pack("<Q", len(t)) + t.encode()
+meta = [("general.architecture", 8, s("llama"))] + [
+    ("llama." + k, 4, struct.pack("<I", v)) for k, v in [("block_count", 1), ("embedding_length", 32),
+    ("feed_forward_length", 32), ("attention.head_count", 2), ("attention.head_count_kv", 1)]]
+tensors = [("token_embd.weight", [32, 4], 8, bytes(34 * 4)), ("blk.0.attn_q.weight", [32, 32], 0, bytes(4096)),
+           ("blk.0.attn_k.weight", [32, 16], 2, bytes(18 * 16)), ("output_norm.weight", [32], 0, bytes(128))]
+out = b"GGUF" + struct.pack("<IQQ", 3, len(tensors), len(meta))
+out += b"".join(s(k) + struct.pack("<I", t) + v for k, t, v in meta)
+offset, data = 0, b""
+for name, dims, kind, raw in tensors:
+    out += s(name) + struct.pack("<I", len(dims)) + b"".join(struct.pack("<Q", d) for d in dims)
+    out += struct.pack("<IQ", kind, len(data))
+    data += raw + bytes(-len(raw) % 32)
+open(sys.argv[1], "wb").write(out + bytes(-len(out) % 32) + data)
+PY
 run chat_template_fuzzer 4096
 run tokenizer_encode_fuzzer 4096
 run server_request_fuzzer 1048576 -dict="$root/fuzz/json.dict"
 run http_request_fuzzer 65536
+run gguf_file_fuzzer 65536
 if [ -d "$root/../shared/tokenizers/qwen3" ]; then
   cp -r "$corpus/tokenizer_encode_fuzzer" "$corpus/tokenizer_encode_fuzzer@qwen3"
   run "tokenizer_encode_fuzzer@qwen3" 4096 VLLM_FUZZ_TOKENIZER="$root/../shared/tokenizers/qwen3"

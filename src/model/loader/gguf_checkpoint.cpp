@@ -197,7 +197,7 @@ Result<GgufCheckpoint> GgufCheckpoint::open(const GgufFile& file) {
     int64_t rotary_heads = 0;
     if (name.ends_with("q_proj.weight") || name.ends_with("q_proj.bias")) rotary_heads = heads;
     if (name.ends_with("k_proj.weight") || name.ends_with("k_proj.bias")) rotary_heads = kv_heads;
-    if (rotary_heads > 0 && (t.shape.empty() || t.shape[0] % (2 * rotary_heads) != 0)) {
+    if (rotary_heads > 0 && (t.shape.empty() || t.shape[0] == 0 || t.shape[0] % (2 * rotary_heads) != 0)) {
       return invalid_argument(file.path() + ": tensor '" + t.name + "' has " +
                               std::to_string(t.shape.empty() ? 0 : t.shape[0]) + " rows, not whole heads of " +
                               std::to_string(rotary_heads));
@@ -205,6 +205,12 @@ Result<GgufCheckpoint> GgufCheckpoint::open(const GgufFile& file) {
     ckpt.index_.emplace(name, Entry{&t, rotary_heads});
   }
   return ckpt;
+}
+
+std::vector<std::string> GgufCheckpoint::names() const {
+  std::vector<std::string> out;
+  for (const auto& [name, entry] : index_) out.push_back(name);
+  return out;
 }
 
 int64_t GgufCheckpoint::count_numbered(const std::string& prefix) const { return count_numbered_keys(index_, prefix); }

@@ -39,6 +39,8 @@ class GgufCheckpoint : public WeightSource {
   int64_t count_numbered(const std::string& prefix) const override;
   Result<Tensor> get(const std::string& name) const override;
   const std::string& source() const override { return file_->path(); }
+  // The Hugging Face names of the tensors it has, sorted.
+  std::vector<std::string> names() const;
 
  private:
   struct Entry {

@@ -241,6 +241,12 @@ def main():
     }
     with open(os.path.join(work, "gpt2.gguf"), "wb") as f:
         f.write(gg.gguf_bytes([("general.architecture", "string", "gpt2")], []))
+    no_rows = dict(weights)
+    no_rows["model.layers.0.self_attn.q_proj.weight"] = np.zeros((0, config["hidden_size"]), F32)
+    with open(os.path.join(work, "no_rows.gguf"), "wb") as f:
+        f.write(convert(config, no_rows, lambda i, n, w: "F32", 0)[0])
+    refused["q_proj of no rows"] = ([vllm, "generate", "--model", os.path.join(work, "no_rows.gguf"), "--tokenizer",
+                                     stories], "has 0 rows, not whole heads of")
     for name, (cmd, expected) in refused.items():
         result = subprocess.run(cmd, capture_output=True, text=True)
         lines = result.stderr.strip().splitlines()
