@@ -91,8 +91,9 @@ Result<LoadedEngine> load_engine(const std::string& model_dir, const EngineFlags
                                  const std::string& tokenizer_dir, Workload workload) {
   VLLM_ASSIGN_OR_RETURN(EngineConfig config, make_engine_config(flags));
   VLLM_RETURN_IF_ERROR(kernels::force_cpu_isa(flags.cpu_isa));
-  if (tokenizer_dir.empty() && is_gguf_file(model_dir)) {
-    return unimplemented(model_dir +
+  VLLM_ASSIGN_OR_RETURN(const std::string gguf, find_gguf_file(model_dir));
+  if (tokenizer_dir.empty() && !gguf.empty()) {
+    return unimplemented(gguf +
                          ": the tokenizer of a GGUF file is not read yet; pass --tokenizer DIR naming the model's "
                          "Hugging Face tokenizer");
   }

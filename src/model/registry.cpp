@@ -84,7 +84,8 @@ Result<std::unique_ptr<Model>> load_gguf_model(const std::string& path) {
 }  // namespace
 
 Result<std::unique_ptr<Model>> load_model(const std::string& model_path) {
-  if (is_gguf_file(model_path)) return load_gguf_model(model_path);
+  VLLM_ASSIGN_OR_RETURN(const std::string gguf, find_gguf_file(model_path));
+  if (!gguf.empty()) return load_gguf_model(gguf);
   VLLM_ASSIGN_OR_RETURN(ModelConfig config, load_model_config(model_path));
   VLLM_ASSIGN_OR_RETURN(Checkpoint checkpoint, Checkpoint::open(model_path));
   return build_model(config, checkpoint);

@@ -1,6 +1,7 @@
 #include "model/loader/gguf_checkpoint.h"
 
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 
 #include "kernels/ggml_blocks.h"
@@ -117,12 +118,28 @@ void undo_rotary_interleave(const uint8_t* from, uint8_t* to, int64_t heads, int
   }
 }
 
-}  // namespace
-
 bool is_gguf_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   char magic[4] = {};
   return in.read(magic, 4) && std::memcmp(magic, "GGUF", 4) == 0;
+}
+
+}  // namespace
+
+Result<std::string> find_gguf_file(const std::string& path) {
+  std::error_code error;
+  if (!std::filesystem::is_directory(path, error)) return is_gguf_file(path) ? path : std::string();
+  if (std::filesystem::exists(std::filesystem::path(path) / "config.json", error)) return std::string();
+  std::vector<std::string> found;
+  for (const auto& entry : std::filesystem::directory_iterator(path, error)) {
+    if (entry.path().extension() == ".gguf" && is_gguf_file(entry.path().string())) {
+      found.push_back(entry.path().string());
+    }
+  }
+  if (found.size() > 1) {
+    return invalid_argument(path + ": holds " + std::to_string(found.size()) + " GGUF files; name the one to load");
+  }
+  return found.empty() ? std::string() : found[0];
 }
 
 Result<Json> gguf_model_config(const GgufFile& file) {

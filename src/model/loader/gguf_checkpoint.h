@@ -22,8 +22,10 @@
 
 namespace vllm {
 
-// Whether `path` names a GGUF file (by its first four bytes).
-bool is_gguf_file(const std::string& path);
+// The GGUF file `path` names: itself (by its first four bytes), or the one
+// .gguf file of a directory without a config.json; "" when it names no
+// GGUF, an error when such a directory holds several.
+Result<std::string> find_gguf_file(const std::string& path);
 
 // The config.json equivalent of the file's metadata, for the architectures
 // llama.cpp and we share (general.architecture llama, qwen2, qwen3); any

@@ -227,7 +227,13 @@ def main():
         with open(path, "wb") as f:
             f.write(data)
         reference = hf_dir(work, name + "_hf", stories, config, held)
-        got = generate(vllm, path, work, name + "_gguf", tokenizer=reference)
+        # The F16 file is given by its directory, which holds only it.
+        model = path
+        if name == "f16":
+            model = os.path.join(work, "f16_dir")
+            os.makedirs(model, exist_ok=True)
+            os.replace(path, os.path.join(model, "f16.gguf"))
+        got = generate(vllm, model, work, name + "_gguf", tokenizer=reference)
         want = generate(vllm, reference, work, name + "_hf")
         assert got == want, f"{name}: the GGUF generated\n{got}\nthe checkpoint\n{want}"
         types = sorted({t for t in (choose(i, n, w) for i, (n, w) in enumerate(sorted(weights.items())))})
@@ -239,6 +245,10 @@ def main():
         "gpt2": ([vllm, "generate", "--model", os.path.join(work, "gpt2.gguf"), "--tokenizer", stories],
                  "GGUF architecture 'gpt2' is not supported"),
     }
+    with open(os.path.join(work, "f16_dir", "other.gguf"), "wb") as f:
+        f.write(gg.gguf_bytes([("general.architecture", "string", "llama")], []))
+    refused["two GGUF files"] = ([vllm, "generate", "--model", os.path.join(work, "f16_dir"), "--tokenizer", stories],
+                                 "holds 2 GGUF files; name the one to load")
     with open(os.path.join(work, "gpt2.gguf"), "wb") as f:
         f.write(gg.gguf_bytes([("general.architecture", "string", "gpt2")], []))
     no_rows = dict(weights)
