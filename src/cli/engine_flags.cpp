@@ -6,8 +6,8 @@
 #include "base/thread_pool.h"
 #include "cli/human_readable.h"
 #include "cli/step_budget.h"
+#include "cli/tokenizer_source.h"
 #include "kernels/kernels.h"
-#include "model/loader/gguf_checkpoint.h"
 
 namespace vllm::cli {
 
@@ -91,15 +91,9 @@ Result<LoadedEngine> load_engine(const std::string& model_dir, const EngineFlags
                                  const std::string& tokenizer_dir, Workload workload) {
   VLLM_ASSIGN_OR_RETURN(EngineConfig config, make_engine_config(flags));
   VLLM_RETURN_IF_ERROR(kernels::force_cpu_isa(flags.cpu_isa));
-  VLLM_ASSIGN_OR_RETURN(const std::string gguf, find_gguf_file(model_dir));
-  if (tokenizer_dir.empty() && !gguf.empty()) {
-    return unimplemented(gguf +
-                         ": the tokenizer of a GGUF file is not read yet; pass --tokenizer DIR naming the model's "
-                         "Hugging Face tokenizer");
-  }
   LoadedEngine loaded;
   VLLM_ASSIGN_OR_RETURN(loaded.model, load_model(model_dir));
-  VLLM_ASSIGN_OR_RETURN(loaded.tokenizer, Tokenizer::load(tokenizer_dir.empty() ? model_dir : tokenizer_dir));
+  VLLM_ASSIGN_OR_RETURN(loaded.tokenizer, load_tokenizer(tokenizer_dir.empty() ? model_dir : tokenizer_dir));
   // Without chunked prefill a step must hold a whole prompt: no shorter budget helps.
   if (!flags.max_num_batched_tokens && workload == Workload::kServing && flags.enable_chunked_prefill) {
     VLLM_ASSIGN_OR_RETURN(config.scheduler.max_num_batched_tokens,

@@ -139,7 +139,7 @@ int run_generate(const GenerateOptions& o) {
 CommandRunner add_generate_command(CLI::App& app) {
   auto o = std::make_shared<GenerateOptions>();
   app.add_option("--model", o->model, "Hugging Face model directory or GGUF file (default: the embedded stories260k)");
-  app.add_option("--tokenizer", o->tokenizer, "Tokenizer directory (default: the model's)");
+  app.add_option("--tokenizer", o->tokenizer, "Tokenizer directory or GGUF file (default: the model's)");
   auto* prompt = app.add_option("--prompt", o->prompt, "Prompt text (default: empty, i.e. generate from BOS)");
   app.add_option("--input", o->input,
                  "JSON lines of requests ({\"prompt\" or \"prompt_token_ids\", \"cache_salt\", and any sampling "

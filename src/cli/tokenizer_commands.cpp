@@ -6,6 +6,7 @@
 
 #include "base/json.h"
 #include "cli/commands.h"
+#include "cli/tokenizer_source.h"
 #include "tokenizer/chat_template/chat_template.h"
 #include "tokenizer/tokenizer.h"
 
@@ -42,7 +43,7 @@ int for_each_line(Handle handle) {
 }
 
 int run_tokenize(const TokenizerOptions& o) {
-  Result<std::unique_ptr<Tokenizer>> tok = Tokenizer::load(o.tokenizer);
+  Result<std::unique_ptr<Tokenizer>> tok = load_tokenizer(o.tokenizer);
   if (!tok.is_ok()) return report_error(tok.status().message());
   return for_each_line([&](const OrderedJson& in) {
     const std::vector<int32_t> ids = (*tok)->encode(in.at("text").get<std::string>(), o.flag);
@@ -53,7 +54,7 @@ int run_tokenize(const TokenizerOptions& o) {
 }
 
 int run_detokenize(const TokenizerOptions& o) {
-  Result<std::unique_ptr<Tokenizer>> tok = Tokenizer::load(o.tokenizer);
+  Result<std::unique_ptr<Tokenizer>> tok = load_tokenizer(o.tokenizer);
   if (!tok.is_ok()) return report_error(tok.status().message());
   return for_each_line([&](const OrderedJson& in) {
     return OrderedJson{{"text", (*tok)->decode(in.at("ids").get<std::vector<int32_t>>(), o.flag)}};
@@ -61,7 +62,7 @@ int run_detokenize(const TokenizerOptions& o) {
 }
 
 int run_chat_template(const TokenizerOptions& o) {
-  Result<std::unique_ptr<Tokenizer>> tok = Tokenizer::load(o.tokenizer);
+  Result<std::unique_ptr<Tokenizer>> tok = load_tokenizer(o.tokenizer);
   if (!tok.is_ok()) return report_error(tok.status().message());
   if (!(*tok)->chat_template()) return report_error(o.tokenizer + ": tokenizer_config.json has no chat_template");
   Result<ChatTemplate> tmpl = ChatTemplate::compile(*(*tok)->chat_template());

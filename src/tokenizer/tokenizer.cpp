@@ -15,22 +15,31 @@ std::string clean_up_tokenization(std::string text) {
 Result<std::unique_ptr<Tokenizer>> Tokenizer::load(const std::string& dir) {
   const std::string path = join_path(dir, "tokenizer.json");
   VLLM_ASSIGN_OR_RETURN(Json json, read_json_file(path));
+  const std::string config_path = join_path(dir, "tokenizer_config.json");
+  Json config;
+  if (file_exists(config_path)) {
+    VLLM_ASSIGN_OR_RETURN(config, read_json_file(config_path));
+  }
+  return from_json(json, config, dir);
+}
+
+Result<std::unique_ptr<Tokenizer>> Tokenizer::from_json(const Json& json, const Json& config,
+                                                        const std::string& source) {
   std::unique_ptr<Tokenizer> tok(new Tokenizer());
+  const std::string path = join_path(source, "tokenizer.json");
+  const std::string config_path = join_path(source, "tokenizer_config.json");
   try {
     if (!json.is_object()) return invalid_argument(path + ": expected a JSON object");
     Status status = tok->build_components(json);
-    if (!status.is_ok()) return status.with_context(dir);
+    if (!status.is_ok()) return status.with_context(source);
   } catch (const Json::exception& e) {
     return invalid_argument(path + ": unexpected structure (" + std::string(e.what()) + ")");
   }
-  const std::string config_path = join_path(dir, "tokenizer_config.json");
-  if (file_exists(config_path)) {
-    VLLM_ASSIGN_OR_RETURN(Json config, read_json_file(config_path));
-    try {
-      VLLM_RETURN_IF_ERROR(tok->read_config(config, config_path));
-    } catch (const Json::exception& e) {
-      return invalid_argument(config_path + ": unexpected structure (" + std::string(e.what()) + ")");
-    }
+  if (config.is_null()) return tok;
+  try {
+    VLLM_RETURN_IF_ERROR(tok->read_config(config, config_path));
+  } catch (const Json::exception& e) {
+    return invalid_argument(config_path + ": unexpected structure (" + std::string(e.what()) + ")");
   }
   return tok;
 }

@@ -30,6 +30,10 @@ class Tokenizer {
  public:
   // `dir` holds tokenizer.json and optionally tokenizer_config.json.
   static Result<std::unique_ptr<Tokenizer>> load(const std::string& dir);
+  // The same from the two documents (`config` null: none); errors name
+  // them as files of `source` (a directory, or the file they were made from).
+  static Result<std::unique_ptr<Tokenizer>> from_json(const Json& tokenizer, const Json& config,
+                                                      const std::string& source);
 
   // encode(text) as Hugging Face does; add_special_tokens applies the
   // post-processor (e.g. prepends BOS).

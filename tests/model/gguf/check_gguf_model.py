@@ -17,6 +17,7 @@ not run are each refused with one line that says so.
 """
 import json
 import os
+import shutil
 import struct
 import subprocess
 import sys
@@ -231,7 +232,8 @@ def main():
         model = path
         if name == "f16":
             model = os.path.join(work, "f16_dir")
-            os.makedirs(model, exist_ok=True)
+            shutil.rmtree(model, ignore_errors=True)  # a previous run's second file
+            os.makedirs(model)
             os.replace(path, os.path.join(model, "f16.gguf"))
         got = generate(vllm, model, work, name + "_gguf", tokenizer=reference)
         want = generate(vllm, reference, work, name + "_hf")
