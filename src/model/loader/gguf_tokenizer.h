@@ -2,13 +2,15 @@
 // the tokenizer.json and tokenizer_config.json that Tokenizer reads, so that
 // one tokenizer implementation serves both kinds of model.
 //
-// Read: byte-level BPE vocabularies (tokenizer.ggml.model "gpt2", with
+// Read: SentencePiece vocabularies (tokenizer.ggml.model "llama": pieces
+// with scores, byte pieces, "▁" for spaces), made into the BPE model
+// transformers makes of them; byte-level BPE vocabularies ("gpt2", with
 // merges) of the pre-tokenizers llama.cpp names gpt-2 / default, llama-bpe
-// (Llama 3) and qwen2 (Qwen2 and Qwen3); control tokens become special added
-// tokens, user-defined ones plain added tokens; tokenizer.ggml.add_bos_token
-// / add_eos_token wrap each encoding; tokenizer.chat_template is the chat
-// template.  Others (SentencePiece "llama" vocabularies among them) are an
-// error naming what is missing.
+// (Llama 3) and qwen2 (Qwen2 and Qwen3).  Unknown and control tokens become
+// special added tokens, user-defined ones plain added tokens;
+// tokenizer.ggml.add_bos_token / add_eos_token (else llama.cpp's default for
+// the vocabulary) wrap each encoding; tokenizer.chat_template is the chat
+// template.  Other vocabularies are an error naming what is missing.
 #pragma once
 
 #include "base/json.h"

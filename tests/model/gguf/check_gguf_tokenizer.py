@@ -4,8 +4,8 @@
 Usage: check_gguf_tokenizer.py VLLM_CPP SHARED_DIR WORK_DIR
 
 For the byte-level BPE tokenizers among the shared fixtures (gpt2, llama3,
-qwen3), writes the tokenizer.ggml.* metadata the way llama.cpp's converter
-does (every id's token string, "[PAD<id>]" for ids without one; token types
+qwen3) and stories260k's SentencePiece one (see gguf_sentencepiece_tokenizer),
+writes the tokenizer.ggml.* metadata the way llama.cpp's converter does (every id's token string, "[PAD<id>]" for ids without one; token types
 1 normal, 3 control for special added tokens and those that look it, 4
 user-defined for the other added tokens, 5 unused; merges as "left right"; the pre-tokenizer name; BOS
 and EOS ids; add_bos_token; the chat template) into a GGUF of no tensors.
@@ -61,6 +61,48 @@ def gguf_tokenizer(tokenizer, config, records, pre):
     return gg.gguf_bytes(meta, [])
 
 
+def gguf_sentencepiece_tokenizer(tokenizer, config):
+    """A SentencePiece vocabulary ("llama"), as the converter writes one from
+    tokenizer.model: pieces with scores and types (2 unknown, 3 control, 6
+    byte).  The fixture has no tokenizer.model, so each piece's score is
+    the rank of the first merge in tokenizer.json that makes it (SentencePiece
+    BPE scores pieces by merge order), below them the pieces no merge makes."""
+    model = tokenizer["model"]
+    tokens = [None] * len(model["vocab"])
+    for t, i in model["vocab"].items():
+        tokens[i] = t
+    first_merge = {}
+    for rank, m in enumerate(model["merges"]):
+        left, right = m.split(" ", 1) if isinstance(m, str) else m
+        first_merge.setdefault(left + right, rank)
+    specials = {a["content"]: a for a in tokenizer["added_tokens"]}
+    scores, kinds = [], []
+    for i, t in enumerate(tokens):
+        if t in specials:
+            scores.append(0.0)
+            kinds.append(2 if t == model.get("unk_token") else CONTROL)
+        elif t.startswith("<0x") and t.endswith(">") and len(t) == 6:
+            scores.append(0.0)
+            kinds.append(6)
+        else:
+            scores.append(-float(first_merge.get(t, 1e6 + i)))
+            kinds.append(NORMAL)
+    ids = {t: i for i, t in enumerate(tokens)}
+    meta = [("general.architecture", "string", "llama"), ("tokenizer.ggml.model", "string", "llama"),
+            ("tokenizer.ggml.tokens", "array", ("string", tokens)),
+            ("tokenizer.ggml.scores", "array", ("float32", scores)),
+            ("tokenizer.ggml.token_type", "array", ("int32", kinds)),
+            ("tokenizer.ggml.add_bos_token", "bool", int(config.get("add_bos_token", True))),
+            ("tokenizer.ggml.add_eos_token", "bool", int(config.get("add_eos_token", False)))]
+    for key in ("bos", "eos", "unk"):
+        name = token_content(config.get(f"{key}_token"))
+        if name in ids:
+            meta.append((f"tokenizer.ggml.{'unknown' if key == 'unk' else key}_token_id", "uint32", ids[name]))
+    if isinstance(config.get("chat_template"), str):
+        meta.append(("tokenizer.chat_template", "string", config["chat_template"]))
+    return gg.gguf_bytes(meta, [])
+
+
 def run(cmd, lines):
     out = subprocess.run(cmd, input="".join(lines).encode(), stdout=subprocess.PIPE, check=True).stdout
     return [json.loads(line) for line in out.decode().split("\n") if line]
@@ -74,8 +116,8 @@ def main():
         return 77
     os.makedirs(work, exist_ok=True)
     failures = []
-    for family, pre in PRE.items():
-        source = os.path.join(shared, "tokenizers", family)
+    for family, pre in list(PRE.items()) + [("stories260k", None)]:
+        source = os.path.join(shared, "models" if pre is None else "tokenizers", family)
         with open(os.path.join(source, "tokenizer.json")) as f:
             tokenizer = json.load(f)
         with open(os.path.join(source, "tokenizer_config.json")) as f:
@@ -85,7 +127,10 @@ def main():
         records = [json.loads(line) for line in lines]
         path = os.path.join(work, family + ".gguf")
         with open(path, "wb") as f:
-            f.write(gguf_tokenizer(tokenizer, config, records, pre))
+            if pre is None:
+                f.write(gguf_sentencepiece_tokenizer(tokenizer, config))
+            else:
+                f.write(gguf_tokenizer(tokenizer, config, records, pre))
         # Hugging Face's Qwen tokenizers NFC-normalize first; a GGUF has no
         # normalizer, and llama.cpp tokenizes the text as given.  Texts that
         # NFC changes are therefore given already normalized: the rest of the
