@@ -1,5 +1,6 @@
 #include "model/loader/gguf_checkpoint.h"
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -136,10 +137,20 @@ Result<std::string> find_gguf_file(const std::string& path) {
       found.push_back(entry.path().string());
     }
   }
-  if (found.size() > 1) {
+  if (found.size() <= 1) return found.empty() ? std::string() : found[0];
+  // The splits of one model (PREFIX-0000K-of-0000N.gguf): the first.
+  std::sort(found.begin(), found.end());
+  const std::string& first = found.front();
+  const size_t mark = first.rfind("-00001-of-");
+  const std::string suffix = mark == std::string::npos ? "" : first.substr(mark + 10);  // "0000N.gguf"
+  const bool one_model =
+      mark != std::string::npos && std::all_of(found.begin(), found.end(), [&](const auto& f) {
+        return f.size() == first.size() && f.compare(0, mark, first, 0, mark) == 0 && f.ends_with("-of-" + suffix);
+      });
+  if (!one_model) {
     return invalid_argument(path + ": holds " + std::to_string(found.size()) + " GGUF files; name the one to load");
   }
-  return found.empty() ? std::string() : found[0];
+  return first;
 }
 
 Result<Json> gguf_model_config(const GgufFile& file) {

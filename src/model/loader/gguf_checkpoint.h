@@ -23,8 +23,9 @@
 namespace vllm {
 
 // The GGUF file `path` names: itself (by its first four bytes), or the one
-// .gguf file of a directory without a config.json; "" when it names no
-// GGUF, an error when such a directory holds several.
+// .gguf file (or the first of one model's splits) of a directory without a
+// config.json; "" when it names no GGUF, an error when such a directory
+// holds several models.
 Result<std::string> find_gguf_file(const std::string& path);
 
 // The config.json equivalent of the file's metadata, for the architectures

@@ -1,7 +1,9 @@
 #include "model/loader/gguf_file.h"
 
+#include <cstdio>
 #include <cstring>
 #include <iterator>
+#include <set>
 #include <type_traits>
 
 namespace vllm {
@@ -173,22 +175,33 @@ const char* gguf_value_type_name(GgufValue::Type type) {
   return i < std::size(kNames) ? kNames[i] : "unknown";
 }
 
-Result<GgufFile> GgufFile::open(const std::string& path) {
-  GgufFile f;
-  VLLM_ASSIGN_OR_RETURN(f.file_, MappedFile::open(path));
+namespace {
+
+// One file's header and tensors (a whole model, or one split of one).
+struct GgufPart {
+  MappedFile file;
+  uint32_t version = 0;
+  uint64_t alignment = 32;
+  std::map<std::string, GgufValue> metadata;
+  std::vector<GgufTensor> tensors;
+};
+
+Result<GgufPart> read_part(const std::string& path) {
+  GgufPart f;
+  VLLM_ASSIGN_OR_RETURN(f.file, MappedFile::open(path));
   const auto error = [&path](const std::string& what) {
     return data_loss(path + ": not a readable GGUF file: " + what);
   };
-  Reader r(f.file_.data(), f.file_.size());
+  Reader r(f.file.data(), f.file.size());
   uint32_t magic = 0;
-  if (f.file_.size() < 4 || std::memcmp(f.file_.data(), "GGUF", 4) != 0) {
+  if (f.file.size() < 4 || std::memcmp(f.file.data(), "GGUF", 4) != 0) {
     return error("it does not start with \"GGUF\"");
   }
   r.read(magic);
   uint64_t tensor_count = 0, kv_count = 0;
-  if (!r.read(f.version_) || !r.read(tensor_count) || !r.read(kv_count)) return error(r.fault());
-  if (f.version_ != 2 && f.version_ != 3) {
-    return error("version " + std::to_string(f.version_) + " (versions 2 and 3 are read)");
+  if (!r.read(f.version) || !r.read(tensor_count) || !r.read(kv_count)) return error(r.fault());
+  if (f.version != 2 && f.version != 3) {
+    return error("version " + std::to_string(f.version) + " (versions 2 and 3 are read)");
   }
   // Each pair and tensor takes at least 8 bytes: a count past that is a corrupt header.
   if (kv_count > r.remaining() / 8 || tensor_count > r.remaining() / 8) return error("impossible counts in the header");
@@ -203,20 +216,22 @@ Result<GgufFile> GgufFile::open(const std::string& path) {
     if (!read_value(r, static_cast<GgufValue::Type>(type), value, false)) {
       return error("metadata '" + key + "': " + r.fault());
     }
-    if (!f.metadata_.emplace(key, std::move(value)).second) return error("metadata '" + key + "' appears twice");
+    if (!f.metadata.emplace(key, std::move(value)).second) return error("metadata '" + key + "' appears twice");
   }
-  if (const GgufValue* alignment = f.find("general.alignment")) {
+  if (const auto it = f.metadata.find("general.alignment"); it != f.metadata.end()) {
+    const GgufValue* alignment = &it->second;
     if (alignment->type != GgufValue::Type::kU32 || alignment->unsigned_value == 0 ||
         (alignment->unsigned_value & (alignment->unsigned_value - 1)) != 0) {
       return error("general.alignment must be a uint32 power of two");
     }
-    f.alignment_ = alignment->unsigned_value;
+    f.alignment = alignment->unsigned_value;
   }
   struct Entry {
     GgufTensor tensor;
     uint64_t offset;
   };
   std::vector<Entry> entries;
+  std::set<std::string> names;
   for (uint64_t i = 0; i < tensor_count; ++i) {
     Entry e;
     uint32_t dims = 0, type = 0;
@@ -245,22 +260,80 @@ Result<GgufFile> GgufFile::open(const std::string& path) {
                    info->name + " blocks of " + std::to_string(info->block_elements));
     }
     e.tensor.bytes = elements / static_cast<uint64_t>(info->block_elements) * static_cast<uint64_t>(info->block_bytes);
-    if (f.tensor_index_.count(e.tensor.name) != 0) return error(where + " appears twice");
-    f.tensor_index_.emplace(e.tensor.name, entries.size());
+    if (!names.insert(e.tensor.name).second) return error(where + " appears twice");
     entries.push_back(std::move(e));
   }
-  const uint64_t data_start = (r.offset() + f.alignment_ - 1) / f.alignment_ * f.alignment_;
-  const uint64_t file_size = f.file_.size();
+  const uint64_t data_start = (r.offset() + f.alignment - 1) / f.alignment * f.alignment;
+  const uint64_t file_size = f.file.size();
   for (Entry& e : entries) {
     const std::string where = "tensor '" + e.tensor.name + "'";
-    if (e.offset % f.alignment_ != 0) return error(where + ": data offset not a multiple of the alignment");
+    if (e.offset % f.alignment != 0) return error(where + ": data offset not a multiple of the alignment");
     if (data_start > file_size || e.offset > file_size - data_start ||
         e.tensor.bytes > file_size - data_start - e.offset) {
       return error(where + ": its " + std::to_string(e.tensor.bytes) +
                    " bytes lie past the end of the file (truncated?)");
     }
-    e.tensor.data = f.file_.data() + data_start + e.offset;
-    f.tensors_.push_back(std::move(e.tensor));
+    e.tensor.data = f.file.data() + data_start + e.offset;
+    f.tensors.push_back(std::move(e.tensor));
+  }
+  return f;
+}
+
+// Where split `index` (0-based) of `count` lies, given the first split's
+// path (llama.cpp's gguf-split names: PREFIX-00001-of-0000N.gguf); "" when
+// the first path is not so named.
+std::string split_path(const std::string& first, int64_t index, int64_t count) {
+  char suffix[32];
+  std::snprintf(suffix, sizeof suffix, "-%05d-of-%05d.gguf", 1, static_cast<int>(count));
+  if (!first.ends_with(suffix)) return "";
+  std::snprintf(suffix, sizeof suffix, "-%05d-of-%05d.gguf", static_cast<int>(index + 1), static_cast<int>(count));
+  return first.substr(0, first.size() - std::strlen(suffix)) + suffix;
+}
+
+int64_t integer_or(const std::map<std::string, GgufValue>& metadata, const std::string& key, int64_t fallback) {
+  const auto it = metadata.find(key);
+  return it != metadata.end() && it->second.is_integer() ? it->second.as_int() : fallback;
+}
+
+}  // namespace
+
+Result<GgufFile> GgufFile::open(const std::string& path) {
+  VLLM_ASSIGN_OR_RETURN(GgufPart first, read_part(path));
+  GgufFile f;
+  f.version_ = first.version;
+  f.alignment_ = first.alignment;
+  f.metadata_ = std::move(first.metadata);
+  f.tensors_ = std::move(first.tensors);
+  f.files_.push_back(std::move(first.file));
+  // A model split by gguf-split: the other parts hold tensors (and their
+  // own split.no); the first holds the metadata.
+  const int64_t count = integer_or(f.metadata_, "split.count", 1);
+  if (count > 1) {
+    const int64_t number = integer_or(f.metadata_, "split.no", 0);
+    const std::string second = split_path(path, 1, count);
+    if (number != 0 || second.empty()) {
+      return invalid_argument(path + ": split " + std::to_string(number + 1) + " of " + std::to_string(count) +
+                              " of a GGUF model: load the first, named *-00001-of-" + std::to_string(count) + ".gguf");
+    }
+    for (int64_t index = 1; index < count; ++index) {
+      const std::string part_path = split_path(path, index, count);
+      VLLM_ASSIGN_OR_RETURN(GgufPart part, read_part(part_path));
+      if (integer_or(part.metadata, "split.no", -1) != index) {
+        return invalid_argument(part_path + ": not split " + std::to_string(index + 1) + " of " + path);
+      }
+      for (GgufTensor& t : part.tensors) f.tensors_.push_back(std::move(t));
+      f.files_.push_back(std::move(part.file));
+    }
+  }
+  for (size_t i = 0; i < f.tensors_.size(); ++i) {
+    if (!f.tensor_index_.emplace(f.tensors_[i].name, i).second) {
+      return invalid_argument(path + ": tensor '" + f.tensors_[i].name + "' appears in two splits");
+    }
+  }
+  const int64_t expected = integer_or(f.metadata_, "split.tensors.count", static_cast<int64_t>(f.tensors_.size()));
+  if (expected != static_cast<int64_t>(f.tensors_.size())) {
+    return invalid_argument(path + ": split.tensors.count is " + std::to_string(expected) + " but the splits hold " +
+                            std::to_string(f.tensors_.size()));
   }
   return f;
 }

@@ -71,11 +71,13 @@ class GgufFile {
  public:
   // Maps and checks `path`; a file that is not GGUF, is truncated, or holds
   // a tensor type we do not read is an error naming the file and the fault.
+  // The first split of a model gguf-split cut (PREFIX-00001-of-0000N.gguf,
+  // metadata split.count) brings the others' tensors with it.
   static Result<GgufFile> open(const std::string& path);
 
   uint32_t version() const { return version_; }
   uint64_t alignment() const { return alignment_; }
-  const std::string& path() const { return file_.path(); }
+  const std::string& path() const { return files_.front().path(); }
 
   // The value of `key`, or nullptr.
   const GgufValue* find(const std::string& key) const;
@@ -86,7 +88,7 @@ class GgufFile {
   const GgufTensor* tensor(const std::string& name) const;
 
  private:
-  MappedFile file_;
+  std::vector<MappedFile> files_;  // the first, then any further splits
   uint32_t version_ = 0;
   uint64_t alignment_ = 32;
   std::map<std::string, GgufValue> metadata_;

@@ -241,7 +241,33 @@ def main():
         types = sorted({t for t in (choose(i, n, w) for i, (n, w) in enumerate(sorted(weights.items())))})
         print(f"ok: {name} GGUF ({', '.join(types)}) generates exactly what its checkpoint does")
 
+    # The F32 model cut in three as gguf-split cuts one: the metadata in the
+    # first file; split.no, split.count and split.tensors.count in each.
+    meta, tensors = [], []
+    capture = gg.gguf_bytes
+    gg.gguf_bytes = lambda m, t, **kw: (meta.extend(m), tensors.extend(t), b"")[2]
+    convert(config, weights, lambda i, n, w: "F32", 0)
+    gg.gguf_bytes = capture
+    parts = [tensors[0::3], tensors[1::3], tensors[2::3]]
+    split_dir = os.path.join(work, "split")
+    shutil.rmtree(split_dir, ignore_errors=True)
+    os.makedirs(split_dir)
+    for no, part in enumerate(parts):
+        split = [("split.no", "uint16", no), ("split.count", "uint16", 3),
+                 ("split.tensors.count", "int32", len(tensors))]
+        with open(os.path.join(split_dir, f"stories-{no + 1:05d}-of-00003.gguf"), "wb") as f:
+            f.write(gg.gguf_bytes((meta if no == 0 else []) + split, part))
+    got = generate(vllm, os.path.join(split_dir, "stories-00001-of-00003.gguf"), work, "split_gguf",
+                   tokenizer=os.path.join(work, "f32_hf"))
+    by_directory = generate(vllm, split_dir, work, "split_dir_gguf", tokenizer=os.path.join(work, "f32_hf"))
+    assert by_directory == got, "the directory of the splits generated differently"
+    want = generate(vllm, os.path.join(work, "f32_hf"), work, "split_hf")
+    assert got == want, "the split GGUF generated differently"
+    print("ok: a GGUF split in three generates exactly what its checkpoint does")
+
     refused = {
+        "second split": ([vllm, "generate", "--model", os.path.join(split_dir, "stories-00002-of-00003.gguf"),
+                          "--tokenizer", stories], "load the first, named *-00001-of-3.gguf"),
         "no tokenizer": ([vllm, "generate", "--model", os.path.join(work, "f32.gguf")],
                          "pass --tokenizer DIR"),
         "gpt2": ([vllm, "generate", "--model", os.path.join(work, "gpt2.gguf"), "--tokenizer", stories],
