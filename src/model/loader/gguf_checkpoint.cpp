@@ -220,6 +220,12 @@ Result<GgufCheckpoint> GgufCheckpoint::open(const GgufFile& file) {
     VLLM_ASSIGN_OR_RETURN(kv_heads, m.integer("attention.head_count_kv", heads));
   }
   for (const GgufTensor& t : file.tensors()) {
+    const kernels::GgmlType type = t.type.type;
+    if (type != kernels::GgmlType::kF32 && type != kernels::GgmlType::kF16 && type != kernels::GgmlType::kBF16) {
+      ckpt.widen_halves_ = true;
+    }
+  }
+  for (const GgufTensor& t : file.tensors()) {
     const std::string name = hf_name(t.name);
     if (name.empty()) continue;
     int64_t rotary_heads = 0;
@@ -250,9 +256,10 @@ Result<Tensor> GgufCheckpoint::get(const std::string& name) const {
   Tensor out;
   out.shape = t.shape;
   const kernels::GgmlType type = t.type.type;
-  const bool in_place =
-      type == kernels::GgmlType::kF32 || type == kernels::GgmlType::kF16 || type == kernels::GgmlType::kBF16;
-  out.dtype = type == kernels::GgmlType::kF16    ? DType::kF16
+  const bool half = type == kernels::GgmlType::kF16 || type == kernels::GgmlType::kBF16;
+  const bool in_place = type == kernels::GgmlType::kF32 || (half && !widen_halves_);
+  out.dtype = !in_place                          ? DType::kF32
+              : type == kernels::GgmlType::kF16  ? DType::kF16
               : type == kernels::GgmlType::kBF16 ? DType::kBF16
                                                  : DType::kF32;
   if (in_place && it->second.rotary_heads == 0) {

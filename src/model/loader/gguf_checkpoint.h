@@ -8,7 +8,8 @@
 // architecture the rows of q_proj and k_proj, which it stores per head with
 // the two rotary halves interleaved.  Quantized tensors are dequantized to
 // FP32 when asked for (exactly as ggml does); F32, F16 and BF16 ones are
-// read in place.
+// read in place (F16 and BF16 widened to FP32 in a file that also holds
+// quantized ones).
 #pragma once
 
 #include <map>
@@ -52,6 +53,10 @@ class GgufCheckpoint : public WeightSource {
   };
 
   const GgufFile* file_ = nullptr;
+  // With quantized tensors (given as FP32), F16 and BF16 ones are widened
+  // too: layers stack matrices of one dtype (q, k and v; gate and up), and
+  // a quantized file mixes types among them.
+  bool widen_halves_ = false;
   std::map<std::string, Entry> index_;
   // Tensors converted when asked for, kept until the checkpoint goes.
   mutable std::map<std::string, std::vector<uint8_t>> converted_;

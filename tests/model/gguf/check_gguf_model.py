@@ -218,12 +218,16 @@ def main():
     def quantized(i, name, w):
         if w.ndim == 1 or w.shape[1] % 32 != 0:
             return "F32" if w.ndim == 1 else "F16"
+        if name == "model.layers.0.mlp.up_proj.weight":  # beside a quantized gate_proj, as quantizers may leave one
+            return "F16"
         return quant_types[i % len(quant_types)]
 
     variants = {"f32": (lambda i, n, w: "F32", 0), "f16": (lambda i, n, w: "F32" if w.ndim == 1 else "F16", 1),
                 "quantized": (quantized, 7)}
     for name, (choose, file_type) in variants.items():
         data, held = convert(config, weights, choose, file_type)
+        if name == "quantized":  # beside quantized tensors, F16 ones are read as FP32
+            held = {n: w.astype(F32) for n, w in held.items()}
         path = os.path.join(work, name + ".gguf")
         with open(path, "wb") as f:
             f.write(data)
