@@ -280,7 +280,7 @@ Result<Tensor> GgufCheckpoint::get(const std::string& name) const {
       for (int64_t r = 0; r < rows; ++r)
         kernels::dequantize_ggml_row(type, t.data + r * row_bytes, floats + r * row, row);
     }
-    if (it->second.rotary_heads > 0) {
+    if (it->second.rotary_heads > 0 && !values.empty()) {  // rows of no columns have nothing to reorder
       bytes.resize(values.size());
       const int64_t leading = out.shape[0];
       undo_rotary_interleave(values.data(), bytes.data(), it->second.rotary_heads, leading, values.size() / leading);
