@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "base/logging.h"
+#include "kernels/group_quantized.h"
 #include "tensor/dtype.h"
 
 namespace vllm::kernels {
@@ -55,48 +56,53 @@ void scale_and_min(const uint8_t* packed, int j, int& scale, int& min) {
   }
 }
 
+// Where a decoder puts a row's group form: codes, and per group a scale and
+// (for types that have one) an offset.
+struct Groups {
+  int8_t* codes;
+  float* scales;
+  float* offsets;  // null for a type without offsets
+
+  void group(float scale, float offset = 0.0f) {
+    *scales++ = scale;
+    if (offsets != nullptr) *offsets++ = offset;
+  }
+  void code(int value) { *codes++ = static_cast<int8_t>(value); }
+};
+
 // Blocks of 32: a scale d (and a min m), 16 bytes of nibbles holding values
 // j (low nibble) and j + 16 (high nibble), and for 5-bit types a 32-bit
-// word whose bit j is value j's fifth bit.
+// word whose bit j is value j's fifth bit.  Without a min the unsigned
+// codes are centred: ggml computes (q - 8) * d (4 bits) or (q - 16) * d.
 template <bool kFifthBit, bool kMin>
-void dequantize_32s(const uint8_t* block, float* out, int64_t blocks) {
+void decode_32s(const uint8_t* block, Groups out, int64_t blocks) {
   constexpr int64_t kBytes = 2 + (kMin ? 2 : 0) + (kFifthBit ? 4 : 0) + 16;
-  for (int64_t b = 0; b < blocks; ++b, block += kBytes, out += 32) {
-    const float d = half(block);
-    const float m = kMin ? half(block + 2) : 0.0f;
+  constexpr int kCentre = kMin ? 0 : (kFifthBit ? 16 : 8);
+  for (int64_t b = 0; b < blocks; ++b, block += kBytes) {
+    out.group(half(block), kMin ? half(block + 2) : 0.0f);
     uint32_t high = 0;
     if constexpr (kFifthBit) std::memcpy(&high, block + (kMin ? 4 : 2), 4);
     const uint8_t* nibbles = block + kBytes - 16;
-    // Unsigned codes are centred by subtracting 8 (4 bits) or 16 (5 bits) when there is no min.
-    constexpr int kOffset = kMin ? 0 : (kFifthBit ? 16 : 8);
-    for (int j = 0; j < 16; ++j) {
-      int lo = nibbles[j] & 0xF, hi = nibbles[j] >> 4;
-      if constexpr (kFifthBit) {
-        lo |= static_cast<int>((high >> j) & 1) << 4;
-        hi |= static_cast<int>((high >> (j + 16)) & 1) << 4;
-      }
-      if constexpr (kMin) {
-        out[j] = static_cast<float>(lo) * d + m;
-        out[j + 16] = static_cast<float>(hi) * d + m;
-      } else {
-        out[j] = static_cast<float>(lo - kOffset) * d;
-        out[j + 16] = static_cast<float>(hi - kOffset) * d;
-      }
+    for (int j = 0; j < 32; ++j) {
+      int q = j < 16 ? nibbles[j] & 0xF : nibbles[j - 16] >> 4;
+      if constexpr (kFifthBit) q |= static_cast<int>((high >> j) & 1) << 4;
+      out.code(q - kCentre);
     }
   }
 }
 
-void dequantize_q8_0(const uint8_t* block, float* out, int64_t blocks) {
-  for (int64_t b = 0; b < blocks; ++b, block += 34, out += 32) {
-    const float d = half(block);
-    for (int j = 0; j < 32; ++j) out[j] = static_cast<float>(static_cast<int8_t>(block[2 + j])) * d;
+void decode_q8_0(const uint8_t* block, Groups out, int64_t blocks) {
+  for (int64_t b = 0; b < blocks; ++b, block += 34) {
+    out.group(half(block));
+    for (int j = 0; j < 32; ++j) out.code(static_cast<int8_t>(block[2 + j]));
   }
 }
 
 // Q2_K: scales[16] (low nibble: scale, high: min, of each 16 values),
 // qs[64] (2-bit codes), d, dmin.  Each 128 values take 32 bytes of codes:
-// value 32 * s + l of the half is bits 2s..2s+1 of byte l.
-void dequantize_q2_k(const uint8_t* block, float* out, int64_t blocks) {
+// value 32 * s + l of the half is bits 2s..2s+1 of byte l.  ggml computes
+// (d * scale) * q - dmin * min.
+void decode_q2_k(const uint8_t* block, Groups out, int64_t blocks) {
   for (int64_t b = 0; b < blocks; ++b, block += 84) {
     const uint8_t* scales = block;
     const float d = half(block + 80), dmin = half(block + 82);
@@ -105,11 +111,8 @@ void dequantize_q2_k(const uint8_t* block, float* out, int64_t blocks) {
       const uint8_t* codes = block + 16 + 32 * half_block;
       for (int shift = 0; shift < 8; shift += 2) {
         for (int part = 0; part < 2; ++part, ++sub) {
-          const float dl = d * static_cast<float>(scales[sub] & 0xF);
-          const float ml = dmin * static_cast<float>(scales[sub] >> 4);
-          for (int l = 0; l < 16; ++l) {
-            *out++ = dl * static_cast<float>((codes[16 * part + l] >> shift) & 3) - ml;
-          }
+          out.group(d * static_cast<float>(scales[sub] & 0xF), -(dmin * static_cast<float>(scales[sub] >> 4)));
+          for (int l = 0; l < 16; ++l) out.code((codes[16 * part + l] >> shift) & 3);
         }
       }
     }
@@ -119,7 +122,7 @@ void dequantize_q2_k(const uint8_t* block, float* out, int64_t blocks) {
 // Q3_K: hmask[32] (each value's third bit, inverted: clear means minus 4),
 // qs[64] (low 2 bits, laid out as in Q2_K), scales[12] (sixteen 6-bit
 // scales biased by 32), d.
-void dequantize_q3_k(const uint8_t* block, float* out, int64_t blocks) {
+void decode_q3_k(const uint8_t* block, Groups out, int64_t blocks) {
   for (int64_t b = 0; b < blocks; ++b, block += 110) {
     const uint8_t* hmask = block;
     const uint8_t* packed = block + 96;
@@ -138,11 +141,10 @@ void dequantize_q3_k(const uint8_t* block, float* out, int64_t blocks) {
       const uint8_t* codes = block + 32 + 32 * half_block;
       for (int shift = 0; shift < 8; shift += 2, mask = static_cast<uint8_t>(mask << 1)) {
         for (int part = 0; part < 2; ++part, ++sub) {
-          const float dl = d * static_cast<float>(scales[sub]);
+          out.group(d * static_cast<float>(scales[sub]));
           for (int l = 0; l < 16; ++l) {
             const int low = (codes[16 * part + l] >> shift) & 3;
-            const int minus = (hmask[16 * part + l] & mask) ? 0 : 4;
-            *out++ = dl * static_cast<float>(low - minus);
+            out.code(low - ((hmask[16 * part + l] & mask) ? 0 : 4));
           }
         }
       }
@@ -155,7 +157,7 @@ void dequantize_q3_k(const uint8_t* block, float* out, int64_t blocks) {
 // 64 c + 32 + l bit 2c + 1), and qs[128]: each 64 values take 32 bytes,
 // the first 32 values in the low nibbles, the next 32 in the high ones.
 template <bool kFifthBit>
-void dequantize_q45_k(const uint8_t* block, float* out, int64_t blocks) {
+void decode_q45_k(const uint8_t* block, Groups out, int64_t blocks) {
   constexpr int64_t kBytes = kFifthBit ? 176 : 144;
   for (int64_t b = 0; b < blocks; ++b, block += kBytes) {
     const float d = half(block), dmin = half(block + 2);
@@ -166,13 +168,12 @@ void dequantize_q45_k(const uint8_t* block, float* out, int64_t blocks) {
       for (int nibble = 0; nibble < 2; ++nibble) {
         int scale = 0, min = 0;
         scale_and_min(packed, 2 * chunk + nibble, scale, min);
-        const float dl = d * static_cast<float>(scale);
-        const float ml = dmin * static_cast<float>(min);
+        out.group(d * static_cast<float>(scale), -(dmin * static_cast<float>(min)));
         const int bit = 2 * chunk + nibble;
         for (int l = 0; l < 32; ++l) {
           int q = (codes[l] >> (4 * nibble)) & 0xF;
           if constexpr (kFifthBit) q += ((high[l] >> bit) & 1) ? 16 : 0;
-          *out++ = dl * static_cast<float>(q) - ml;
+          out.code(q);
         }
       }
     }
@@ -182,23 +183,29 @@ void dequantize_q45_k(const uint8_t* block, float* out, int64_t blocks) {
 // Q6_K: ql[128] (low 4 bits), qh[64] (high 2 bits), scales[16] (int8, one
 // per 16 values), d.  Each 128 values use 64 bytes of ql and 32 of qh:
 // value 32 s + l (s = 0..3) has its low bits in ql[l + 32 (s % 2)]
-// (low nibble for s < 2) and its high bits at bits 2 s of qh[l].
-void dequantize_q6_k(const uint8_t* block, float* out, int64_t blocks) {
+// (low nibble for s < 2) and its high bits at bits 2 s of qh[l].  ggml
+// computes (d * scale) * (q - 32).
+void decode_q6_k(const uint8_t* block, Groups out, int64_t blocks) {
   for (int64_t b = 0; b < blocks; ++b, block += 210) {
     const float d = half(block + 208);
-    for (int half_block = 0; half_block < 2; ++half_block, out += 128) {
+    for (int half_block = 0; half_block < 2; ++half_block) {
       const uint8_t* ql = block + 64 * half_block;
       const uint8_t* qh = block + 128 + 32 * half_block;
       const auto* scales = reinterpret_cast<const int8_t*>(block + 192 + 8 * half_block);
       for (int s = 0; s < 4; ++s) {
         for (int l = 0; l < 32; ++l) {
+          if (l % 16 == 0) out.group(d * static_cast<float>(scales[2 * s + l / 16]));
           const int low = (ql[l + 32 * (s % 2)] >> (s < 2 ? 0 : 4)) & 0xF;
-          const int q = (low | (((qh[l] >> (2 * s)) & 3) << 4)) - 32;
-          out[32 * s + l] = d * static_cast<float>(scales[2 * s + l / 16]) * static_cast<float>(q);
+          out.code((low | (((qh[l] >> (2 * s)) & 3) << 4)) - 32);
         }
       }
     }
   }
+}
+
+bool has_offsets(GgmlType type) {
+  return type == GgmlType::kQ4_1 || type == GgmlType::kQ5_1 || type == GgmlType::kQ2_K || type == GgmlType::kQ4_K ||
+         type == GgmlType::kQ5_K;
 }
 
 }  // namespace
@@ -215,11 +222,58 @@ std::string ggml_type_name(uint32_t number) {
   return "type " + std::to_string(number);
 }
 
-void dequantize_ggml_row(GgmlType type, const void* row, float* out, int64_t elements) {
+int64_t ggml_group_size(GgmlType type) {
+  switch (type) {
+    case GgmlType::kF32:
+    case GgmlType::kF16:
+    case GgmlType::kBF16:
+      return 0;
+    case GgmlType::kQ2_K:
+    case GgmlType::kQ3_K:
+    case GgmlType::kQ6_K:
+      return 16;
+    default:
+      return 32;
+  }
+}
+
+bool ggml_type_has_offsets(GgmlType type) { return has_offsets(type); }
+
+void decode_ggml_row(GgmlType type, const void* row, int64_t elements, int8_t* codes, float* scales, float* offsets) {
   const auto* bytes = static_cast<const uint8_t*>(row);
   const std::optional<GgmlTypeInfo> info = ggml_type_info(static_cast<uint32_t>(type));
-  VLLM_CHECK(info && elements % info->block_elements == 0, "dequantize_ggml_row: not a whole number of blocks");
+  VLLM_CHECK(info && ggml_group_size(type) > 0 && elements % info->block_elements == 0,
+             "decode_ggml_row: not a whole number of blocks of a quantized type");
   const int64_t blocks = elements / info->block_elements;
+  const Groups out{codes, scales, has_offsets(type) ? offsets : nullptr};
+  switch (type) {
+    case GgmlType::kQ4_0:
+      return decode_32s<false, false>(bytes, out, blocks);
+    case GgmlType::kQ4_1:
+      return decode_32s<false, true>(bytes, out, blocks);
+    case GgmlType::kQ5_0:
+      return decode_32s<true, false>(bytes, out, blocks);
+    case GgmlType::kQ5_1:
+      return decode_32s<true, true>(bytes, out, blocks);
+    case GgmlType::kQ8_0:
+      return decode_q8_0(bytes, out, blocks);
+    case GgmlType::kQ2_K:
+      return decode_q2_k(bytes, out, blocks);
+    case GgmlType::kQ3_K:
+      return decode_q3_k(bytes, out, blocks);
+    case GgmlType::kQ4_K:
+      return decode_q45_k<false>(bytes, out, blocks);
+    case GgmlType::kQ5_K:
+      return decode_q45_k<true>(bytes, out, blocks);
+    case GgmlType::kQ6_K:
+      return decode_q6_k(bytes, out, blocks);
+    default:
+      return;
+  }
+}
+
+void dequantize_ggml_row(GgmlType type, const void* row, float* out, int64_t elements) {
+  const auto* bytes = static_cast<const uint8_t*>(row);
   switch (type) {
     case GgmlType::kF32:
       std::memcpy(out, bytes, static_cast<size_t>(elements) * 4);
@@ -234,27 +288,18 @@ void dequantize_ggml_row(GgmlType type, const void* row, float* out, int64_t ele
         out[i] = bf16_to_f32(h);
       }
       return;
-    case GgmlType::kQ4_0:
-      return dequantize_32s<false, false>(bytes, out, blocks);
-    case GgmlType::kQ4_1:
-      return dequantize_32s<false, true>(bytes, out, blocks);
-    case GgmlType::kQ5_0:
-      return dequantize_32s<true, false>(bytes, out, blocks);
-    case GgmlType::kQ5_1:
-      return dequantize_32s<true, true>(bytes, out, blocks);
-    case GgmlType::kQ8_0:
-      return dequantize_q8_0(bytes, out, blocks);
-    case GgmlType::kQ2_K:
-      return dequantize_q2_k(bytes, out, blocks);
-    case GgmlType::kQ3_K:
-      return dequantize_q3_k(bytes, out, blocks);
-    case GgmlType::kQ4_K:
-      return dequantize_q45_k<false>(bytes, out, blocks);
-    case GgmlType::kQ5_K:
-      return dequantize_q45_k<true>(bytes, out, blocks);
-    case GgmlType::kQ6_K:
-      return dequantize_q6_k(bytes, out, blocks);
+    default:
+      break;
   }
+  // ggml's own arithmetic is this one's: each code times its scale is exact
+  // in FP32, so its one rounding is where the offset is added (or none).
+  GroupQuantized q;
+  q.rows = 1, q.cols = elements, q.group_size = ggml_group_size(type);
+  q.codes.resize(static_cast<size_t>(elements));
+  q.scales.resize(static_cast<size_t>(elements / std::max<int64_t>(q.group_size, 1)));
+  if (has_offsets(type)) q.offsets.resize(q.scales.size());
+  decode_ggml_row(type, row, elements, q.codes.data(), q.scales.data(), q.offsets.data());
+  q.dequantize_rows(0, 1, out);
 }
 
 }  // namespace vllm::kernels

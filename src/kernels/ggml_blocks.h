@@ -49,6 +49,17 @@ inline int64_t ggml_row_bytes(const GgmlTypeInfo& info, int64_t elements) {
   return elements / info.block_elements * info.block_bytes;
 }
 
+// A quantized type's group form (group_quantized.h): values per group (32,
+// or 16 for Q2_K, Q3_K and Q6_K; 0 for F32, F16 and BF16), and whether
+// groups have offsets (the types with mins: Q4_1, Q5_1, Q2_K, Q4_K, Q5_K).
+int64_t ggml_group_size(GgmlType type);
+bool ggml_type_has_offsets(GgmlType type);
+
+// A row of a quantized type (elements a multiple of its block size) in the
+// group form: codes[elements], and per group scales[] and (for a type with
+// offsets) offsets[].  Dequantizing that form gives ggml's bits.
+void decode_ggml_row(GgmlType type, const void* row, int64_t elements, int8_t* codes, float* scales, float* offsets);
+
 // out[0, elements) = the row at `row` (elements a multiple of the type's
 // block size), as ggml's dequantization computes it.
 void dequantize_ggml_row(GgmlType type, const void* row, float* out, int64_t elements);

@@ -35,6 +35,7 @@ void pack_panels(const std::vector<Tensor>& parts, const PackedMatrix& packed, T
 }  // namespace
 
 float PackedMatrix::at(int64_t row, int64_t col) const {
+  if (quantized()) return quantized_at(row, col);
   const int64_t offset = (row / kPanelWidth) * static_cast<int64_t>(panel_elements()) +
                          panel_offset(layout, dtype, row % kPanelWidth, col);
   switch (dtype) {
@@ -49,6 +50,15 @@ float PackedMatrix::at(int64_t row, int64_t col) const {
   }
   VLLM_CHECK(false, "PackedMatrix: unsupported dtype");
   return 0.0f;
+}
+
+double PackedMatrix::value_bytes() const {
+  const auto values = static_cast<double>(rows * cols);
+  if (!quantized()) return values * static_cast<double>(dtype_size(dtype));
+  const double groups = static_cast<double>(rows * (cols / quant.group_size));
+  const double params_per_group = quant.has_offsets ? 2 : 1;
+  return values * (quant.codes == QuantCodes::kInt4 ? 0.5 : 1.0) +
+         groups * params_per_group * static_cast<double>(dtype_size(quant.param_dtype));
 }
 
 PackedMatrix pack_matrix(const Tensor& w, ThreadPool& pool) { return pack_stacked_matrices({w}, pool); }

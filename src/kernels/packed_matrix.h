@@ -16,6 +16,15 @@
 // 0-15, then 16-31) of 16 rows, row r holding each column's (k, k + 1) pair
 // for k = 2r, column by column.  The layout is chosen at packing by the ISA
 // then active (packed_layout), and the GEMM checks it.
+//
+// Quantized matrices (group_quantized.h; quant.codes != kNone) keep their
+// integer codes in `data`, panel by panel, k in pairs: one pair of k of a
+// panel is 32 bytes of 4-bit codes (byte c: column c's code at k in the low
+// nibble, at k + 1 in the high one) or 64 bytes of 8-bit codes (32 at k,
+// then 32 at k + 1), then one pair of padding as for panel_stride.  Their
+// groups' scales (and offsets) are in `group_params`, panel by panel, group
+// by group: 32 scales, then 32 offsets when there are any, as FP16 when
+// every one of the matrix's is exactly an FP16 number, else FP32.
 #pragma once
 
 #include <cstdint>
@@ -23,6 +32,7 @@
 
 #include "base/aligned_buffer.h"
 #include "base/thread_pool.h"
+#include "kernels/group_quantized.h"
 #include "tensor/tensor.h"
 
 namespace vllm::kernels {
@@ -52,19 +62,46 @@ inline int64_t amx_tile_offset(int64_t c, int64_t k) {
 // addresses agree in their low bits contend for the same cache sets).
 inline int64_t panel_stride(int64_t k_total) { return (k_total + 1) * kPanelWidth; }
 
+enum class QuantCodes { kNone, kInt4, kInt8 };
+
+// How a quantized matrix's codes and group parameters are stored.
+struct QuantFormat {
+  QuantCodes codes = QuantCodes::kNone;
+  bool signed_int4 = false;  // a nibble n is the code n - 16 when n >= 8 (else n)
+  int64_t group_size = 0;
+  DType param_dtype = DType::kF32;  // of scales and offsets: F16 or F32
+  bool has_offsets = false;
+
+  // Bytes of one pair of k of a panel, and of a panel's codes.
+  int64_t pair_bytes() const { return codes == QuantCodes::kInt4 ? kPanelWidth : 2 * kPanelWidth; }
+  int64_t panel_code_bytes(int64_t k_total) const { return (k_total / 2 + 1) * pair_bytes(); }
+  // Parameters (scales, and offsets) of one group of a panel, and of a panel.
+  int64_t group_param_elements() const { return (has_offsets ? 2 : 1) * kPanelWidth; }
+  int64_t panel_param_elements(int64_t k_total) const { return k_total / group_size * group_param_elements(); }
+};
+
 struct PackedMatrix {
-  DType dtype = DType::kF32;
+  DType dtype = DType::kF32;  // of dense values; F32 for quantized ones (what they are computed as)
   PanelLayout layout = PanelLayout::kColumns;
   int64_t rows = 0;  // N: output features
   int64_t cols = 0;  // K: input features
   AlignedBuffer data;
+  QuantFormat quant;           // codes kNone: dense
+  AlignedBuffer group_params;  // quantized only
 
+  bool quantized() const { return quant.codes != QuantCodes::kNone; }
   int64_t num_panels() const { return (rows + kPanelWidth - 1) / kPanelWidth; }
   size_t panel_elements() const {
     return static_cast<size_t>(layout == PanelLayout::kAmxTiles ? amx_panel_elements(cols) : panel_stride(cols));
   }
-  // w[row, col] widened to float32.
+  // w[row, col] widened (or dequantized) to float32.
   float at(int64_t row, int64_t col) const;
+  // Bytes of its values as stored (codes and group parameters for a
+  // quantized one), without the panels' padding: what a pass over it reads.
+  double value_bytes() const;
+
+ private:
+  float quantized_at(int64_t row, int64_t col) const;  // quantized_packing.cpp
 };
 
 // Where column c (< kPanelWidth) of a panel sits within one k step.
@@ -84,5 +121,16 @@ PackedMatrix pack_matrix(const Tensor& w, ThreadPool& pool, PanelLayout layout);
 // one matrix [sum rows_i, K].
 PackedMatrix pack_stacked_matrices(const std::vector<Tensor>& parts, ThreadPool& pool);
 PackedMatrix pack_stacked_matrices(const std::vector<Tensor>& parts, ThreadPool& pool, PanelLayout layout);
+
+// Quantized [rows_i, K] matrices stacked by rows into one.  Parts of
+// different formats (a quantizer's 4-bit q_proj beside its 6-bit v_proj)
+// share the widest: 8-bit codes if any code is outside 4 bits, the largest
+// group size that divides all parts' (a part's scales repeated), offsets if
+// any part has them.  K and the group size must be even.
+PackedMatrix pack_quantized_matrices(const std::vector<const GroupQuantized*>& parts, ThreadPool& pool);
+
+// Panel p of a quantized matrix at k in [k0, k0 + kc) (k0 and kc even),
+// dequantized into the F32 layout: out[(k - k0) * kPanelWidth + c].
+void dequantize_panel(const PackedMatrix& m, int64_t p, int64_t k0, int64_t kc, float* out);
 
 }  // namespace vllm::kernels

@@ -11,15 +11,25 @@
 
 #include <cstdint>
 
+#include "kernels/packed_matrix.h"
+
 namespace vllm::kernels::cpu {
 
 using PackedGemmFn = void (*)(const float* x, int64_t m, const void* panels, int64_t k_total, int64_t n,
                               int64_t p_begin, int64_t p_end, float* y, int64_t ldy);
 
+// Quantized weights (packed_matrix.h): the first arithmetic again, over
+// each weight dequantized as group_quantized.h defines it (one fma of its
+// group's scale, its code and its group's offset), so the result is bit for
+// bit the F32 GEMM's over the dequantized matrix, on every ISA.
+using QuantizedGemmFn = void (*)(const float* x, int64_t m, const PackedMatrix& w, int64_t p_begin, int64_t p_end,
+                                 float* y, int64_t ldy);
+
 struct GemmTable {
   PackedGemmFn f32;
   PackedGemmFn bf16;
   PackedGemmFn f16;
+  QuantizedGemmFn quantized;
 };
 
 GemmTable ref_gemm_table();
@@ -44,5 +54,11 @@ PackedGemmFn ref_bf16_pair_gemm();
 // instruction sums its 32 products is the hardware's own (not the FP32
 // chain of its pseudo-code), so this arithmetic has no scalar model.
 PackedGemmFn amx_bf16_gemm_fn();
+
+// AVX-512 quantized GEMM for up to kQuantizedFewRows rows (decode): the
+// codes streamed and dequantized in registers, several panels at a time.
+inline constexpr int64_t kQuantizedFewRows = 3;
+void avx512_quantized_few_rows(const float* x, int64_t m, const PackedMatrix& w, int64_t p_begin, int64_t p_end,
+                               float* y, int64_t ldy);
 
 }  // namespace vllm::kernels::cpu

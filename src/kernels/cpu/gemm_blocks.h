@@ -256,4 +256,35 @@ void packed_gemm(const float* x, int64_t m, const void* panels, int64_t k_total,
   }
 }
 
+// gemm.h's quantized GEMM by way of the F32 one: each panel's depth block
+// dequantized into a per-thread F32 panel, then the F32 tiles over it (W:
+// the ISA's F32 loader).  The chain of every output is the F32 one over the
+// dequantized weights, depth blocks continuing it through y as above.
+template <typename V, typename W>
+void dequantized_gemm(const float* x, int64_t m, const PackedMatrix& w, int64_t p_begin, int64_t p_end, float* y,
+                      int64_t ldy) {
+  // Depth of a dequantized block: 256 k of 32 floats (32 KiB) stay in L1.
+  constexpr int64_t kDequantizedDepth = 256;
+  thread_local AlignedBuffer scratch(static_cast<size_t>(kDequantizedDepth * kPanelWidth) * sizeof(float));
+  const int64_t k_total = w.cols;
+  for (int64_t r0 = 0; r0 < m; r0 += kRowBlock) {
+    const int64_t rows = std::min(m, r0 + kRowBlock) - r0;
+    const int64_t tiles = (rows + V::kTileRows - 1) / V::kTileRows;
+    for (int64_t p = p_begin; p < p_end; ++p) {
+      const int64_t cols = std::min(kPanelWidth, w.rows - p * kPanelWidth);
+      for (int64_t k0 = 0; k0 < k_total; k0 += kDequantizedDepth) {
+        const int64_t kc = std::min(kDequantizedDepth, k_total - k0);
+        dequantize_panel(w, p, k0, kc, scratch.as<float>());
+        const float* panel = scratch.as<float>();
+        for (int64_t t = 0, r = r0; t < tiles; ++t) {
+          const int64_t height = rows / tiles + (t < rows % tiles ? 1 : 0);
+          tile_any_rows<V, W>(height, x + r * k_total + k0, k_total, panel, static_cast<const float*>(nullptr), 0, kc,
+                              false, cols, k0 > 0, y + r * ldy + p * kPanelWidth, ldy);
+          r += height;
+        }
+      }
+    }
+  }
+}
+
 }  // namespace vllm::kernels::cpu::blocks

@@ -33,6 +33,12 @@ cpu::PackedGemmFn gemm_for(const PackedMatrix& w) {
   return nullptr;
 }
 
+// The GEMM of w's format: m rows of x against panels [p_begin, p_end), into y (rows w.rows apart).
+void gemm(const float* x, int64_t m, const PackedMatrix& w, int64_t p_begin, int64_t p_end, float* y) {
+  if (w.quantized()) return cpu::active_gemm_table().quantized(x, m, w, p_begin, p_end, y, w.rows);
+  gemm_for(w)(x, m, w.data.data(), w.cols, w.rows, p_begin, p_end, y, w.rows);
+}
+
 // Decode takes panels four at a time (gemm_blocks.h): work is cut in such groups.
 constexpr int64_t kDecodePanels = 4;
 
@@ -55,11 +61,10 @@ bool splits_rows(const PackedMatrix& w, int64_t m) {
 }  // namespace
 
 void linear(const float* x, int64_t m, const PackedMatrix& w, const float* bias, float* y, ThreadPool& pool) {
-  const cpu::PackedGemmFn fn = gemm_for(w);
   const int64_t n = w.rows, num_panels = w.num_panels();
   // Rows [r_begin, r_end) times panels [p_begin, p_end), then the bias.
   const auto product = [&](int64_t r_begin, int64_t r_end, int64_t p_begin, int64_t p_end) {
-    fn(x + r_begin * w.cols, r_end - r_begin, w.data.data(), w.cols, n, p_begin, p_end, y + r_begin * n, n);
+    gemm(x + r_begin * w.cols, r_end - r_begin, w, p_begin, p_end, y + r_begin * n);
     if (bias == nullptr) return;
     const int64_t j_end = std::min(n, p_end * kPanelWidth);
     for (int64_t r = r_begin; r < r_end; ++r) {
@@ -95,8 +100,7 @@ void linear_group(const std::vector<LinearProblem>& problems, ThreadPool& pool) 
       const int64_t from = std::max(u_begin, first_unit[i]) - first_unit[i];
       const int64_t to = std::min(u_end, first_unit[i + 1]) - first_unit[i];
       const int64_t panels = p.w->num_panels();
-      gemm_for (*p.w)(p.x, p.m, p.w->data.data(), p.w->cols, p.w->rows, from * kDecodePanels,
-                      std::min(panels, to * kDecodePanels), p.y, p.w->rows);
+      gemm(p.x, p.m, *p.w, from * kDecodePanels, std::min(panels, to * kDecodePanels), p.y);
     }
   });
 }

@@ -45,8 +45,8 @@ void Linear::forward_group(const std::vector<Call>& calls, ThreadPool& pool) {
 void Linear::add_cost(ModelCost& cost, bool lm_head) const {
   const auto params = static_cast<double>(out_features_ * in_features_);
   (lm_head ? cost.lm_head_params : cost.layer_params) += params;
-  cost.weight_bytes += params * static_cast<double>(dtype_size(weight_->dtype));
-  cost.bf16_matrices &= weight_->dtype == DType::kBF16;
+  cost.weight_bytes += weight_->value_bytes();
+  cost.bf16_matrices &= weight_->dtype == DType::kBF16 && !weight_->quantized();
 }
 
 }  // namespace vllm

@@ -22,6 +22,24 @@ Result<Tensor> SourceWeightReader::checked(const std::string& name, const std::v
 
 Result<kernels::PackedMatrix> SourceWeightReader::matrices(const std::vector<std::string>& names,
                                                            const std::vector<int64_t>& rows, int64_t cols) {
+  // Quantized matrices stay quantized when every stacked part is (a dense
+  // one beside them makes them all dense: get() dequantizes).
+  std::vector<kernels::GroupQuantized> quantized;
+  for (size_t i = 0; i < names.size(); ++i) {
+    VLLM_ASSIGN_OR_RETURN(std::optional<kernels::GroupQuantized> q, source_.quantized(names[i]));
+    if (!q) break;
+    if (q->rows != rows[i] || q->cols != cols) {
+      return invalid_argument(source_.source() + ": tensor '" + names[i] + "': expected shape " +
+                              shape_to_string({rows[i], cols}) + " from config.json, found " +
+                              shape_to_string({q->rows, q->cols}));
+    }
+    quantized.push_back(std::move(*q));
+  }
+  if (quantized.size() == names.size()) {
+    std::vector<const kernels::GroupQuantized*> parts;
+    for (const kernels::GroupQuantized& q : quantized) parts.push_back(&q);
+    return kernels::pack_quantized_matrices(parts, pool_);
+  }
   std::vector<Tensor> parts;
   for (size_t i = 0; i < names.size(); ++i) {
     VLLM_ASSIGN_OR_RETURN(Tensor t, checked(names[i], {rows[i], cols}));

@@ -292,4 +292,33 @@ Result<Tensor> GgufCheckpoint::get(const std::string& name) const {
   return out;
 }
 
+Result<std::optional<kernels::GroupQuantized>> GgufCheckpoint::quantized(const std::string& name) const {
+  const auto it = index_.find(name);
+  if (it == index_.end()) return not_found(file_->path() + ": missing tensor '" + name + "'");
+  const GgufTensor& t = *it->second.tensor;
+  const kernels::GgmlType type = t.type.type;
+  if (kernels::ggml_group_size(type) == 0 || t.shape.size() != 2) return std::optional<kernels::GroupQuantized>();
+  kernels::GroupQuantized q;
+  q.rows = t.shape[0], q.cols = t.shape[1], q.group_size = kernels::ggml_group_size(type);
+  const int64_t groups = q.cols / q.group_size, row_bytes = kernels::ggml_row_bytes(t.type, q.cols);
+  q.codes.resize(static_cast<size_t>(q.rows * q.cols));
+  q.scales.resize(static_cast<size_t>(q.rows * groups));
+  if (kernels::ggml_type_has_offsets(type)) q.offsets.resize(q.scales.size());
+  for (int64_t r = 0; r < q.rows; ++r) {
+    kernels::decode_ggml_row(type, t.data + r * row_bytes, q.cols, q.codes.data() + r * q.cols,
+                             q.scales.data() + r * groups, q.offsets.empty() ? nullptr : q.offsets.data() + r * groups);
+  }
+  if (const int64_t heads = it->second.rotary_heads; heads > 0) {
+    auto reorder = [&](auto& values, int64_t per_row) {
+      auto stored = values;
+      undo_rotary_interleave(reinterpret_cast<const uint8_t*>(stored.data()), reinterpret_cast<uint8_t*>(values.data()),
+                             heads, q.rows, static_cast<size_t>(per_row) * sizeof(values[0]));
+    };
+    reorder(q.codes, q.cols);
+    reorder(q.scales, groups);
+    if (!q.offsets.empty()) reorder(q.offsets, groups);
+  }
+  return std::optional<kernels::GroupQuantized>(std::move(q));
+}
+
 }  // namespace vllm

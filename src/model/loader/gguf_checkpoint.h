@@ -9,7 +9,8 @@
 // the two rotary halves interleaved.  Quantized tensors are dequantized to
 // FP32 when asked for (exactly as ggml does); F32, F16 and BF16 ones are
 // read in place (F16 and BF16 widened to FP32 in a file that also holds
-// quantized ones).
+// quantized ones).  quantized() gives a quantized tensor in its group form
+// instead (kernels/ggml_blocks.h), for the kernels to compute on as stored.
 #pragma once
 
 #include <map>
@@ -42,6 +43,7 @@ class GgufCheckpoint : public WeightSource {
   bool has(const std::string& name) const override { return index_.count(name) != 0; }
   int64_t count_numbered(const std::string& prefix) const override;
   Result<Tensor> get(const std::string& name) const override;
+  Result<std::optional<kernels::GroupQuantized>> quantized(const std::string& name) const override;
   const std::string& source() const override { return file_->path(); }
   // The Hugging Face names of the tensors it has, sorted.
   std::vector<std::string> names() const;

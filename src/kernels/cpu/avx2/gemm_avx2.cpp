@@ -35,7 +35,7 @@ struct F16Weights : blocks::WidenedSteps<Avx2> {
 
 GemmTable avx2_gemm_table() {
   return {blocks::packed_gemm<Avx2, F32Weights, float>, blocks::packed_gemm<Avx2, BF16Weights, uint16_t>,
-          blocks::packed_gemm<Avx2, F16Weights, uint16_t>};
+          blocks::packed_gemm<Avx2, F16Weights, uint16_t>, blocks::dequantized_gemm<Avx2, F32Weights>};
 }
 
 }  // namespace vllm::kernels::cpu

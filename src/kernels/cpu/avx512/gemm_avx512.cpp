@@ -31,11 +31,17 @@ struct F16Weights : blocks::WidenedSteps<Avx512> {
   }
 };
 
+void quantized_gemm(const float* x, int64_t m, const PackedMatrix& w, int64_t p_begin, int64_t p_end, float* y,
+                    int64_t ldy) {
+  if (m <= kQuantizedFewRows) return avx512_quantized_few_rows(x, m, w, p_begin, p_end, y, ldy);
+  blocks::dequantized_gemm<Avx512, F32Weights>(x, m, w, p_begin, p_end, y, ldy);
+}
+
 }  // namespace
 
 GemmTable avx512_gemm_table() {
   return {blocks::packed_gemm<Avx512, F32Weights, float>, blocks::packed_gemm<Avx512, BF16Weights, uint16_t>,
-          blocks::packed_gemm<Avx512, F16Weights, uint16_t>};
+          blocks::packed_gemm<Avx512, F16Weights, uint16_t>, quantized_gemm};
 }
 
 }  // namespace vllm::kernels::cpu

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cmath>
 
 #include "kernels/cpu/gemm.h"
@@ -58,13 +59,25 @@ void bf16_pair_gemm(const float* x, int64_t m, const void* panels, int64_t k_tot
                         });
 }
 
+// The definition of gemm.h's quantized arithmetic.
+void quantized_gemm(const float* x, int64_t m, const PackedMatrix& w, int64_t p_begin, int64_t p_end, float* y,
+                    int64_t ldy) {
+  for (int64_t j = p_begin * kPanelWidth; j < std::min(w.rows, p_end * kPanelWidth); ++j) {
+    for (int64_t r = 0; r < m; ++r) {
+      float acc = 0.0f;
+      for (int64_t k = 0; k < w.cols; ++k) acc = std::fma(x[r * w.cols + k], w.at(j, k), acc);
+      y[r * ldy + j] = acc;
+    }
+  }
+}
+
 }  // namespace
 
 PackedGemmFn ref_bf16_pair_gemm() { return bf16_pair_gemm; }
 
 GemmTable ref_gemm_table() {
   return {packed_gemm<float, widen, DType::kF32>, packed_gemm<uint16_t, widen_bf16, DType::kBF16>,
-          packed_gemm<uint16_t, widen_f16, DType::kF16>};
+          packed_gemm<uint16_t, widen_f16, DType::kF16>, quantized_gemm};
 }
 
 }  // namespace vllm::kernels::cpu

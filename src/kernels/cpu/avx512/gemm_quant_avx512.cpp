@@ -1,0 +1,150 @@
+// Compiled with -mavx512f; reached only through the dispatch table.  The
+// quantized GEMM of gemm.h for decode's few rows: codes are read straight
+// from the packed panels, dequantized in registers (an fma of the group's
+// scale and offset, as group_quantized.h defines) and fed to each output's
+// FP32 chain in k order, the same chain as the F32 GEMM's over the
+// dequantized matrix.  Several panels at a time keep enough independent
+// chains in flight while the codes stream from memory.
+#include <immintrin.h>
+
+#include <algorithm>
+
+#include "kernels/cpu/gemm.h"
+
+namespace vllm::kernels::cpu {
+namespace {
+
+// A group's 32 parameters (scales or offsets) as two vectors.
+void load_params(const float* p, __m512 out[2]) {
+  out[0] = _mm512_load_ps(p);
+  out[1] = _mm512_load_ps(p + 16);
+}
+void load_params(const uint16_t* p, __m512 out[2]) {
+  out[0] = _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(p)));
+  out[1] = _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(p + 16)));
+}
+
+// One pair of k of a panel as FP32 codes: out[0], out[1] columns 0-15 and
+// 16-31 at k; out[2], out[3] the same at k + 1.  `table` maps a nibble to
+// its code (permutexvar reads only the low 4 bits of each lane's index).
+template <QuantCodes kCodes>
+void load_codes(const uint8_t* pair, __m512 table, __m512 out[4]) {
+  if constexpr (kCodes == QuantCodes::kInt4) {
+    const __m256i bytes = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(pair));
+    const __m512i low_columns = _mm512_cvtepu8_epi32(_mm256_castsi256_si128(bytes));
+    const __m512i high_columns = _mm512_cvtepu8_epi32(_mm256_extracti128_si256(bytes, 1));
+    out[0] = _mm512_permutexvar_ps(low_columns, table);
+    out[1] = _mm512_permutexvar_ps(high_columns, table);
+    out[2] = _mm512_permutexvar_ps(_mm512_srli_epi32(low_columns, 4), table);
+    out[3] = _mm512_permutexvar_ps(_mm512_srli_epi32(high_columns, 4), table);
+  } else {
+    for (int v = 0; v < 4; ++v) {
+      const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(pair + 16 * v));
+      out[v] = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(bytes));
+    }
+  }
+}
+
+// R rows against panels [p0, p0 + P).
+template <QuantCodes kCodes, typename Param, bool kOffsets, int R, int P>
+void row_panels(const float* x, int64_t ldx, const PackedMatrix& w, __m512 table, int64_t p0, float* y, int64_t ldy) {
+  const QuantFormat& f = w.quant;
+  const int64_t k_total = w.cols, group = f.group_size;
+  constexpr int64_t kPairBytes = kCodes == QuantCodes::kInt4 ? kPanelWidth : 2 * kPanelWidth;
+  const uint8_t* codes[P];
+  const Param* params[P];
+  for (int i = 0; i < P; ++i) {
+    codes[i] = w.data.as<uint8_t>() + (p0 + i) * f.panel_code_bytes(k_total);
+    params[i] = w.group_params.as<Param>() + (p0 + i) * f.panel_param_elements(k_total);
+  }
+  __m512 acc[R][P][2];
+  for (int r = 0; r < R; ++r) {
+    for (int i = 0; i < P; ++i) acc[r][i][0] = acc[r][i][1] = _mm512_setzero_ps();
+  }
+  for (int64_t k0 = 0; k0 < k_total; k0 += group) {
+    __m512 scale[P][2], offset[P][2];
+    for (int i = 0; i < P; ++i) {
+      load_params(params[i], scale[i]);
+      if constexpr (kOffsets) load_params(params[i] + kPanelWidth, offset[i]);
+      params[i] += f.group_param_elements();
+    }
+    for (int64_t k = k0; k < k0 + group; k += 2) {
+      __m512 xk[R][2];
+      for (int r = 0; r < R; ++r) {
+        xk[r][0] = _mm512_set1_ps(x[r * ldx + k]);
+        xk[r][1] = _mm512_set1_ps(x[r * ldx + k + 1]);
+      }
+      for (int i = 0; i < P; ++i) {
+        __m512 wv[4];
+        load_codes<kCodes>(codes[i] + k / 2 * kPairBytes, table, wv);
+        for (int v = 0; v < 4; ++v) {
+          wv[v] = kOffsets ? _mm512_fmadd_ps(scale[i][v % 2], wv[v], offset[i][v % 2])
+                           : _mm512_mul_ps(scale[i][v % 2], wv[v]);
+        }
+        for (int r = 0; r < R; ++r) {
+          for (int v = 0; v < 4; ++v) acc[r][i][v % 2] = _mm512_fmadd_ps(xk[r][v / 2], wv[v], acc[r][i][v % 2]);
+        }
+      }
+    }
+  }
+  for (int r = 0; r < R; ++r) {
+    for (int i = 0; i < P; ++i) {
+      const int64_t first = (p0 + i) * kPanelWidth;
+      for (int v = 0; v < 2; ++v) {
+        const int64_t count = std::clamp<int64_t>(w.rows - first - 16 * v, 0, 16);
+        _mm512_mask_storeu_ps(y + r * ldy + first + 16 * v, static_cast<__mmask16>((1u << count) - 1u), acc[r][i][v]);
+      }
+    }
+  }
+}
+
+// Panels [p_begin, p_end), P at a time while they last, then fewer.
+template <QuantCodes kCodes, typename Param, bool kOffsets, int R, int P>
+void over_panels(const float* x, int64_t ldx, const PackedMatrix& w, __m512 table, int64_t p_begin, int64_t p_end,
+                 float* y, int64_t ldy) {
+  int64_t p = p_begin;
+  for (; p + P <= p_end; p += P) row_panels<kCodes, Param, kOffsets, R, P>(x, ldx, w, table, p, y, ldy);
+  if constexpr (P > 1) {
+    if (p < p_end) over_panels<kCodes, Param, kOffsets, R, P - 1>(x, ldx, w, table, p, p_end, y, ldy);
+  }
+}
+
+template <QuantCodes kCodes, typename Param, bool kOffsets>
+void few_rows(const float* x, int64_t m, const PackedMatrix& w, __m512 table, int64_t p_begin, int64_t p_end, float* y,
+              int64_t ldy) {
+  // Four panels for one row (decode), two for two or three (registers).
+  switch (m) {
+    case 1:
+      return over_panels<kCodes, Param, kOffsets, 1, 4>(x, w.cols, w, table, p_begin, p_end, y, ldy);
+    case 2:
+      return over_panels<kCodes, Param, kOffsets, 2, 2>(x, w.cols, w, table, p_begin, p_end, y, ldy);
+    default:
+      return over_panels<kCodes, Param, kOffsets, 3, 2>(x, w.cols, w, table, p_begin, p_end, y, ldy);
+  }
+}
+
+template <QuantCodes kCodes>
+void with_params(const float* x, int64_t m, const PackedMatrix& w, __m512 table, int64_t p_begin, int64_t p_end,
+                 float* y, int64_t ldy) {
+  const bool f16 = w.quant.param_dtype == DType::kF16;
+  if (w.quant.has_offsets) {
+    return f16 ? few_rows<kCodes, uint16_t, true>(x, m, w, table, p_begin, p_end, y, ldy)
+               : few_rows<kCodes, float, true>(x, m, w, table, p_begin, p_end, y, ldy);
+  }
+  return f16 ? few_rows<kCodes, uint16_t, false>(x, m, w, table, p_begin, p_end, y, ldy)
+             : few_rows<kCodes, float, false>(x, m, w, table, p_begin, p_end, y, ldy);
+}
+
+}  // namespace
+
+void avx512_quantized_few_rows(const float* x, int64_t m, const PackedMatrix& w, int64_t p_begin, int64_t p_end,
+                               float* y, int64_t ldy) {
+  if (m <= 0) return;
+  if (w.quant.codes == QuantCodes::kInt8)
+    return with_params<QuantCodes::kInt8>(x, m, w, __m512{}, p_begin, p_end, y, ldy);
+  const __m512 table = w.quant.signed_int4 ? _mm512_setr_ps(0, 1, 2, 3, 4, 5, 6, 7, -8, -7, -6, -5, -4, -3, -2, -1)
+                                           : _mm512_setr_ps(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+  with_params<QuantCodes::kInt4>(x, m, w, table, p_begin, p_end, y, ldy);
+}
+
+}  // namespace vllm::kernels::cpu

@@ -1,0 +1,19 @@
+#include "kernels/group_quantized.h"
+
+#include <cmath>
+
+namespace vllm::kernels {
+
+float GroupQuantized::value(int64_t row, int64_t col) const {
+  const auto g = static_cast<size_t>(row * groups_per_row() + col / group_size);
+  const float code = codes[static_cast<size_t>(row * cols + col)];
+  return offsets.empty() ? scales[g] * code : std::fma(scales[g], code, offsets[g]);
+}
+
+void GroupQuantized::dequantize_rows(int64_t row, int64_t count, float* out) const {
+  for (int64_t r = 0; r < count; ++r) {
+    for (int64_t c = 0; c < cols; ++c) out[r * cols + c] = value(row + r, c);
+  }
+}
+
+}  // namespace vllm::kernels

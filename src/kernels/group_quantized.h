@@ -1,0 +1,32 @@
+// A quantized weight matrix as every integer format reduces to it: each
+// value an integer code, each run of group_size values along a row (a
+// group) a scale and an offset, and
+//
+//   w[r, c] = fma(scale[r, g], code[r, c], offset[r, g]),  g = c / group_size
+//
+// in FP32 (one rounding; scale * code without offsets).  ggml's block types (Q4_0 ... Q6_K: ggml_blocks.h)
+// and the Hugging Face formats (GPTQ, AWQ, compressed-tensors) are all read
+// into this form, exactly: their own dequantization gives the same bits.
+// It is the form loaders hand over; pack_quantized_matrices
+// (packed_matrix.h) turns it into the kernels' layout.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace vllm::kernels {
+
+struct GroupQuantized {
+  int64_t rows = 0, cols = 0;
+  int64_t group_size = 0;      // divides cols
+  std::vector<int8_t> codes;   // [rows, cols]
+  std::vector<float> scales;   // [rows, cols / group_size]
+  std::vector<float> offsets;  // the same, or empty for none (zero)
+
+  int64_t groups_per_row() const { return group_size > 0 ? cols / group_size : 0; }
+  float value(int64_t row, int64_t col) const;
+  // Rows [row, row + count) as FP32 values into out[count, cols].
+  void dequantize_rows(int64_t row, int64_t count, float* out) const;
+};
+
+}  // namespace vllm::kernels

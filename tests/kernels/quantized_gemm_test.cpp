@@ -1,0 +1,171 @@
+// Quantized weights (group_quantized.h, packed_matrix.h): packing keeps every
+// value, and every ISA's quantized GEMM is the F32 GEMM over the dequantized
+// matrix, bit for bit (gemm.h).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "base/thread_pool.h"
+#include "kernels/cpu/isa.h"
+#include "kernels/kernels.h"
+#include "kernels/packed_matrix.h"
+#include "tensor/dtype.h"
+#include "test_util.h"
+
+namespace vllm::kernels {
+namespace {
+
+struct Codes {
+  int min, max;
+};
+constexpr Codes kUnsigned4{0, 15}, kSigned4{-8, 7}, kSigned8{-128, 127};
+
+// Random codes in `range`, scales (FP16 numbers when `f16_params`, else
+// arbitrary floats) and offsets (or none).
+GroupQuantized random_quantized(int64_t rows, int64_t cols, int64_t group, Codes range, bool offsets, bool f16_params,
+                                uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int> code(range.min, range.max);
+  std::uniform_real_distribution<float> scale(0.001f, 0.05f), offset(-0.3f, 0.3f);
+  auto param = [&](float v) { return f16_params ? f16_to_f32(f32_to_f16(v)) : v; };
+  GroupQuantized q;
+  q.rows = rows, q.cols = cols, q.group_size = group;
+  for (int64_t i = 0; i < rows * cols; ++i) q.codes.push_back(static_cast<int8_t>(code(rng)));
+  for (int64_t i = 0; i < rows * q.groups_per_row(); ++i) {
+    q.scales.push_back(param(scale(rng)));
+    if (offsets) q.offsets.push_back(param(offset(rng)));
+  }
+  return q;
+}
+
+std::vector<cpu::CpuIsa> supported_isas() {
+  std::vector<cpu::CpuIsa> isas;
+  for (cpu::CpuIsa isa :
+       {cpu::CpuIsa::kScalar, cpu::CpuIsa::kAvx2, cpu::CpuIsa::kAvx512, cpu::CpuIsa::kAvx512Bf16, cpu::CpuIsa::kAmx}) {
+    if (isa <= cpu::supported_cpu_isa()) isas.push_back(isa);
+  }
+  return isas;
+}
+
+// The stacked parts' values, dequantized, as a dense F32 packed matrix.
+PackedMatrix dequantized(const std::vector<const GroupQuantized*>& parts, std::vector<float>& values,
+                         ThreadPool& pool) {
+  values.clear();
+  int64_t rows = 0;
+  for (const GroupQuantized* p : parts) {
+    std::vector<float> part(static_cast<size_t>(p->rows * p->cols));
+    p->dequantize_rows(0, p->rows, part.data());
+    values.insert(values.end(), part.begin(), part.end());
+    rows += p->rows;
+  }
+  return pack_matrix(Tensor{values.data(), DType::kF32, {rows, parts[0]->cols}}, pool, PanelLayout::kColumns);
+}
+
+TEST(QuantizedPackingTest, EveryValueReadsBackAndTheFormatIsTheNarrowestThatHoldsIt) {
+  ThreadPool pool(2);
+  struct Case {
+    Codes codes;
+    bool offsets, f16;
+    QuantCodes expect_codes;
+    bool expect_signed;
+  };
+  for (const Case c :
+       {Case{kUnsigned4, true, true, QuantCodes::kInt4, false}, Case{kSigned4, false, false, QuantCodes::kInt4, true},
+        Case{kSigned8, false, true, QuantCodes::kInt8, false}, Case{kSigned8, true, false, QuantCodes::kInt8, false}}) {
+    const GroupQuantized q = random_quantized(45, 96, 32, c.codes, c.offsets, c.f16, 7);
+    const PackedMatrix m = pack_quantized_matrices({&q}, pool);
+    EXPECT_EQ(m.quant.codes, c.expect_codes);
+    EXPECT_EQ(m.quant.signed_int4, c.expect_signed);
+    EXPECT_EQ(m.quant.has_offsets, c.offsets);
+    EXPECT_EQ(m.quant.param_dtype, c.f16 ? DType::kF16 : DType::kF32);
+    for (int64_t r = 0; r < q.rows; ++r) {
+      for (int64_t k = 0; k < q.cols; ++k) ASSERT_EQ(m.at(r, k), q.value(r, k)) << r << "," << k;
+    }
+  }
+}
+
+// A 4-bit part with groups of 32 and offsets beside an 8-bit one with groups
+// of 16 and none (Q4_K q_proj beside Q6_K v_proj): one matrix of 8-bit codes,
+// groups of 16 and offsets, every value kept.
+TEST(QuantizedPackingTest, MixedPartsShareTheWidestFormat) {
+  ThreadPool pool(1);
+  const GroupQuantized a = random_quantized(40, 64, 32, kUnsigned4, true, true, 1);
+  const GroupQuantized b = random_quantized(8, 64, 16, kSigned8, false, true, 2);
+  const PackedMatrix m = pack_quantized_matrices({&a, &b}, pool);
+  EXPECT_EQ(m.quant.codes, QuantCodes::kInt8);
+  EXPECT_EQ(m.quant.group_size, 16);
+  EXPECT_TRUE(m.quant.has_offsets);
+  ASSERT_EQ(m.rows, 48);
+  for (int64_t k = 0; k < 64; ++k) {
+    for (int64_t r = 0; r < 40; ++r) ASSERT_EQ(m.at(r, k), a.value(r, k));
+    for (int64_t r = 0; r < 8; ++r) ASSERT_EQ(m.at(40 + r, k), b.value(r, k));
+  }
+}
+
+// gemm.h's promise, on shapes off every panel, few-rows (3), tile, row-block
+// (192) and dequantized-depth (256) boundary, for each format.
+TEST(QuantizedGemmTest, EveryIsaIsTheF32GemmOfTheDequantizedMatrixBitForBit) {
+  ThreadPool pool(1);
+  struct Shape {
+    int64_t m, n, k, group;
+  };
+  struct Format {
+    Codes codes;
+    bool offsets, f16;
+  };
+  for (const Shape s :
+       {Shape{1, 1, 32, 32}, Shape{1, 130, 96, 32}, Shape{1, 200, 576, 64}, Shape{2, 45, 64, 16}, Shape{3, 70, 320, 32},
+        Shape{4, 97, 64, 64}, Shape{13, 70, 288, 32}, Shape{200, 40, 512, 128}}) {
+    auto x = testing::random_normal(s.m * s.k, 4);
+    for (const Format f : {Format{kUnsigned4, true, true}, Format{kSigned4, false, true},
+                           Format{kSigned8, false, false}, Format{kUnsigned4, true, false}}) {
+      const GroupQuantized q = random_quantized(s.n, s.k, s.group, f.codes, f.offsets, f.f16, 5);
+      const PackedMatrix packed = pack_quantized_matrices({&q}, pool);
+      std::vector<float> values;
+      const PackedMatrix dense = dequantized({&q}, values, pool);
+      std::vector<float> ref(static_cast<size_t>(s.m * s.n));
+      cpu::reference_gemm_table(cpu::CpuIsa::kScalar)
+          .f32(x.data(), s.m, dense.data.data(), s.k, s.n, 0, dense.num_panels(), ref.data(), s.n);
+      for (cpu::CpuIsa isa : supported_isas()) {
+        std::vector<float> y(ref.size(), -1.0f);
+        cpu::gemm_table(isa).quantized(x.data(), s.m, packed, 0, packed.num_panels(), y.data(), s.n);
+        for (size_t i = 0; i < y.size(); ++i) {
+          ASSERT_EQ(y[i], ref[i]) << cpu::cpu_isa_name(isa) << " m=" << s.m << " n=" << s.n << " k=" << s.k
+                                  << " group=" << s.group << " at " << i;
+        }
+      }
+    }
+  }
+}
+
+// Through linear(): panels shared among threads, a bias added, a sub-range
+// of panels leaving the rest of y alone.
+TEST(QuantizedGemmTest, LinearOnTwoThreadsEqualsTheDenseLinear) {
+  ThreadPool pool(2);
+  const GroupQuantized a = random_quantized(100, 128, 32, kSigned4, false, true, 11);
+  const GroupQuantized b = random_quantized(60, 128, 32, kUnsigned4, true, false, 12);
+  const PackedMatrix packed = pack_quantized_matrices({&a, &b}, pool);
+  std::vector<float> values;
+  const PackedMatrix dense = dequantized({&a, &b}, values, pool);
+  const auto bias = testing::random_normal(160, 13);
+  for (int64_t m : {1, 2, 5, 40}) {
+    const auto x = testing::random_normal(m * 128, 14);
+    std::vector<float> y(static_cast<size_t>(m * 160)), want(y.size());
+    linear(x.data(), m, packed, bias.data(), y.data(), pool);
+    linear(x.data(), m, dense, bias.data(), want.data(), pool);
+    ASSERT_EQ(y, want) << "m=" << m;
+  }
+  const auto x = testing::random_normal(128, 15);
+  std::vector<float> y(160, 7.0f), want(160);
+  cpu::active_gemm_table().quantized(x.data(), 1, packed, 1, 3, y.data(), 160);
+  linear(x.data(), 1, dense, nullptr, want.data(), pool);
+  for (size_t j = 0; j < 160; ++j) {
+    const bool in_range = j >= 32 && j < 96;
+    EXPECT_EQ(y[j], in_range ? want[j] : 7.0f) << j;
+  }
+}
+
+}  // namespace
+}  // namespace vllm::kernels
