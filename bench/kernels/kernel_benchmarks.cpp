@@ -16,6 +16,7 @@
 
 #include "base/aligned_buffer.h"
 #include "base/thread_pool.h"
+#include "kernels/group_quantized.h"
 #include "kernels/kernels.h"
 #include "kernels/machine_limits.h"
 #include "kernels/packed_matrix.h"
@@ -69,6 +70,39 @@ void BM_Linear(benchmark::State& state, DType dtype) {
     state.counters["of_bf16_peak"] =
         benchmark::Counter(flops / 1e9 / bf16_weights_peak(g_limits), benchmark::Counter::kIsIterationInvariantRate);
   }
+}
+
+// A quantized matrix of random codes in `bits` (4: Q4_0's signed codes, 8:
+// Q8_0's), groups of 32 with FP16 scales and no offsets, as those ggml types
+// are packed.
+PackedMatrix random_quantized(int bits, int64_t n, int64_t k) {
+  std::mt19937 rng(7);
+  const int low = bits == 4 ? -8 : -128, high = bits == 4 ? 7 : 127;
+  std::uniform_int_distribution<int> code(low, high);
+  GroupQuantized q;
+  q.rows = n, q.cols = k, q.group_size = 32;
+  for (int64_t i = 0; i < n * k; ++i) q.codes.push_back(static_cast<int8_t>(code(rng)));
+  q.scales.assign(static_cast<size_t>(n * k / 32), 0.01f);
+  return pack_quantized_matrices({&q}, pool());
+}
+
+// Args: m, n, k.  As BM_Linear, GB/s counting the codes and scales.
+void BM_LinearQuantized(benchmark::State& state, int bits) {
+  const int64_t m = state.range(0), n = state.range(1), k = state.range(2);
+  const PackedMatrix w = random_quantized(bits, n, k);
+  const std::vector<float> x = random_floats(static_cast<size_t>(m * k), 8);
+  std::vector<float> y(static_cast<size_t>(m * n));
+  for (auto _ : state) {
+    linear(x.data(), m, w, nullptr, y.data(), pool());
+    benchmark::DoNotOptimize(y.data());
+  }
+  const double flops = 2.0 * static_cast<double>(m * n * k);
+  state.counters["GFLOP/s"] = benchmark::Counter(flops / 1e9, benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["GB/s"] = benchmark::Counter(w.value_bytes() / 1e9, benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["of_peak"] =
+      benchmark::Counter(flops / 1e9 / g_limits.peak_gflops, benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["of_bandwidth"] = benchmark::Counter(w.value_bytes() / 1e9 / g_limits.bandwidth_gb_per_s,
+                                                      benchmark::Counter::kIsIterationInvariantRate);
 }
 
 // A decode step's matrix work: every weight of smollm-135m's 30 layers and
@@ -163,6 +197,16 @@ void register_benchmarks() {
     for (const Shape& s : shapes) {
       const std::string name = std::string("Linear/") + dtype_name(dtype) + "/" + s.name;
       benchmark::RegisterBenchmark(name.c_str(), BM_Linear, dtype)
+          ->Args({s.m, s.n, s.k})
+          ->ArgNames({"m", "n", "k"})
+          ->Unit(benchmark::kMillisecond)
+          ->UseRealTime();
+    }
+  }
+  for (int bits : {4, 8}) {
+    for (const Shape& s : shapes) {
+      const std::string name = std::string("LinearQuantized/Q") + std::to_string(bits) + "/" + s.name;
+      benchmark::RegisterBenchmark(name.c_str(), BM_LinearQuantized, bits)
           ->Args({s.m, s.n, s.k})
           ->ArgNames({"m", "n", "k"})
           ->Unit(benchmark::kMillisecond)

@@ -105,7 +105,8 @@ TEST(QuantizedPackingTest, MixedPartsShareTheWidestFormat) {
 }
 
 // gemm.h's promise, on shapes off every panel, few-rows (3), tile, row-block
-// (192) and dequantized-depth (256) boundary, for each format.
+// (192) and dequantized-depth (256) boundary (one group of the whole row
+// across it), for each format.
 TEST(QuantizedGemmTest, EveryIsaIsTheF32GemmOfTheDequantizedMatrixBitForBit) {
   ThreadPool pool(1);
   struct Shape {
@@ -117,7 +118,7 @@ TEST(QuantizedGemmTest, EveryIsaIsTheF32GemmOfTheDequantizedMatrixBitForBit) {
   };
   for (const Shape s :
        {Shape{1, 1, 32, 32}, Shape{1, 130, 96, 32}, Shape{1, 200, 576, 64}, Shape{2, 45, 64, 16}, Shape{3, 70, 320, 32},
-        Shape{4, 97, 64, 64}, Shape{13, 70, 288, 32}, Shape{200, 40, 512, 128}}) {
+        Shape{4, 97, 64, 64}, Shape{13, 70, 288, 32}, Shape{200, 40, 512, 128}, Shape{5, 33, 320, 320}}) {
     auto x = testing::random_normal(s.m * s.k, 4);
     for (const Format f : {Format{kUnsigned4, true, true}, Format{kSigned4, false, true},
                            Format{kSigned8, false, false}, Format{kUnsigned4, true, false}}) {

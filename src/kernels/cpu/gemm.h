@@ -60,5 +60,7 @@ PackedGemmFn amx_bf16_gemm_fn();
 inline constexpr int64_t kQuantizedFewRows = 3;
 void avx512_quantized_few_rows(const float* x, int64_t m, const PackedMatrix& w, int64_t p_begin, int64_t p_end,
                                float* y, int64_t ldy);
+// dequantize_panel (packed_matrix.h) in AVX-512 registers: the same values.
+void avx512_dequantize_panel(const PackedMatrix& w, int64_t p, int64_t k0, int64_t kc, float* out);
 
 }  // namespace vllm::kernels::cpu

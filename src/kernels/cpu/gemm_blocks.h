@@ -257,10 +257,10 @@ void packed_gemm(const float* x, int64_t m, const void* panels, int64_t k_total,
 }
 
 // gemm.h's quantized GEMM by way of the F32 one: each panel's depth block
-// dequantized into a per-thread F32 panel, then the F32 tiles over it (W:
-// the ISA's F32 loader).  The chain of every output is the F32 one over the
-// dequantized weights, depth blocks continuing it through y as above.
-template <typename V, typename W>
+// dequantized into a per-thread F32 panel by `Dequantize` (dequantize_panel
+// or an ISA's own), then the F32 tiles over it (W: the ISA's F32 loader).  The chain of every output is the F32 one
+// over the dequantized weights, depth blocks continuing it through y as above.
+template <typename V, typename W, auto Dequantize = dequantize_panel>
 void dequantized_gemm(const float* x, int64_t m, const PackedMatrix& w, int64_t p_begin, int64_t p_end, float* y,
                       int64_t ldy) {
   // Depth of a dequantized block: 256 k of 32 floats (32 KiB) stay in L1.
@@ -274,7 +274,7 @@ void dequantized_gemm(const float* x, int64_t m, const PackedMatrix& w, int64_t 
       const int64_t cols = std::min(kPanelWidth, w.rows - p * kPanelWidth);
       for (int64_t k0 = 0; k0 < k_total; k0 += kDequantizedDepth) {
         const int64_t kc = std::min(kDequantizedDepth, k_total - k0);
-        dequantize_panel(w, p, k0, kc, scratch.as<float>());
+        Dequantize(w, p, k0, kc, scratch.as<float>());
         const float* panel = scratch.as<float>();
         for (int64_t t = 0, r = r0; t < tiles; ++t) {
           const int64_t height = rows / tiles + (t < rows % tiles ? 1 : 0);

@@ -10,7 +10,9 @@ q_proj / k_proj rows permuted per head, shapes fastest dimension first):
     (F16: a directory of the same F16 values);
   - quantized (Q8_0, Q4_0, Q4_1, Q5_0, Q5_1 across the matrices, F16 where a
     row is not whole blocks): must generate exactly what a Hugging Face
-    directory of check_gguf.py's numpy dequantization of those weights does.
+    directory of check_gguf.py's numpy dequantization of those weights does;
+  - K-quants (Q2_K ... Q6_K) on a llama of 256-wide rows over the same
+    vocabulary, its weights made from random blocks: the same.
 "Exactly": the same token ids, logprobs and prompt logprobs, bit for bit in
 the JSON.  Then: a GGUF without --tokenizer and one of an architecture we do
 not run are each refused with one line that says so.
@@ -85,6 +87,8 @@ def f16_bytes(v):
 
 
 def quantize(type_name, w):
+    if type_name in K_TYPES:
+        return MADE_FROM_BLOCKS[(type_name, np.ascontiguousarray(w).tobytes())]
     x = blocks_of(w)
     amax = np.abs(x).max(axis=1, keepdims=True)
     lo, hi = x.min(axis=1, keepdims=True), x.max(axis=1, keepdims=True)
@@ -165,7 +169,59 @@ def convert(config, weights, choose_type, file_type):
 
 
 def quantize_roundtrip(type_name, w):
+    if type_name in K_TYPES:  # made from blocks: exactly what they hold
+        return w
     return gg.dequantize(type_name, quantize(type_name, w), w.size).reshape(w.shape)
+
+
+# K-quant matrices are not quantized from weights here: their weights are
+# made from random blocks (codes and scales), so that the weights are
+# exactly what the bytes hold, and quantize() looks the bytes up.
+K_TYPES = ["Q2_K", "Q3_K", "Q4_K", "Q5_K", "Q6_K"]
+MADE_FROM_BLOCKS = {}
+
+
+def matrix_from_blocks(rng, type_name, rows, cols, rotary_heads=0):
+    """A [rows, cols] weight of random `type_name` blocks, values about 0.02 in size, in the
+    checkpoint's row order (the bytes hold the converter's, for q_proj / k_proj)."""
+    raw = np.frombuffer(gg.random_blocks(rng, type_name, rows * cols), np.uint8).copy()
+    block_bytes = gg.TYPES[type_name][2]
+    blocks = raw.reshape(-1, block_bytes)
+    rms = np.sqrt(np.mean(gg.dequantize(type_name, raw.tobytes(), rows * cols).astype(np.float64) ** 2))
+    for offset in gg.HALF_FIELDS[type_name]:
+        field = blocks[:, offset:offset + 2].copy().view("<f2")
+        blocks[:, offset:offset + 2] = (field.astype(F32) * F32(0.02 / rms)).astype("<f2").view(np.uint8)
+    stored = gg.dequantize(type_name, blocks.tobytes(), rows * cols).reshape(rows, cols)
+    MADE_FROM_BLOCKS[(type_name, stored.tobytes())] = blocks.tobytes()
+    if rotary_heads:  # the checkpoint's rows: the converter's interleaving undone
+        half = rows // rotary_heads // 2
+        return stored.reshape(rotary_heads, half, 2, cols).swapaxes(1, 2).reshape(rows, cols)
+    return stored
+
+
+def k_quant_model(config, rng):
+    """A llama of K-quant-sized rows (multiples of 256) over stories260k's vocabulary: its config
+    and its weights, each matrix of one K type, the types taken in turn."""
+    c = dict(config, hidden_size=256, intermediate_size=512, num_attention_heads=4, num_key_value_heads=2,
+             head_dim=64, num_hidden_layers=2)
+    h, inter, kv = c["hidden_size"], c["intermediate_size"], c["num_key_value_heads"] * c["head_dim"]
+    shapes = {"model.embed_tokens.weight": (c["vocab_size"], h), "model.norm.weight": (h,)}
+    for layer in range(c["num_hidden_layers"]):
+        p = f"model.layers.{layer}."
+        shapes.update({p + "input_layernorm.weight": (h,), p + "post_attention_layernorm.weight": (h,),
+                       p + "self_attn.q_proj.weight": (h, h), p + "self_attn.k_proj.weight": (kv, h),
+                       p + "self_attn.v_proj.weight": (kv, h), p + "self_attn.o_proj.weight": (h, h),
+                       p + "mlp.gate_proj.weight": (inter, h), p + "mlp.up_proj.weight": (inter, h),
+                       p + "mlp.down_proj.weight": (h, inter)})
+    weights, types = {}, {}
+    for i, (name, shape) in enumerate(sorted(shapes.items())):
+        if len(shape) == 1:
+            weights[name] = (1 + 0.1 * rng.standard_normal(shape)).astype(F32)
+            continue
+        types[name] = K_TYPES[i % len(K_TYPES)]
+        heads = c["num_attention_heads"] if "q_proj" in name else c["num_key_value_heads"] if "k_proj" in name else 0
+        weights[name] = matrix_from_blocks(rng, types[name], *shape, rotary_heads=heads)
+    return c, weights, types
 
 
 # ---------------------------------------------------------------- running
@@ -244,6 +300,19 @@ def main():
         assert got == want, f"{name}: the GGUF generated\n{got}\nthe checkpoint\n{want}"
         types = sorted({t for t in (choose(i, n, w) for i, (n, w) in enumerate(sorted(weights.items())))})
         print(f"ok: {name} GGUF ({', '.join(types)}) generates exactly what its checkpoint does")
+
+    # K-quants: every type, in groups of 16 (Q2_K, Q3_K, Q6_K) and 32, stacked
+    # beside each other in q/k/v and gate/up, the embedding and tied LM head too.
+    k_config, k_weights, k_types = k_quant_model(config, np.random.default_rng(5))
+    data, held = convert(k_config, k_weights, lambda i, n, w: k_types.get(n, "F32"), 15)  # MOSTLY_Q4_K_M
+    path = os.path.join(work, "k_quants.gguf")
+    with open(path, "wb") as f:
+        f.write(data)
+    reference = hf_dir(work, "k_quants_hf", stories, k_config, held)
+    got = generate(vllm, path, work, "k_quants_gguf", tokenizer=reference)
+    want = generate(vllm, reference, work, "k_quants_hf")
+    assert got == want, f"k_quants: the GGUF generated\n{got}\nthe checkpoint\n{want}"
+    print(f"ok: K-quant GGUF ({', '.join(sorted(set(k_types.values())))}) generates exactly what its checkpoint does")
 
     # The F32 model cut in three as gguf-split cuts one: the metadata in the
     # first file; split.no, split.count and split.tensors.count in each.

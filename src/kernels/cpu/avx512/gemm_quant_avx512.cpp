@@ -123,28 +123,65 @@ void few_rows(const float* x, int64_t m, const PackedMatrix& w, __m512 table, in
   }
 }
 
-template <QuantCodes kCodes>
-void with_params(const float* x, int64_t m, const PackedMatrix& w, __m512 table, int64_t p_begin, int64_t p_end,
-                 float* y, int64_t ldy) {
-  const bool f16 = w.quant.param_dtype == DType::kF16;
-  if (w.quant.has_offsets) {
-    return f16 ? few_rows<kCodes, uint16_t, true>(x, m, w, table, p_begin, p_end, y, ldy)
-               : few_rows<kCodes, float, true>(x, m, w, table, p_begin, p_end, y, ldy);
+template <QuantCodes kCodes, typename Param, bool kOffsets>
+void dequantize_pairs(const PackedMatrix& w, __m512 table, int64_t p, int64_t k0, int64_t kc, float* out) {
+  const QuantFormat& f = w.quant;
+  constexpr int64_t kPairBytes = kCodes == QuantCodes::kInt4 ? kPanelWidth : 2 * kPanelWidth;
+  const uint8_t* codes = w.data.as<uint8_t>() + p * f.panel_code_bytes(w.cols);
+  const Param* params = w.group_params.as<Param>() + p * f.panel_param_elements(w.cols);
+  for (int64_t g0 = k0 / f.group_size * f.group_size; g0 < k0 + kc; g0 += f.group_size) {
+    __m512 scale[2], offset[2];
+    load_params(params + g0 / f.group_size * f.group_param_elements(), scale);
+    if constexpr (kOffsets) load_params(params + g0 / f.group_size * f.group_param_elements() + kPanelWidth, offset);
+    for (int64_t k = std::max(g0, k0); k < std::min(g0 + f.group_size, k0 + kc); k += 2) {
+      __m512 wv[4];
+      load_codes<kCodes>(codes + k / 2 * kPairBytes, table, wv);
+      for (int v = 0; v < 4; ++v) {
+        const __m512 value =
+            kOffsets ? _mm512_fmadd_ps(scale[v % 2], wv[v], offset[v % 2]) : _mm512_mul_ps(scale[v % 2], wv[v]);
+        _mm512_store_ps(out + (k - k0 + v / 2) * kPanelWidth + 16 * (v % 2), value);
+      }
+    }
   }
-  return f16 ? few_rows<kCodes, uint16_t, false>(x, m, w, table, p_begin, p_end, y, ldy)
-             : few_rows<kCodes, float, false>(x, m, w, table, p_begin, p_end, y, ldy);
+}
+
+// The nibble-to-code table of a 4-bit matrix (unused for 8-bit codes).
+__m512 int4_table(const PackedMatrix& w) {
+  return w.quant.signed_int4 ? _mm512_setr_ps(0, 1, 2, 3, 4, 5, 6, 7, -8, -7, -6, -5, -4, -3, -2, -1)
+                             : _mm512_setr_ps(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+}
+
+// fn.template operator()<kCodes, Param, kOffsets>() for w's format.
+template <typename Fn>
+void for_format(const PackedMatrix& w, Fn&& fn) {
+  const QuantFormat& f = w.quant;
+  const bool f16 = f.param_dtype == DType::kF16;
+  auto with_codes = [&]<QuantCodes kCodes>() {
+    if (f.has_offsets) {
+      return f16 ? fn.template operator()<kCodes, uint16_t, true>() : fn.template operator()<kCodes, float, true>();
+    }
+    return f16 ? fn.template operator()<kCodes, uint16_t, false>() : fn.template operator()<kCodes, float, false>();
+  };
+  if (f.codes == QuantCodes::kInt8) return with_codes.template operator()<QuantCodes::kInt8>();
+  with_codes.template operator()<QuantCodes::kInt4>();
 }
 
 }  // namespace
 
+void avx512_dequantize_panel(const PackedMatrix& w, int64_t p, int64_t k0, int64_t kc, float* out) {
+  const __m512 table = int4_table(w);
+  for_format(w, [&]<QuantCodes kCodes, typename Param, bool kOffsets>() {
+    dequantize_pairs<kCodes, Param, kOffsets>(w, table, p, k0, kc, out);
+  });
+}
+
 void avx512_quantized_few_rows(const float* x, int64_t m, const PackedMatrix& w, int64_t p_begin, int64_t p_end,
                                float* y, int64_t ldy) {
   if (m <= 0) return;
-  if (w.quant.codes == QuantCodes::kInt8)
-    return with_params<QuantCodes::kInt8>(x, m, w, __m512{}, p_begin, p_end, y, ldy);
-  const __m512 table = w.quant.signed_int4 ? _mm512_setr_ps(0, 1, 2, 3, 4, 5, 6, 7, -8, -7, -6, -5, -4, -3, -2, -1)
-                                           : _mm512_setr_ps(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
-  with_params<QuantCodes::kInt4>(x, m, w, table, p_begin, p_end, y, ldy);
+  const __m512 table = int4_table(w);
+  for_format(w, [&]<QuantCodes kCodes, typename Param, bool kOffsets>() {
+    few_rows<kCodes, Param, kOffsets>(x, m, w, table, p_begin, p_end, y, ldy);
+  });
 }
 
 }  // namespace vllm::kernels::cpu
