@@ -56,18 +56,35 @@ void scale_and_min(const uint8_t* packed, int j, int& scale, int& min) {
   }
 }
 
-// Where a decoder puts a row's group form: codes, and per group a scale and
-// (for types that have one) an offset.
+// Where a decoder puts a row's group form: codes, per group a scale and
+// (for types that have one) an offset, and for K-quants their two levels.
 struct Groups {
   int8_t* codes;
   float* scales;
   float* offsets;  // null for a type without offsets
+  GgmlSteps steps;
 
   void group(float scale, float offset = 0.0f) {
     *scales++ = scale;
     if (offsets != nullptr) *offsets++ = offset;
   }
+  // A K-quant super-block's bases (d, and -dmin where there are offsets) ...
+  void super_block(float scale_base, float offset_base = 0.0f) {
+    base_scale = scale_base, base_offset = offset_base;
+    if (steps.scale_bases == nullptr) return;
+    *steps.scale_bases++ = scale_base;
+    if (offsets != nullptr) *steps.offset_bases++ = offset_base;
+  }
+  // ... and a group's steps of them: its scale base * scale_step, its offset likewise.
+  void stepped_group(int scale_step, int offset_step = 0) {
+    group(base_scale * static_cast<float>(scale_step), base_offset * static_cast<float>(offset_step));
+    if (steps.scale_steps == nullptr) return;
+    *steps.scale_steps++ = static_cast<int8_t>(scale_step);
+    if (offsets != nullptr) *steps.offset_steps++ = static_cast<int8_t>(offset_step);
+  }
   void code(int value) { *codes++ = static_cast<int8_t>(value); }
+
+  float base_scale = 0.0f, base_offset = 0.0f;  // of the current super-block
 };
 
 // Blocks of 32: a scale d (and a min m), 16 bytes of nibbles holding values
@@ -75,7 +92,7 @@ struct Groups {
 // word whose bit j is value j's fifth bit.  Without a min the unsigned
 // codes are centred: ggml computes (q - 8) * d (4 bits) or (q - 16) * d.
 template <bool kFifthBit, bool kMin>
-void decode_32s(const uint8_t* block, Groups out, int64_t blocks) {
+void decode_32s(const uint8_t* block, Groups& out, int64_t blocks) {
   constexpr int64_t kBytes = 2 + (kMin ? 2 : 0) + (kFifthBit ? 4 : 0) + 16;
   constexpr int kCentre = kMin ? 0 : (kFifthBit ? 16 : 8);
   for (int64_t b = 0; b < blocks; ++b, block += kBytes) {
@@ -91,7 +108,7 @@ void decode_32s(const uint8_t* block, Groups out, int64_t blocks) {
   }
 }
 
-void decode_q8_0(const uint8_t* block, Groups out, int64_t blocks) {
+void decode_q8_0(const uint8_t* block, Groups& out, int64_t blocks) {
   for (int64_t b = 0; b < blocks; ++b, block += 34) {
     out.group(half(block));
     for (int j = 0; j < 32; ++j) out.code(static_cast<int8_t>(block[2 + j]));
@@ -102,16 +119,16 @@ void decode_q8_0(const uint8_t* block, Groups out, int64_t blocks) {
 // qs[64] (2-bit codes), d, dmin.  Each 128 values take 32 bytes of codes:
 // value 32 * s + l of the half is bits 2s..2s+1 of byte l.  ggml computes
 // (d * scale) * q - dmin * min.
-void decode_q2_k(const uint8_t* block, Groups out, int64_t blocks) {
+void decode_q2_k(const uint8_t* block, Groups& out, int64_t blocks) {
   for (int64_t b = 0; b < blocks; ++b, block += 84) {
     const uint8_t* scales = block;
-    const float d = half(block + 80), dmin = half(block + 82);
+    out.super_block(half(block + 80), -half(block + 82));
     int sub = 0;
     for (int half_block = 0; half_block < 2; ++half_block) {
       const uint8_t* codes = block + 16 + 32 * half_block;
       for (int shift = 0; shift < 8; shift += 2) {
         for (int part = 0; part < 2; ++part, ++sub) {
-          out.group(d * static_cast<float>(scales[sub] & 0xF), -(dmin * static_cast<float>(scales[sub] >> 4)));
+          out.stepped_group(scales[sub] & 0xF, scales[sub] >> 4);
           for (int l = 0; l < 16; ++l) out.code((codes[16 * part + l] >> shift) & 3);
         }
       }
@@ -122,11 +139,11 @@ void decode_q2_k(const uint8_t* block, Groups out, int64_t blocks) {
 // Q3_K: hmask[32] (each value's third bit, inverted: clear means minus 4),
 // qs[64] (low 2 bits, laid out as in Q2_K), scales[12] (sixteen 6-bit
 // scales biased by 32), d.
-void decode_q3_k(const uint8_t* block, Groups out, int64_t blocks) {
+void decode_q3_k(const uint8_t* block, Groups& out, int64_t blocks) {
   for (int64_t b = 0; b < blocks; ++b, block += 110) {
     const uint8_t* hmask = block;
     const uint8_t* packed = block + 96;
-    const float d = half(block + 108);
+    out.super_block(half(block + 108));
     // Scale i: low 4 bits from byte i % 8 (low nibble for i < 8, high
     // otherwise), high 2 bits from byte 8 + i % 4, bits 2 * (i / 4).
     int scales[16];
@@ -141,7 +158,7 @@ void decode_q3_k(const uint8_t* block, Groups out, int64_t blocks) {
       const uint8_t* codes = block + 32 + 32 * half_block;
       for (int shift = 0; shift < 8; shift += 2, mask = static_cast<uint8_t>(mask << 1)) {
         for (int part = 0; part < 2; ++part, ++sub) {
-          out.group(d * static_cast<float>(scales[sub]));
+          out.stepped_group(scales[sub]);
           for (int l = 0; l < 16; ++l) {
             const int low = (codes[16 * part + l] >> shift) & 3;
             out.code(low - ((hmask[16 * part + l] & mask) ? 0 : 4));
@@ -157,10 +174,10 @@ void decode_q3_k(const uint8_t* block, Groups out, int64_t blocks) {
 // 64 c + 32 + l bit 2c + 1), and qs[128]: each 64 values take 32 bytes,
 // the first 32 values in the low nibbles, the next 32 in the high ones.
 template <bool kFifthBit>
-void decode_q45_k(const uint8_t* block, Groups out, int64_t blocks) {
+void decode_q45_k(const uint8_t* block, Groups& out, int64_t blocks) {
   constexpr int64_t kBytes = kFifthBit ? 176 : 144;
   for (int64_t b = 0; b < blocks; ++b, block += kBytes) {
-    const float d = half(block), dmin = half(block + 2);
+    out.super_block(half(block), -half(block + 2));
     const uint8_t* packed = block + 4;
     const uint8_t* high = block + 16;
     const uint8_t* codes = block + (kFifthBit ? 48 : 16);
@@ -168,7 +185,7 @@ void decode_q45_k(const uint8_t* block, Groups out, int64_t blocks) {
       for (int nibble = 0; nibble < 2; ++nibble) {
         int scale = 0, min = 0;
         scale_and_min(packed, 2 * chunk + nibble, scale, min);
-        out.group(d * static_cast<float>(scale), -(dmin * static_cast<float>(min)));
+        out.stepped_group(scale, min);
         const int bit = 2 * chunk + nibble;
         for (int l = 0; l < 32; ++l) {
           int q = (codes[l] >> (4 * nibble)) & 0xF;
@@ -185,16 +202,16 @@ void decode_q45_k(const uint8_t* block, Groups out, int64_t blocks) {
 // value 32 s + l (s = 0..3) has its low bits in ql[l + 32 (s % 2)]
 // (low nibble for s < 2) and its high bits at bits 2 s of qh[l].  ggml
 // computes (d * scale) * (q - 32).
-void decode_q6_k(const uint8_t* block, Groups out, int64_t blocks) {
+void decode_q6_k(const uint8_t* block, Groups& out, int64_t blocks) {
   for (int64_t b = 0; b < blocks; ++b, block += 210) {
-    const float d = half(block + 208);
+    out.super_block(half(block + 208));
     for (int half_block = 0; half_block < 2; ++half_block) {
       const uint8_t* ql = block + 64 * half_block;
       const uint8_t* qh = block + 128 + 32 * half_block;
       const auto* scales = reinterpret_cast<const int8_t*>(block + 192 + 8 * half_block);
       for (int s = 0; s < 4; ++s) {
         for (int l = 0; l < 32; ++l) {
-          if (l % 16 == 0) out.group(d * static_cast<float>(scales[2 * s + l / 16]));
+          if (l % 16 == 0) out.stepped_group(scales[2 * s + l / 16]);
           const int low = (ql[l + 32 * (s % 2)] >> (s < 2 ? 0 : 4)) & 0xF;
           out.code((low | (((qh[l] >> (2 * s)) & 3) << 4)) - 32);
         }
@@ -239,13 +256,27 @@ int64_t ggml_group_size(GgmlType type) {
 
 bool ggml_type_has_offsets(GgmlType type) { return has_offsets(type); }
 
-void decode_ggml_row(GgmlType type, const void* row, int64_t elements, int8_t* codes, float* scales, float* offsets) {
+int64_t ggml_super_groups(GgmlType type) {
+  switch (type) {
+    case GgmlType::kQ2_K:
+    case GgmlType::kQ3_K:
+    case GgmlType::kQ4_K:
+    case GgmlType::kQ5_K:
+    case GgmlType::kQ6_K:
+      return kSuper / ggml_group_size(type);
+    default:
+      return 0;
+  }
+}
+
+void decode_ggml_row(GgmlType type, const void* row, int64_t elements, int8_t* codes, float* scales, float* offsets,
+                     GgmlSteps steps) {
   const auto* bytes = static_cast<const uint8_t*>(row);
   const std::optional<GgmlTypeInfo> info = ggml_type_info(static_cast<uint32_t>(type));
   VLLM_CHECK(info && ggml_group_size(type) > 0 && elements % info->block_elements == 0,
              "decode_ggml_row: not a whole number of blocks of a quantized type");
   const int64_t blocks = elements / info->block_elements;
-  const Groups out{codes, scales, has_offsets(type) ? offsets : nullptr};
+  Groups out{codes, scales, has_offsets(type) ? offsets : nullptr, ggml_super_groups(type) > 0 ? steps : GgmlSteps{}};
   switch (type) {
     case GgmlType::kQ4_0:
       return decode_32s<false, false>(bytes, out, blocks);

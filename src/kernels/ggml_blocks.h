@@ -55,10 +55,25 @@ inline int64_t ggml_row_bytes(const GgmlTypeInfo& info, int64_t elements) {
 int64_t ggml_group_size(GgmlType type);
 bool ggml_type_has_offsets(GgmlType type);
 
+// K-quants' groups per super-block of 256 values (0 for other types): the
+// scales (and offsets) of its groups are its d (and -dmin) times small
+// integers, exactly, which group_quantized.h's two levels keep.
+int64_t ggml_super_groups(GgmlType type);
+
+// Where decode_ggml_row puts a K-quant row's two levels (all null: nowhere).
+struct GgmlSteps {
+  float* scale_bases = nullptr;   // per super-block
+  float* offset_bases = nullptr;  // per super-block, for a type with offsets
+  int8_t* scale_steps = nullptr;  // per group
+  int8_t* offset_steps = nullptr;
+};
+
 // A row of a quantized type (elements a multiple of its block size) in the
 // group form: codes[elements], and per group scales[] and (for a type with
-// offsets) offsets[].  Dequantizing that form gives ggml's bits.
-void decode_ggml_row(GgmlType type, const void* row, int64_t elements, int8_t* codes, float* scales, float* offsets);
+// offsets) offsets[], and for a K-quant its two levels into `steps`.
+// Dequantizing that form gives ggml's bits.
+void decode_ggml_row(GgmlType type, const void* row, int64_t elements, int8_t* codes, float* scales, float* offsets,
+                     GgmlSteps steps = {});
 
 // out[0, elements) = the row at `row` (elements a multiple of the type's
 // block size), as ggml's dequantization computes it.

@@ -22,6 +22,13 @@ struct GroupQuantized {
   std::vector<int8_t> codes;   // [rows, cols]
   std::vector<float> scales;   // [rows, cols / group_size]
   std::vector<float> offsets;  // the same, or empty for none (zero)
+  // Optionally the same scales and offsets in two levels, exactly (ggml's
+  // K-quants: a super-block's FP16 d times each group's small integer):
+  // scales[g] = scale_bases[g / super_groups] * scale_steps[g] in FP32, and
+  // the offsets likewise.  The kernels then store steps, not floats.
+  int64_t super_groups = 0;                       // 0: none
+  std::vector<float> scale_bases, offset_bases;   // [rows, groups / super_groups]
+  std::vector<int8_t> scale_steps, offset_steps;  // [rows, groups]
 
   int64_t groups_per_row() const { return group_size > 0 ? cols / group_size : 0; }
   float value(int64_t row, int64_t col) const;

@@ -55,10 +55,9 @@ float PackedMatrix::at(int64_t row, int64_t col) const {
 double PackedMatrix::value_bytes() const {
   const auto values = static_cast<double>(rows * cols);
   if (!quantized()) return values * static_cast<double>(dtype_size(dtype));
-  const double groups = static_cast<double>(rows * (cols / quant.group_size));
-  const double params_per_group = quant.has_offsets ? 2 : 1;
-  return values * (quant.codes == QuantCodes::kInt4 ? 0.5 : 1.0) +
-         groups * params_per_group * static_cast<double>(dtype_size(quant.param_dtype));
+  // Per row, as a panel's 32 rows share them.
+  const double params = static_cast<double>(quant.panel_param_bytes(cols)) / kPanelWidth;
+  return values * (quant.codes == QuantCodes::kInt4 ? 0.5 : 1.0) + static_cast<double>(rows) * params;
 }
 
 PackedMatrix pack_matrix(const Tensor& w, ThreadPool& pool) { return pack_stacked_matrices({w}, pool); }

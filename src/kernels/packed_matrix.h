@@ -24,7 +24,8 @@
 // then 32 at k + 1), then one pair of padding as for panel_stride.  Their
 // groups' scales (and offsets) are in `group_params`, panel by panel, group
 // by group: 32 scales, then 32 offsets when there are any, as FP16 when
-// every one of the matrix's is exactly an FP16 number, else FP32.
+// every one of the matrix's is exactly an FP16 number, else FP32, or as
+// int8 steps of FP32 bases stored before the panel's groups (QuantParams).
 #pragma once
 
 #include <cstdint>
@@ -63,21 +64,35 @@ inline int64_t amx_tile_offset(int64_t c, int64_t k) {
 inline int64_t panel_stride(int64_t k_total) { return (k_total + 1) * kPanelWidth; }
 
 enum class QuantCodes { kNone, kInt4, kInt8 };
+// How group parameters are stored: FP16 or FP32 values, or (where every
+// part gives them in two levels: group_quantized.h) FP32 bases per
+// super-block and an int8 step per group, multiplied in FP32.
+enum class QuantParams { kF16, kF32, kSteps };
 
 // How a quantized matrix's codes and group parameters are stored.
 struct QuantFormat {
   QuantCodes codes = QuantCodes::kNone;
   bool signed_int4 = false;  // a nibble n is the code n - 16 when n >= 8 (else n)
   int64_t group_size = 0;
-  DType param_dtype = DType::kF32;  // of scales and offsets: F16 or F32
+  QuantParams params = QuantParams::kF32;
+  int64_t super_groups = 0;  // kSteps: groups per base
   bool has_offsets = false;
 
   // Bytes of one pair of k of a panel, and of a panel's codes.
   int64_t pair_bytes() const { return codes == QuantCodes::kInt4 ? kPanelWidth : 2 * kPanelWidth; }
   int64_t panel_code_bytes(int64_t k_total) const { return (k_total / 2 + 1) * pair_bytes(); }
-  // Parameters (scales, and offsets) of one group of a panel, and of a panel.
-  int64_t group_param_elements() const { return (has_offsets ? 2 : 1) * kPanelWidth; }
-  int64_t panel_param_elements(int64_t k_total) const { return k_total / group_size * group_param_elements(); }
+  // A panel's group parameters: sets (scales, then offsets if any) of 32
+  // values per group, after the bases (kSteps: the same sets per super-block).
+  int64_t param_sets() const { return has_offsets ? 2 : 1; }
+  int64_t group_param_bytes() const {
+    return param_sets() * kPanelWidth * (params == QuantParams::kF32 ? 4 : params == QuantParams::kF16 ? 2 : 1);
+  }
+  int64_t panel_base_bytes(int64_t k_total) const {
+    return params == QuantParams::kSteps ? k_total / group_size / super_groups * param_sets() * kPanelWidth * 4 : 0;
+  }
+  int64_t panel_param_bytes(int64_t k_total) const {
+    return panel_base_bytes(k_total) + k_total / group_size * group_param_bytes();
+  }
 };
 
 struct PackedMatrix {

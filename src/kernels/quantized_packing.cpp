@@ -14,6 +14,18 @@ namespace {
 
 bool exact_in_f16(float v) { return f16_to_f32(f32_to_f16(v)) == v || std::isnan(v); }
 
+// Whether every part gives its parameters in two levels over super-blocks
+// of one size (in values).
+bool all_in_steps(const std::vector<const GroupQuantized*>& parts) {
+  for (const GroupQuantized* part : parts) {
+    if (part->super_groups == 0 ||
+        part->super_groups * part->group_size != parts[0]->super_groups * parts[0]->group_size) {
+      return false;
+    }
+  }
+  return true;
+}
+
 // The format all parts fit in (see pack_quantized_matrices).
 QuantFormat common_format(const std::vector<const GroupQuantized*>& parts) {
   int min_code = 0, max_code = 0;
@@ -39,7 +51,11 @@ QuantFormat common_format(const std::vector<const GroupQuantized*>& parts) {
     f.codes = QuantCodes::kInt8;
   }
   f.group_size = group;
-  f.param_dtype = f16_exact ? DType::kF16 : DType::kF32;
+  f.params = f16_exact ? QuantParams::kF16 : QuantParams::kF32;
+  if (!f16_exact && all_in_steps(parts)) {
+    f.params = QuantParams::kSteps;
+    f.super_groups = parts[0]->super_groups * parts[0]->group_size / group;
+  }
   return f;
 }
 
@@ -52,17 +68,65 @@ std::pair<const GroupQuantized*, int64_t> stacked_row(const std::vector<const Gr
   return {nullptr, 0};
 }
 
-void store_param(const QuantFormat& f, void* params, int64_t index, float v) {
-  if (f.param_dtype == DType::kF16) {
-    static_cast<uint16_t*>(params)[index] = f32_to_f16(v);
-  } else {
-    static_cast<float*>(params)[index] = v;
-  }
+// Where set `set` (0: scales, 1: offsets) of group g's parameter for
+// column c sits in its panel's parameters (base_bytes: its bases, before
+// its groups), and the base's for kSteps.
+int64_t param_offset(const QuantFormat& f, int64_t base_bytes, int64_t g, int set, int64_t c) {
+  const int64_t element = f.params == QuantParams::kF32 ? 4 : f.params == QuantParams::kF16 ? 2 : 1;
+  return base_bytes + g * f.group_param_bytes() + (set * kPanelWidth + c) * element;
+}
+int64_t base_offset(const QuantFormat& f, int64_t g, int set, int64_t c) {
+  return ((g / f.super_groups * f.param_sets() + set) * kPanelWidth + c) * 4;
 }
 
-float load_param(const QuantFormat& f, const void* params, int64_t index) {
-  return f.param_dtype == DType::kF16 ? f16_to_f32(static_cast<const uint16_t*>(params)[index])
-                                      : static_cast<const float*>(params)[index];
+// Group g's parameter `set` for column c, from its panel's parameters.
+float load_param(const QuantFormat& f, const uint8_t* panel, int64_t base_bytes, int64_t g, int set, int64_t c) {
+  const uint8_t* at = panel + param_offset(f, base_bytes, g, set, c);
+  switch (f.params) {
+    case QuantParams::kF16: {
+      uint16_t h;
+      std::memcpy(&h, at, 2);
+      return f16_to_f32(h);
+    }
+    case QuantParams::kF32: {
+      float v;
+      std::memcpy(&v, at, 4);
+      return v;
+    }
+    case QuantParams::kSteps: {
+      float base;
+      std::memcpy(&base, panel + base_offset(f, g, set, c), 4);
+      return base * static_cast<float>(static_cast<int8_t>(*at));
+    }
+  }
+  return 0.0f;
+}
+
+// Stores group g's parameters of stacked row `row` of `part` (column c of
+// its panel): the floats, or the steps and (once per super-block) bases.
+void store_params(const QuantFormat& f, const GroupQuantized& part, int64_t row, uint8_t* panel, int64_t base_bytes,
+                  int64_t g, int64_t c) {
+  const auto part_group = static_cast<size_t>(row * part.groups_per_row() + g * f.group_size / part.group_size);
+  for (int set = 0; set < f.param_sets(); ++set) {
+    const bool offsets = set == 1;
+    const bool none = offsets && part.offsets.empty();  // zero offsets beside a part's that has them
+    uint8_t* at = panel + param_offset(f, base_bytes, g, set, c);
+    if (f.params == QuantParams::kSteps) {
+      const auto& steps = offsets ? part.offset_steps : part.scale_steps;
+      const auto& bases = offsets ? part.offset_bases : part.scale_bases;
+      *at = none ? 0 : static_cast<uint8_t>(steps[part_group]);
+      const float base = none ? 0.0f : bases[part_group / static_cast<size_t>(part.super_groups)];
+      std::memcpy(panel + base_offset(f, g, set, c), &base, 4);
+      continue;
+    }
+    const float v = none ? 0.0f : (offsets ? part.offsets : part.scales)[part_group];
+    if (f.params == QuantParams::kF16) {
+      const uint16_t h = f32_to_f16(v);
+      std::memcpy(at, &h, 2);
+    } else {
+      std::memcpy(at, &v, 4);
+    }
+  }
 }
 
 // Where the code of w[c, k] (c < kPanelWidth) sits in its panel, and in which nibble.
@@ -84,10 +148,10 @@ float dequantize(const QuantFormat& f, float scale, int code, float offset) {
 
 void pack_panels(const std::vector<const GroupQuantized*>& parts, PackedMatrix& m, int64_t p_begin, int64_t p_end) {
   const QuantFormat& f = m.quant;
-  const int64_t groups = m.cols / f.group_size;
+  const int64_t groups = m.cols / f.group_size, base_bytes = f.panel_base_bytes(m.cols);
   for (int64_t p = p_begin; p < p_end; ++p) {
     uint8_t* codes = m.data.as<uint8_t>() + p * f.panel_code_bytes(m.cols);
-    const int64_t param_base = p * f.panel_param_elements(m.cols);
+    uint8_t* params = m.group_params.as<uint8_t>() + p * f.panel_param_bytes(m.cols);
     const int64_t width = std::min(kPanelWidth, m.rows - p * kPanelWidth);
     for (int64_t c = 0; c < width; ++c) {
       const auto [part, row] = stacked_row(parts, p * kPanelWidth + c);
@@ -97,15 +161,7 @@ void pack_panels(const std::vector<const GroupQuantized*>& parts, PackedMatrix& 
         uint8_t& byte = codes[code_offset(f, c, k)];
         byte = f.codes == QuantCodes::kInt8 ? code : static_cast<uint8_t>(byte | (code & 0xF) << (k % 2 * 4));
       }
-      for (int64_t g = 0; g < groups; ++g) {
-        const int64_t part_group = row * part->groups_per_row() + g * f.group_size / part->group_size;
-        const int64_t at = param_base + g * f.group_param_elements() + c;
-        store_param(f, m.group_params.data(), at, part->scales[static_cast<size_t>(part_group)]);
-        if (f.has_offsets) {
-          const float offset = part->offsets.empty() ? 0.0f : part->offsets[static_cast<size_t>(part_group)];
-          store_param(f, m.group_params.data(), at + kPanelWidth, offset);
-        }
-      }
+      for (int64_t g = 0; g < groups; ++g) store_params(f, *part, row, params, base_bytes, g, c);
     }
   }
 }
@@ -122,42 +178,47 @@ PackedMatrix pack_quantized_matrices(const std::vector<const GroupQuantized*>& p
                    part->scales.size() == static_cast<size_t>(part->rows * part->groups_per_row()) &&
                    (part->offsets.empty() || part->offsets.size() == part->scales.size()),
                "pack_quantized_matrices: stacked parts must share a width that their groups divide");
+    const size_t groups = part->scales.size(), supers = part->super_groups > 0 ? groups / part->super_groups : 0;
+    VLLM_CHECK(
+        part->super_groups == 0 ||
+            (part->groups_per_row() % part->super_groups == 0 && part->scale_steps.size() == groups &&
+             part->scale_bases.size() == supers &&
+             (part->offsets.empty() || (part->offset_steps.size() == groups && part->offset_bases.size() == supers))),
+        "pack_quantized_matrices: two-level parameters must cover every group");
     m.rows += part->rows;
   }
   m.quant = common_format(parts);
   VLLM_CHECK(m.cols % 2 == 0 && m.quant.group_size % 2 == 0,
              "pack_quantized_matrices: the width and the group size must be even");
   m.data = AlignedBuffer(static_cast<size_t>(m.num_panels() * m.quant.panel_code_bytes(m.cols)));
-  m.group_params = AlignedBuffer(static_cast<size_t>(m.num_panels() * m.quant.panel_param_elements(m.cols)) *
-                                 dtype_size(m.quant.param_dtype));
+  m.group_params = AlignedBuffer(static_cast<size_t>(m.num_panels() * m.quant.panel_param_bytes(m.cols)));
   pool.parallel_for(m.num_panels(), [&](int64_t begin, int64_t end) { pack_panels(parts, m, begin, end); });
   return m;
 }
 
 float PackedMatrix::quantized_at(int64_t row, int64_t col) const {
-  const PackedMatrix& m = *this;
-  const QuantFormat& f = m.quant;
-  const int64_t p = row / kPanelWidth, c = row % kPanelWidth;
-  const uint8_t* pair = m.data.as<uint8_t>() + p * f.panel_code_bytes(m.cols) + col / 2 * f.pair_bytes();
-  const int code = pair_code(f, pair, c, col % 2 != 0);
-  const int64_t at = p * f.panel_param_elements(m.cols) + col / f.group_size * f.group_param_elements() + c;
-  const float offset = f.has_offsets ? load_param(f, m.group_params.data(), at + kPanelWidth) : 0.0f;
-  return dequantize(f, load_param(f, m.group_params.data(), at), code, offset);
+  const QuantFormat& f = quant;
+  const int64_t p = row / kPanelWidth, c = row % kPanelWidth, g = col / f.group_size;
+  const uint8_t* pair = data.as<uint8_t>() + p * f.panel_code_bytes(cols) + col / 2 * f.pair_bytes();
+  const uint8_t* params = group_params.as<uint8_t>() + p * f.panel_param_bytes(cols);
+  const int64_t base_bytes = f.panel_base_bytes(cols);
+  const float offset = f.has_offsets ? load_param(f, params, base_bytes, g, 1, c) : 0.0f;
+  return dequantize(f, load_param(f, params, base_bytes, g, 0, c), pair_code(f, pair, c, col % 2 != 0), offset);
 }
 
 void dequantize_panel(const PackedMatrix& m, int64_t p, int64_t k0, int64_t kc, float* out) {
   const QuantFormat& f = m.quant;
   const uint8_t* codes = m.data.as<uint8_t>() + p * f.panel_code_bytes(m.cols);
-  const int64_t param_base = p * f.panel_param_elements(m.cols);
+  const uint8_t* params = m.group_params.as<uint8_t>() + p * f.panel_param_bytes(m.cols);
+  const int64_t base_bytes = f.panel_base_bytes(m.cols);
   float scale[kPanelWidth], offset[kPanelWidth] = {};
   int64_t group = -1;
   for (int64_t k = k0; k < k0 + kc; k += 2) {
     if (k / f.group_size != group) {
       group = k / f.group_size;
-      const int64_t at = param_base + group * f.group_param_elements();
       for (int64_t c = 0; c < kPanelWidth; ++c) {
-        scale[c] = load_param(f, m.group_params.data(), at + c);
-        if (f.has_offsets) offset[c] = load_param(f, m.group_params.data(), at + kPanelWidth + c);
+        scale[c] = load_param(f, params, base_bytes, group, 0, c);
+        if (f.has_offsets) offset[c] = load_param(f, params, base_bytes, group, 1, c);
       }
     }
     const uint8_t* pair = codes + k / 2 * f.pair_bytes();

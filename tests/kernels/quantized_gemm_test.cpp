@@ -22,20 +22,39 @@ struct Codes {
 };
 constexpr Codes kUnsigned4{0, 15}, kSigned4{-8, 7}, kSigned8{-128, 127};
 
-// Random codes in `range`, scales (FP16 numbers when `f16_params`, else
-// arbitrary floats) and offsets (or none).
-GroupQuantized random_quantized(int64_t rows, int64_t cols, int64_t group, Codes range, bool offsets, bool f16_params,
-                                uint32_t seed) {
+enum class Params { kF16, kF32, kSteps };
+
+// Random codes in `range`, scales and offsets (or none): FP16 numbers,
+// arbitrary floats, or in two levels (an FP16 base per super-block of
+// `super_groups` groups times a step of 0..63 per group, as K-quants).
+GroupQuantized random_quantized(int64_t rows, int64_t cols, int64_t group, Codes range, bool offsets, Params params,
+                                uint32_t seed, int64_t super_groups = 8) {
   std::mt19937 rng(seed);
-  std::uniform_int_distribution<int> code(range.min, range.max);
+  std::uniform_int_distribution<int> code(range.min, range.max), step(0, 63);
   std::uniform_real_distribution<float> scale(0.001f, 0.05f), offset(-0.3f, 0.3f);
-  auto param = [&](float v) { return f16_params ? f16_to_f32(f32_to_f16(v)) : v; };
+  auto param = [&](float v) { return params == Params::kF16 ? f16_to_f32(f32_to_f16(v)) : v; };
   GroupQuantized q;
   q.rows = rows, q.cols = cols, q.group_size = group;
   for (int64_t i = 0; i < rows * cols; ++i) q.codes.push_back(static_cast<int8_t>(code(rng)));
-  for (int64_t i = 0; i < rows * q.groups_per_row(); ++i) {
-    q.scales.push_back(param(scale(rng)));
-    if (offsets) q.offsets.push_back(param(offset(rng)));
+  if (params == Params::kSteps) {
+    q.super_groups = super_groups;
+    for (int64_t i = 0; i < rows * q.groups_per_row() / super_groups; ++i) {
+      q.scale_bases.push_back(f16_to_f32(f32_to_f16(scale(rng) / 32)));
+      if (offsets) q.offset_bases.push_back(f16_to_f32(f32_to_f16(-scale(rng) / 4)));
+    }
+  }
+  for (int64_t g = 0; g < rows * q.groups_per_row(); ++g) {
+    if (params != Params::kSteps) {
+      q.scales.push_back(param(scale(rng)));
+      if (offsets) q.offsets.push_back(param(offset(rng)));
+      continue;
+    }
+    const auto base = static_cast<size_t>(g / super_groups);
+    q.scale_steps.push_back(static_cast<int8_t>(step(rng)));
+    q.scales.push_back(q.scale_bases[base] * static_cast<float>(q.scale_steps.back()));
+    if (!offsets) continue;
+    q.offset_steps.push_back(static_cast<int8_t>(step(rng)));
+    q.offsets.push_back(q.offset_bases[base] * static_cast<float>(q.offset_steps.back()));
   }
   return q;
 }
@@ -67,19 +86,22 @@ TEST(QuantizedPackingTest, EveryValueReadsBackAndTheFormatIsTheNarrowestThatHold
   ThreadPool pool(2);
   struct Case {
     Codes codes;
-    bool offsets, f16;
+    bool offsets;
+    Params params;
     QuantCodes expect_codes;
     bool expect_signed;
   };
-  for (const Case c :
-       {Case{kUnsigned4, true, true, QuantCodes::kInt4, false}, Case{kSigned4, false, false, QuantCodes::kInt4, true},
-        Case{kSigned8, false, true, QuantCodes::kInt8, false}, Case{kSigned8, true, false, QuantCodes::kInt8, false}}) {
-    const GroupQuantized q = random_quantized(45, 96, 32, c.codes, c.offsets, c.f16, 7);
+  for (const Case c : {Case{kUnsigned4, true, Params::kF16, QuantCodes::kInt4, false},
+                       Case{kSigned4, false, Params::kF32, QuantCodes::kInt4, true},
+                       Case{kSigned8, false, Params::kF16, QuantCodes::kInt8, false},
+                       Case{kSigned8, true, Params::kF32, QuantCodes::kInt8, false},
+                       Case{kUnsigned4, true, Params::kSteps, QuantCodes::kInt4, false}}) {
+    const GroupQuantized q = random_quantized(45, 512, 32, c.codes, c.offsets, c.params, 7);
     const PackedMatrix m = pack_quantized_matrices({&q}, pool);
     EXPECT_EQ(m.quant.codes, c.expect_codes);
     EXPECT_EQ(m.quant.signed_int4, c.expect_signed);
     EXPECT_EQ(m.quant.has_offsets, c.offsets);
-    EXPECT_EQ(m.quant.param_dtype, c.f16 ? DType::kF16 : DType::kF32);
+    EXPECT_EQ(static_cast<int>(m.quant.params), static_cast<int>(c.params));
     for (int64_t r = 0; r < q.rows; ++r) {
       for (int64_t k = 0; k < q.cols; ++k) ASSERT_EQ(m.at(r, k), q.value(r, k)) << r << "," << k;
     }
@@ -88,19 +110,25 @@ TEST(QuantizedPackingTest, EveryValueReadsBackAndTheFormatIsTheNarrowestThatHold
 
 // A 4-bit part with groups of 32 and offsets beside an 8-bit one with groups
 // of 16 and none (Q4_K q_proj beside Q6_K v_proj): one matrix of 8-bit codes,
-// groups of 16 and offsets, every value kept.
+// groups of 16 and offsets, every value kept; in two levels when both parts
+// are (super-blocks of 256 values), else FP32.
 TEST(QuantizedPackingTest, MixedPartsShareTheWidestFormat) {
   ThreadPool pool(1);
-  const GroupQuantized a = random_quantized(40, 64, 32, kUnsigned4, true, true, 1);
-  const GroupQuantized b = random_quantized(8, 64, 16, kSigned8, false, true, 2);
-  const PackedMatrix m = pack_quantized_matrices({&a, &b}, pool);
-  EXPECT_EQ(m.quant.codes, QuantCodes::kInt8);
-  EXPECT_EQ(m.quant.group_size, 16);
-  EXPECT_TRUE(m.quant.has_offsets);
-  ASSERT_EQ(m.rows, 48);
-  for (int64_t k = 0; k < 64; ++k) {
-    for (int64_t r = 0; r < 40; ++r) ASSERT_EQ(m.at(r, k), a.value(r, k));
-    for (int64_t r = 0; r < 8; ++r) ASSERT_EQ(m.at(40 + r, k), b.value(r, k));
+  for (const bool second_in_steps : {true, false}) {
+    const GroupQuantized a = random_quantized(40, 512, 32, kUnsigned4, true, Params::kSteps, 1, 8);
+    const GroupQuantized b =
+        random_quantized(8, 512, 16, kSigned8, false, second_in_steps ? Params::kSteps : Params::kF16, 2, 16);
+    const PackedMatrix m = pack_quantized_matrices({&a, &b}, pool);
+    EXPECT_EQ(m.quant.codes, QuantCodes::kInt8);
+    EXPECT_EQ(m.quant.group_size, 16);
+    EXPECT_TRUE(m.quant.has_offsets);
+    EXPECT_EQ(static_cast<int>(m.quant.params),
+              static_cast<int>(second_in_steps ? QuantParams::kSteps : QuantParams::kF32));
+    ASSERT_EQ(m.rows, 48);
+    for (int64_t k = 0; k < 512; ++k) {
+      for (int64_t r = 0; r < 40; ++r) ASSERT_EQ(m.at(r, k), a.value(r, k));
+      for (int64_t r = 0; r < 8; ++r) ASSERT_EQ(m.at(40 + r, k), b.value(r, k));
+    }
   }
 }
 
@@ -114,15 +142,19 @@ TEST(QuantizedGemmTest, EveryIsaIsTheF32GemmOfTheDequantizedMatrixBitForBit) {
   };
   struct Format {
     Codes codes;
-    bool offsets, f16;
+    bool offsets;
+    Params params;
   };
   for (const Shape s :
        {Shape{1, 1, 32, 32}, Shape{1, 130, 96, 32}, Shape{1, 200, 576, 64}, Shape{2, 45, 64, 16}, Shape{3, 70, 320, 32},
         Shape{4, 97, 64, 64}, Shape{13, 70, 288, 32}, Shape{200, 40, 512, 128}, Shape{5, 33, 320, 320}}) {
     auto x = testing::random_normal(s.m * s.k, 4);
-    for (const Format f : {Format{kUnsigned4, true, true}, Format{kSigned4, false, true},
-                           Format{kSigned8, false, false}, Format{kUnsigned4, true, false}}) {
-      const GroupQuantized q = random_quantized(s.n, s.k, s.group, f.codes, f.offsets, f.f16, 5);
+    for (const Format f : {Format{kUnsigned4, true, Params::kF16}, Format{kSigned4, false, Params::kF16},
+                           Format{kSigned8, false, Params::kF32}, Format{kUnsigned4, true, Params::kF32},
+                           Format{kUnsigned4, true, Params::kSteps}, Format{kSigned8, false, Params::kSteps}}) {
+      // Two levels over all of a row's groups (one super-block as wide as the row).
+      const GroupQuantized q =
+          random_quantized(s.n, s.k, s.group, f.codes, f.offsets, f.params, 5, /*super_groups=*/s.k / s.group);
       const PackedMatrix packed = pack_quantized_matrices({&q}, pool);
       std::vector<float> values;
       const PackedMatrix dense = dequantized({&q}, values, pool);
@@ -145,8 +177,8 @@ TEST(QuantizedGemmTest, EveryIsaIsTheF32GemmOfTheDequantizedMatrixBitForBit) {
 // of panels leaving the rest of y alone.
 TEST(QuantizedGemmTest, LinearOnTwoThreadsEqualsTheDenseLinear) {
   ThreadPool pool(2);
-  const GroupQuantized a = random_quantized(100, 128, 32, kSigned4, false, true, 11);
-  const GroupQuantized b = random_quantized(60, 128, 32, kUnsigned4, true, false, 12);
+  const GroupQuantized a = random_quantized(100, 128, 32, kSigned4, false, Params::kF16, 11);
+  const GroupQuantized b = random_quantized(60, 128, 32, kUnsigned4, true, Params::kSteps, 12, 2);
   const PackedMatrix packed = pack_quantized_matrices({&a, &b}, pool);
   std::vector<float> values;
   const PackedMatrix dense = dequantized({&a, &b}, values, pool);

@@ -119,6 +119,30 @@ void undo_rotary_interleave(const uint8_t* from, uint8_t* to, int64_t heads, int
   }
 }
 
+// llama.cpp's converter writes Llama 3's rotary scaling as a tensor of
+// each frequency's divisor (rope_freqs.weight: theta_i / divisor_i), which
+// is longrope's arithmetic with its short and long factors both those
+// divisors and no attention scaling: so it is given as that.
+Result<Json> frequency_divisors(const std::string& path, const GgufTensor& t, int64_t rotary_dim, const Json& context) {
+  if (t.type.type != kernels::GgmlType::kF32 || t.shape != std::vector<int64_t>{rotary_dim / 2}) {
+    return invalid_argument(path + ": GGUF tensor rope_freqs.weight must be F32 of " + std::to_string(rotary_dim / 2) +
+                            " values (one per rotary frequency)");
+  }
+  Json divisors = Json::array();
+  for (int64_t i = 0; i < rotary_dim / 2; ++i) {
+    float v;
+    std::memcpy(&v, t.data + 4 * i, 4);
+    divisors.push_back(static_cast<double>(v));
+  }
+  Json scaling;
+  scaling["rope_type"] = "longrope";
+  scaling["short_factor"] = divisors;
+  scaling["long_factor"] = divisors;
+  scaling["original_max_position_embeddings"] = context;
+  scaling["attention_factor"] = 1.0;
+  return scaling;
+}
+
 bool is_gguf_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   char magic[4] = {};
@@ -165,9 +189,6 @@ Result<Json> gguf_model_config(const GgufFile& file) {
       scaling != nullptr && !(scaling->type == GgufValue::Type::kString && scaling->string == "none")) {
     return unimplemented(file.path() + ": GGUF metadata " + arch_name + ".rope.scaling.type is not supported yet");
   }
-  if (file.tensor("rope_freqs.weight") != nullptr) {
-    return unimplemented(file.path() + ": GGUF tensor rope_freqs.weight (llama 3 rotary scaling) is not supported yet");
-  }
   Json c;
   c["architectures"] = Json::array({arch->hf_architecture});
   c["model_type"] = arch->model_type;
@@ -191,6 +212,10 @@ Result<Json> gguf_model_config(const GgufFile& file) {
                          std::to_string(rotary_dim) + "; only equal ones are supported");
   }
   c["head_dim"] = head_dim;
+  if (const GgufTensor* freqs = file.tensor("rope_freqs.weight"); freqs != nullptr) {
+    VLLM_ASSIGN_OR_RETURN(c["rope_scaling"],
+                          frequency_divisors(file.path(), *freqs, rotary_dim, c["max_position_embeddings"]));
+  }
   const GgufValue* tokens = file.find("tokenizer.ggml.tokens");
   const int64_t listed = tokens != nullptr ? static_cast<int64_t>(tokens->elements.size()) : 0;
   VLLM_ASSIGN_OR_RETURN(c["vocab_size"],
@@ -303,10 +328,22 @@ Result<std::optional<kernels::GroupQuantized>> GgufCheckpoint::quantized(const s
   const int64_t groups = q.cols / q.group_size, row_bytes = kernels::ggml_row_bytes(t.type, q.cols);
   q.codes.resize(static_cast<size_t>(q.rows * q.cols));
   q.scales.resize(static_cast<size_t>(q.rows * groups));
-  if (kernels::ggml_type_has_offsets(type)) q.offsets.resize(q.scales.size());
+  const bool offsets = kernels::ggml_type_has_offsets(type);
+  if (offsets) q.offsets.resize(q.scales.size());
+  q.super_groups = kernels::ggml_super_groups(type);
+  const int64_t supers = q.super_groups > 0 ? groups / q.super_groups : 0;
+  if (q.super_groups > 0) {
+    q.scale_bases.resize(static_cast<size_t>(q.rows * supers));
+    q.scale_steps.resize(q.scales.size());
+    if (offsets) q.offset_bases.resize(q.scale_bases.size()), q.offset_steps.resize(q.scales.size());
+  }
+  // Where row r's values of `v` begin (null for an empty vector).
+  auto at = [](auto& v, int64_t r, int64_t per_row) { return v.empty() ? nullptr : v.data() + r * per_row; };
   for (int64_t r = 0; r < q.rows; ++r) {
-    kernels::decode_ggml_row(type, t.data + r * row_bytes, q.cols, q.codes.data() + r * q.cols,
-                             q.scales.data() + r * groups, q.offsets.empty() ? nullptr : q.offsets.data() + r * groups);
+    const kernels::GgmlSteps steps{at(q.scale_bases, r, supers), at(q.offset_bases, r, supers),
+                                   at(q.scale_steps, r, groups), at(q.offset_steps, r, groups)};
+    kernels::decode_ggml_row(type, t.data + r * row_bytes, q.cols, at(q.codes, r, q.cols), at(q.scales, r, groups),
+                             at(q.offsets, r, groups), steps);
   }
   if (const int64_t heads = it->second.rotary_heads; heads > 0) {
     auto reorder = [&](auto& values, int64_t per_row) {
@@ -315,8 +352,12 @@ Result<std::optional<kernels::GroupQuantized>> GgufCheckpoint::quantized(const s
                              heads, q.rows, static_cast<size_t>(per_row) * sizeof(values[0]));
     };
     reorder(q.codes, q.cols);
-    reorder(q.scales, groups);
-    if (!q.offsets.empty()) reorder(q.offsets, groups);
+    for (auto* per_row : {&q.scales, &q.offsets, &q.scale_bases, &q.offset_bases}) {
+      if (!per_row->empty()) reorder(*per_row, static_cast<int64_t>(per_row->size()) / q.rows);
+    }
+    for (auto* steps : {&q.scale_steps, &q.offset_steps}) {
+      if (!steps->empty()) reorder(*steps, groups);
+    }
   }
   return std::optional<kernels::GroupQuantized>(std::move(q));
 }

@@ -14,10 +14,12 @@ q_proj / k_proj rows permuted per head, shapes fastest dimension first):
   - K-quants (Q2_K ... Q6_K) on a llama of 256-wide rows over the same
     vocabulary, its weights made from random blocks: the same.
 "Exactly": the same token ids, logprobs and prompt logprobs, bit for bit in
-the JSON.  Then: a GGUF without --tokenizer and one of an architecture we do
+the JSON.  A GGUF with Llama 3's rope_freqs.weight generates what the checkpoint
+with rope_scaling llama3 does (the divisors' float32 rounding aside).  Then: a GGUF without --tokenizer and one of an architecture we do
 not run are each refused with one line that says so.
 """
 import json
+import math
 import os
 import shutil
 import struct
@@ -260,6 +262,59 @@ def hf_dir(work, name, stories, config, weights):
     return d
 
 
+def llama3_divisors(config):
+    """rope_freqs.weight as llama.cpp's converter computes it for rope_type llama3 (in float32)."""
+    rs, dim = config["rope_scaling"], config["head_dim"]
+    freqs = 1.0 / (config["rope_theta"] ** (np.arange(0, dim, 2, dtype=F32) / dim))
+    old, lo, hi, factor = (rs["original_max_position_embeddings"], rs["low_freq_factor"], rs["high_freq_factor"],
+                           rs["factor"])
+    out = []
+    for f in freqs:
+        wavelen = 2 * math.pi / f
+        if wavelen < old / hi:
+            out.append(1.0)
+        elif wavelen > old / lo:
+            out.append(factor)
+        else:
+            smooth = (old / wavelen - lo) / (hi - lo)
+            out.append(1 / ((1 - smooth) / factor + smooth))
+    return np.array(out, dtype=F32)
+
+
+def check_llama3_rope(vllm, stories, work, config, weights):
+    """Llama 3's rotary scaling, which the converter stores as each frequency's divisor: the GGUF
+    generates what the checkpoint with rope_scaling llama3 does (the same ids; logprobs within
+    the divisors' float32 rounding), and not what the unscaled model does."""
+    scaling = {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+               "original_max_position_embeddings": 64}  # stories' 4 frequencies: kept, blended, divided, divided
+    l3 = dict(config, rope_scaling=scaling)
+    meta, tensors = [], []
+    capture = gg.gguf_bytes
+    gg.gguf_bytes = lambda m, t, **kw: (meta.extend(m), tensors.extend(t), b"")[2]
+    _, held = convert(l3, weights, lambda i, n, w: "F32", 0)
+    gg.gguf_bytes = capture
+    divisors = llama3_divisors(l3)
+    tensors.insert(0, ("rope_freqs.weight", [len(divisors)], "F32", divisors.astype("<f4").tobytes()))
+    path = os.path.join(work, "llama3_rope.gguf")
+    with open(path, "wb") as f:
+        f.write(gg.gguf_bytes(meta, tensors))
+    reference = hf_dir(work, "llama3_rope_hf", stories, l3, held)
+    got = [json.loads(line) for line in generate(vllm, path, work, "llama3_gguf", tokenizer=reference).splitlines()]
+    want = [json.loads(line) for line in generate(vllm, reference, work, "llama3_hf").splitlines()]
+    plain = [json.loads(line) for line in generate(vllm, os.path.join(work, "f32_hf"), work, "plain").splitlines()]
+    worst = 0.0
+    for g, w in zip(got, want):
+        assert g["outputs"][0]["token_ids"] == w["outputs"][0]["token_ids"], (g, w)
+        for a, b in zip(g["outputs"][0]["logprobs"], w["outputs"][0]["logprobs"]):
+            assert a.keys() == b.keys(), (a, b)
+            worst = max(worst, max(abs(a[k] - b[k]) for k in a))
+    assert worst < 1e-4, f"llama3 rope: logprobs differ by {worst}"
+    assert [g["outputs"][0]["logprobs"] for g in got] != [p["outputs"][0]["logprobs"] for p in plain], \
+        "rope_freqs.weight changed nothing"
+    print(f"ok: a GGUF with rope_freqs.weight generates what its llama3-scaled checkpoint does "
+          f"(logprobs within {worst:.1e})")
+
+
 def main():
     vllm, stories, work = sys.argv[1], sys.argv[2], sys.argv[3]
     if not os.path.isfile(os.path.join(stories, "model.safetensors")):
@@ -337,6 +392,7 @@ def main():
     want = generate(vllm, os.path.join(work, "f32_hf"), work, "split_hf")
     assert got == want, "the split GGUF generated differently"
     print("ok: a GGUF split in three generates exactly what its checkpoint does")
+    check_llama3_rope(vllm, stories, work, config, weights)
 
     refused = {
         "second split": ([vllm, "generate", "--model", os.path.join(split_dir, "stories-00002-of-00003.gguf"),

@@ -7,6 +7,11 @@
 // chains in flight while the codes stream from memory.
 #include <immintrin.h>
 
+// GCC 12 takes the _mm512_undefined_* sources of its own conversion
+// intrinsics (vpmovsxbd, vcvtdq2ps) for definite uninitialised uses once
+// they are inlined into the step-parameter loads; they are not ours.
+#pragma GCC diagnostic ignored "-Wuninitialized"
+
 #include <algorithm>
 
 #include "kernels/cpu/gemm.h"
@@ -14,14 +19,37 @@
 namespace vllm::kernels::cpu {
 namespace {
 
-// A group's 32 parameters (scales or offsets) as two vectors.
-void load_params(const float* p, __m512 out[2]) {
-  out[0] = _mm512_load_ps(p);
-  out[1] = _mm512_load_ps(p + 16);
+// Where group g's parameters are within a panel's: its own (`group`) and,
+// for kSteps, its super-block's bases (`bases`).  Computed once per group
+// for all panels, as offsets.
+struct GroupAt {
+  int64_t group = 0, bases = 0;
+};
+GroupAt group_at(const QuantFormat& f, int64_t base_bytes, int64_t g) {
+  GroupAt at{base_bytes + g * f.group_param_bytes(), 0};
+  if (f.params == QuantParams::kSteps) at.bases = g / f.super_groups * f.param_sets() * kPanelWidth * 4;
+  return at;
 }
-void load_params(const uint16_t* p, __m512 out[2]) {
-  out[0] = _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(p)));
-  out[1] = _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(p + 16)));
+
+// Parameter set `set` (0: scales, 1: offsets) of a group of the panel whose
+// parameters start at `panel`, as two vectors (packed_matrix.h's layout).
+template <QuantParams kParams>
+inline __attribute__((always_inline)) void load_params(const uint8_t* panel, GroupAt at, int set, __m512 out[2]) {
+  if constexpr (kParams == QuantParams::kF32) {
+    const auto* v = reinterpret_cast<const float*>(panel + at.group) + set * kPanelWidth;
+    out[0] = _mm512_load_ps(v);
+    out[1] = _mm512_load_ps(v + 16);
+  } else if constexpr (kParams == QuantParams::kF16) {
+    const auto* v = reinterpret_cast<const __m256i*>(panel + at.group + set * kPanelWidth * 2);
+    out[0] = _mm512_cvtph_ps(_mm256_load_si256(v));
+    out[1] = _mm512_cvtph_ps(_mm256_load_si256(v + 1));
+  } else {
+    const auto* base = reinterpret_cast<const float*>(panel + at.bases) + set * kPanelWidth;
+    const auto* steps = reinterpret_cast<const __m128i*>(panel + at.group + set * kPanelWidth);
+    out[0] = _mm512_mul_ps(_mm512_load_ps(base), _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_load_si128(steps))));
+    out[1] =
+        _mm512_mul_ps(_mm512_load_ps(base + 16), _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_load_si128(steps + 1))));
+  }
 }
 
 // One pair of k of a panel as FP32 codes: out[0], out[1] columns 0-15 and
@@ -46,27 +74,28 @@ void load_codes(const uint8_t* pair, __m512 table, __m512 out[4]) {
 }
 
 // R rows against panels [p0, p0 + P).
-template <QuantCodes kCodes, typename Param, bool kOffsets, int R, int P>
+template <QuantCodes kCodes, QuantParams kParams, bool kOffsets, int R, int P>
 void row_panels(const float* x, int64_t ldx, const PackedMatrix& w, __m512 table, int64_t p0, float* y, int64_t ldy) {
   const QuantFormat& f = w.quant;
   const int64_t k_total = w.cols, group = f.group_size;
   constexpr int64_t kPairBytes = kCodes == QuantCodes::kInt4 ? kPanelWidth : 2 * kPanelWidth;
   const uint8_t* codes[P];
-  const Param* params[P];
+  const uint8_t* params[P];
   for (int i = 0; i < P; ++i) {
     codes[i] = w.data.as<uint8_t>() + (p0 + i) * f.panel_code_bytes(k_total);
-    params[i] = w.group_params.as<Param>() + (p0 + i) * f.panel_param_elements(k_total);
+    params[i] = w.group_params.as<uint8_t>() + (p0 + i) * f.panel_param_bytes(k_total);
   }
   __m512 acc[R][P][2];
   for (int r = 0; r < R; ++r) {
     for (int i = 0; i < P; ++i) acc[r][i][0] = acc[r][i][1] = _mm512_setzero_ps();
   }
-  for (int64_t k0 = 0; k0 < k_total; k0 += group) {
+  const int64_t base_bytes = f.panel_base_bytes(k_total);
+  for (int64_t k0 = 0, g = 0; k0 < k_total; k0 += group, ++g) {
+    const GroupAt at = group_at(f, base_bytes, g);
     __m512 scale[P][2], offset[P][2];
     for (int i = 0; i < P; ++i) {
-      load_params(params[i], scale[i]);
-      if constexpr (kOffsets) load_params(params[i] + kPanelWidth, offset[i]);
-      params[i] += f.group_param_elements();
+      load_params<kParams>(params[i], at, 0, scale[i]);
+      if constexpr (kOffsets) load_params<kParams>(params[i], at, 1, offset[i]);
     }
     for (int64_t k = k0; k < k0 + group; k += 2) {
       __m512 xk[R][2];
@@ -99,40 +128,42 @@ void row_panels(const float* x, int64_t ldx, const PackedMatrix& w, __m512 table
 }
 
 // Panels [p_begin, p_end), P at a time while they last, then fewer.
-template <QuantCodes kCodes, typename Param, bool kOffsets, int R, int P>
+template <QuantCodes kCodes, QuantParams kParams, bool kOffsets, int R, int P>
 void over_panels(const float* x, int64_t ldx, const PackedMatrix& w, __m512 table, int64_t p_begin, int64_t p_end,
                  float* y, int64_t ldy) {
   int64_t p = p_begin;
-  for (; p + P <= p_end; p += P) row_panels<kCodes, Param, kOffsets, R, P>(x, ldx, w, table, p, y, ldy);
+  for (; p + P <= p_end; p += P) row_panels<kCodes, kParams, kOffsets, R, P>(x, ldx, w, table, p, y, ldy);
   if constexpr (P > 1) {
-    if (p < p_end) over_panels<kCodes, Param, kOffsets, R, P - 1>(x, ldx, w, table, p, p_end, y, ldy);
+    if (p < p_end) over_panels<kCodes, kParams, kOffsets, R, P - 1>(x, ldx, w, table, p, p_end, y, ldy);
   }
 }
 
-template <QuantCodes kCodes, typename Param, bool kOffsets>
+template <QuantCodes kCodes, QuantParams kParams, bool kOffsets>
 void few_rows(const float* x, int64_t m, const PackedMatrix& w, __m512 table, int64_t p_begin, int64_t p_end, float* y,
               int64_t ldy) {
   // Four panels for one row (decode), two for two or three (registers).
   switch (m) {
     case 1:
-      return over_panels<kCodes, Param, kOffsets, 1, 4>(x, w.cols, w, table, p_begin, p_end, y, ldy);
+      return over_panels<kCodes, kParams, kOffsets, 1, 4>(x, w.cols, w, table, p_begin, p_end, y, ldy);
     case 2:
-      return over_panels<kCodes, Param, kOffsets, 2, 2>(x, w.cols, w, table, p_begin, p_end, y, ldy);
+      return over_panels<kCodes, kParams, kOffsets, 2, 2>(x, w.cols, w, table, p_begin, p_end, y, ldy);
     default:
-      return over_panels<kCodes, Param, kOffsets, 3, 2>(x, w.cols, w, table, p_begin, p_end, y, ldy);
+      return over_panels<kCodes, kParams, kOffsets, 3, 2>(x, w.cols, w, table, p_begin, p_end, y, ldy);
   }
 }
 
-template <QuantCodes kCodes, typename Param, bool kOffsets>
+template <QuantCodes kCodes, QuantParams kParams, bool kOffsets>
 void dequantize_pairs(const PackedMatrix& w, __m512 table, int64_t p, int64_t k0, int64_t kc, float* out) {
   const QuantFormat& f = w.quant;
   constexpr int64_t kPairBytes = kCodes == QuantCodes::kInt4 ? kPanelWidth : 2 * kPanelWidth;
   const uint8_t* codes = w.data.as<uint8_t>() + p * f.panel_code_bytes(w.cols);
-  const Param* params = w.group_params.as<Param>() + p * f.panel_param_elements(w.cols);
+  const uint8_t* params = w.group_params.as<uint8_t>() + p * f.panel_param_bytes(w.cols);
+  const int64_t base_bytes = f.panel_base_bytes(w.cols);
   for (int64_t g0 = k0 / f.group_size * f.group_size; g0 < k0 + kc; g0 += f.group_size) {
+    const GroupAt at = group_at(f, base_bytes, g0 / f.group_size);
     __m512 scale[2], offset[2];
-    load_params(params + g0 / f.group_size * f.group_param_elements(), scale);
-    if constexpr (kOffsets) load_params(params + g0 / f.group_size * f.group_param_elements() + kPanelWidth, offset);
+    load_params<kParams>(params, at, 0, scale);
+    if constexpr (kOffsets) load_params<kParams>(params, at, 1, offset);
     for (int64_t k = std::max(g0, k0); k < std::min(g0 + f.group_size, k0 + kc); k += 2) {
       __m512 wv[4];
       load_codes<kCodes>(codes + k / 2 * kPairBytes, table, wv);
@@ -151,16 +182,23 @@ __m512 int4_table(const PackedMatrix& w) {
                              : _mm512_setr_ps(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
 }
 
-// fn.template operator()<kCodes, Param, kOffsets>() for w's format.
+// fn.template operator()<kCodes, kParams, kOffsets>() for w's format.
 template <typename Fn>
 void for_format(const PackedMatrix& w, Fn&& fn) {
   const QuantFormat& f = w.quant;
-  const bool f16 = f.param_dtype == DType::kF16;
+  auto with_params = [&]<QuantCodes kCodes, QuantParams kParams>() {
+    return f.has_offsets ? fn.template operator()<kCodes, kParams, true>()
+                         : fn.template operator()<kCodes, kParams, false>();
+  };
   auto with_codes = [&]<QuantCodes kCodes>() {
-    if (f.has_offsets) {
-      return f16 ? fn.template operator()<kCodes, uint16_t, true>() : fn.template operator()<kCodes, float, true>();
+    switch (f.params) {
+      case QuantParams::kF16:
+        return with_params.template operator()<kCodes, QuantParams::kF16>();
+      case QuantParams::kF32:
+        return with_params.template operator()<kCodes, QuantParams::kF32>();
+      case QuantParams::kSteps:
+        return with_params.template operator()<kCodes, QuantParams::kSteps>();
     }
-    return f16 ? fn.template operator()<kCodes, uint16_t, false>() : fn.template operator()<kCodes, float, false>();
   };
   if (f.codes == QuantCodes::kInt8) return with_codes.template operator()<QuantCodes::kInt8>();
   with_codes.template operator()<QuantCodes::kInt4>();
@@ -170,8 +208,8 @@ void for_format(const PackedMatrix& w, Fn&& fn) {
 
 void avx512_dequantize_panel(const PackedMatrix& w, int64_t p, int64_t k0, int64_t kc, float* out) {
   const __m512 table = int4_table(w);
-  for_format(w, [&]<QuantCodes kCodes, typename Param, bool kOffsets>() {
-    dequantize_pairs<kCodes, Param, kOffsets>(w, table, p, k0, kc, out);
+  for_format(w, [&]<QuantCodes kCodes, QuantParams kParams, bool kOffsets>() {
+    dequantize_pairs<kCodes, kParams, kOffsets>(w, table, p, k0, kc, out);
   });
 }
 
@@ -179,8 +217,8 @@ void avx512_quantized_few_rows(const float* x, int64_t m, const PackedMatrix& w,
                                float* y, int64_t ldy) {
   if (m <= 0) return;
   const __m512 table = int4_table(w);
-  for_format(w, [&]<QuantCodes kCodes, typename Param, bool kOffsets>() {
-    few_rows<kCodes, Param, kOffsets>(x, m, w, table, p_begin, p_end, y, ldy);
+  for_format(w, [&]<QuantCodes kCodes, QuantParams kParams, bool kOffsets>() {
+    few_rows<kCodes, kParams, kOffsets>(x, m, w, table, p_begin, p_end, y, ldy);
   });
 }
 
