@@ -48,25 +48,30 @@ PackedMatrix random_packed(DType dtype, int64_t n, int64_t k) {
   return pack_matrix(Tensor{half.data(), dtype, {n, k}}, pool());
 }
 
-// Args: m, n, k.  Counters: GFLOP/s and its share of the measured peak.
-void BM_Linear(benchmark::State& state, DType dtype) {
-  const int64_t m = state.range(0), n = state.range(1), k = state.range(2);
-  const PackedMatrix w = random_packed(dtype, n, k);
-  const std::vector<float> x = random_floats(static_cast<size_t>(m * k), 8);
-  std::vector<float> y(static_cast<size_t>(m * n));
+// Times linear() of m rows over w.  Counters: GFLOP/s and GB/s of w's
+// values as stored, and their shares of the measured peak and bandwidth.
+void time_linear(benchmark::State& state, const PackedMatrix& w, int64_t m) {
+  const std::vector<float> x = random_floats(static_cast<size_t>(m * w.cols), 8);
+  std::vector<float> y(static_cast<size_t>(m * w.rows));
   for (auto _ : state) {
     linear(x.data(), m, w, nullptr, y.data(), pool());
     benchmark::DoNotOptimize(y.data());
   }
-  const double flops = 2.0 * static_cast<double>(m * n * k);
-  const double bytes = static_cast<double>(n * k) * static_cast<double>(dtype_size(dtype));
+  const double flops = 2.0 * static_cast<double>(m * w.rows * w.cols), bytes = w.value_bytes();
   state.counters["GFLOP/s"] = benchmark::Counter(flops / 1e9, benchmark::Counter::kIsIterationInvariantRate);
   state.counters["GB/s"] = benchmark::Counter(bytes / 1e9, benchmark::Counter::kIsIterationInvariantRate);
   state.counters["of_peak"] =
       benchmark::Counter(flops / 1e9 / g_limits.peak_gflops, benchmark::Counter::kIsIterationInvariantRate);
   state.counters["of_bandwidth"] =
       benchmark::Counter(bytes / 1e9 / g_limits.bandwidth_gb_per_s, benchmark::Counter::kIsIterationInvariantRate);
+}
+
+// Args: m, n, k.
+void BM_Linear(benchmark::State& state, DType dtype) {
+  const int64_t m = state.range(0), n = state.range(1), k = state.range(2);
+  time_linear(state, random_packed(dtype, n, k), m);
   if (dtype == DType::kBF16 && bf16_weights_peak(g_limits) > 0) {  // on the dot product or AMX
+    const double flops = 2.0 * static_cast<double>(m * n * k);
     state.counters["of_bf16_peak"] =
         benchmark::Counter(flops / 1e9 / bf16_weights_peak(g_limits), benchmark::Counter::kIsIterationInvariantRate);
   }
@@ -86,23 +91,9 @@ PackedMatrix random_quantized(int bits, int64_t n, int64_t k) {
   return pack_quantized_matrices({&q}, pool());
 }
 
-// Args: m, n, k.  As BM_Linear, GB/s counting the codes and scales.
+// Args: m, n, k.
 void BM_LinearQuantized(benchmark::State& state, int bits) {
-  const int64_t m = state.range(0), n = state.range(1), k = state.range(2);
-  const PackedMatrix w = random_quantized(bits, n, k);
-  const std::vector<float> x = random_floats(static_cast<size_t>(m * k), 8);
-  std::vector<float> y(static_cast<size_t>(m * n));
-  for (auto _ : state) {
-    linear(x.data(), m, w, nullptr, y.data(), pool());
-    benchmark::DoNotOptimize(y.data());
-  }
-  const double flops = 2.0 * static_cast<double>(m * n * k);
-  state.counters["GFLOP/s"] = benchmark::Counter(flops / 1e9, benchmark::Counter::kIsIterationInvariantRate);
-  state.counters["GB/s"] = benchmark::Counter(w.value_bytes() / 1e9, benchmark::Counter::kIsIterationInvariantRate);
-  state.counters["of_peak"] =
-      benchmark::Counter(flops / 1e9 / g_limits.peak_gflops, benchmark::Counter::kIsIterationInvariantRate);
-  state.counters["of_bandwidth"] = benchmark::Counter(w.value_bytes() / 1e9 / g_limits.bandwidth_gb_per_s,
-                                                      benchmark::Counter::kIsIterationInvariantRate);
+  time_linear(state, random_quantized(bits, state.range(1), state.range(2)), state.range(0));
 }
 
 // A decode step's matrix work: every weight of smollm-135m's 30 layers and

@@ -5,6 +5,7 @@
 
 #include "kernels/cpu/isa.h"
 #include "kernels/kernels.h"
+#include "kernels/supported_isas.h"
 #include "test_util.h"
 
 namespace vllm::kernels {
@@ -89,14 +90,6 @@ TEST(SiluAndMulTest, MatchesFormula) {
       EXPECT_NEAR(out[t * 3 + i], g / (1 + std::exp(-g)) * u, 1e-6);
     }
   }
-}
-
-std::vector<cpu::CpuIsa> supported_isas() {
-  std::vector<cpu::CpuIsa> isas;
-  for (cpu::CpuIsa isa : {cpu::CpuIsa::kScalar, cpu::CpuIsa::kAvx2, cpu::CpuIsa::kAvx512, cpu::CpuIsa::kAvx512Bf16}) {
-    if (isa <= cpu::supported_cpu_isa()) isas.push_back(isa);
-  }
-  return isas;
 }
 
 // SwiGLU and the shifted exponentials: the formula within float32 rounding,

@@ -7,6 +7,7 @@
 #include "kernels/cpu/isa.h"
 #include "kernels/kernels.h"
 #include "kernels/packed_matrix.h"
+#include "kernels/supported_isas.h"
 #include "test_util.h"
 
 namespace vllm::kernels {
@@ -36,15 +37,6 @@ struct Weights {
 };
 
 const DType kDTypes[] = {DType::kF32, DType::kBF16, DType::kF16};
-
-std::vector<cpu::CpuIsa> supported_isas() {
-  std::vector<cpu::CpuIsa> isas;
-  for (cpu::CpuIsa isa :
-       {cpu::CpuIsa::kScalar, cpu::CpuIsa::kAvx2, cpu::CpuIsa::kAvx512, cpu::CpuIsa::kAvx512Bf16, cpu::CpuIsa::kAmx}) {
-    if (isa <= cpu::supported_cpu_isa()) isas.push_back(isa);
-  }
-  return isas;
-}
 
 // The panel layout `isa`'s GEMM reads for `dtype`.
 PanelLayout layout_for(cpu::CpuIsa isa, DType dtype) {

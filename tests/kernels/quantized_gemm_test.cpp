@@ -11,6 +11,7 @@
 #include "kernels/cpu/isa.h"
 #include "kernels/kernels.h"
 #include "kernels/packed_matrix.h"
+#include "kernels/supported_isas.h"
 #include "tensor/dtype.h"
 #include "test_util.h"
 
@@ -57,15 +58,6 @@ GroupQuantized random_quantized(int64_t rows, int64_t cols, int64_t group, Codes
     q.offsets.push_back(q.offset_bases[base] * static_cast<float>(q.offset_steps.back()));
   }
   return q;
-}
-
-std::vector<cpu::CpuIsa> supported_isas() {
-  std::vector<cpu::CpuIsa> isas;
-  for (cpu::CpuIsa isa :
-       {cpu::CpuIsa::kScalar, cpu::CpuIsa::kAvx2, cpu::CpuIsa::kAvx512, cpu::CpuIsa::kAvx512Bf16, cpu::CpuIsa::kAmx}) {
-    if (isa <= cpu::supported_cpu_isa()) isas.push_back(isa);
-  }
-  return isas;
 }
 
 // The stacked parts' values, dequantized, as a dense F32 packed matrix.
