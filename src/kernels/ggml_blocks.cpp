@@ -13,7 +13,7 @@ namespace {
 // K-quants: super-blocks of 256 values.
 constexpr int64_t kSuper = 256;
 
-constexpr std::array<GgmlTypeInfo, 13> kTypes = {{
+constexpr std::array<GgmlTypeInfo, 15> kTypes = {{
     {GgmlType::kF32, "F32", 1, 4},
     {GgmlType::kF16, "F16", 1, 2},
     {GgmlType::kQ4_0, "Q4_0", 32, 2 + 16},
@@ -26,6 +26,8 @@ constexpr std::array<GgmlTypeInfo, 13> kTypes = {{
     {GgmlType::kQ4_K, "Q4_K", kSuper, 2 + 2 + 12 + 128},
     {GgmlType::kQ5_K, "Q5_K", kSuper, 2 + 2 + 12 + 32 + 128},
     {GgmlType::kQ6_K, "Q6_K", kSuper, 128 + 64 + 16 + 2},
+    {GgmlType::kIQ4_NL, "IQ4_NL", 32, 2 + 16},
+    {GgmlType::kIQ4_XS, "IQ4_XS", kSuper, 2 + 2 + 4 + 128},
     {GgmlType::kBF16, "BF16", 1, 2},
 }};
 
@@ -220,6 +222,39 @@ void decode_q6_k(const uint8_t* block, Groups& out, int64_t blocks) {
   }
 }
 
+// The 16 levels a nibble of IQ4_NL and IQ4_XS stands for (ggml's kvalues_iq4nl).
+constexpr int8_t kIq4Levels[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
+
+// 32 values' nibbles in 16 bytes: value j in the low nibble of byte j, value
+// j + 16 in the high one; each code is the level the nibble names.
+void iq4_codes(const uint8_t* nibbles, Groups& out) {
+  for (int j = 0; j < 32; ++j) out.code(kIq4Levels[j < 16 ? nibbles[j] & 0xF : nibbles[j - 16] >> 4]);
+}
+
+// IQ4_NL: d, then 32 values' nibbles.  ggml computes d * level.
+void decode_iq4_nl(const uint8_t* block, Groups& out, int64_t blocks) {
+  for (int64_t b = 0; b < blocks; ++b, block += 18) {
+    out.group(half(block));
+    iq4_codes(block + 2, out);
+  }
+}
+
+// IQ4_XS: d, scales_h (16 bits: 2 high bits of each 32 values' scale),
+// scales_l[4] (a nibble each: the 4 low bits), qs[128] (32 values' nibbles
+// per 16 bytes).  ggml computes (d * (scale - 32)) * level.
+void decode_iq4_xs(const uint8_t* block, Groups& out, int64_t blocks) {
+  for (int64_t b = 0; b < blocks; ++b, block += 136) {
+    out.super_block(half(block));
+    uint16_t high;
+    std::memcpy(&high, block + 2, 2);
+    for (int sub = 0; sub < 8; ++sub) {
+      const int low = (block[4 + sub / 2] >> (4 * (sub % 2))) & 0xF;
+      out.stepped_group((low | (((high >> (2 * sub)) & 3) << 4)) - 32);
+      iq4_codes(block + 8 + 16 * sub, out);
+    }
+  }
+}
+
 bool has_offsets(GgmlType type) {
   return type == GgmlType::kQ4_1 || type == GgmlType::kQ5_1 || type == GgmlType::kQ2_K || type == GgmlType::kQ4_K ||
          type == GgmlType::kQ5_K;
@@ -263,6 +298,7 @@ int64_t ggml_super_groups(GgmlType type) {
     case GgmlType::kQ4_K:
     case GgmlType::kQ5_K:
     case GgmlType::kQ6_K:
+    case GgmlType::kIQ4_XS:
       return kSuper / ggml_group_size(type);
     default:
       return 0;
@@ -298,6 +334,10 @@ void decode_ggml_row(GgmlType type, const void* row, int64_t elements, int8_t* c
       return decode_q45_k<true>(bytes, out, blocks);
     case GgmlType::kQ6_K:
       return decode_q6_k(bytes, out, blocks);
+    case GgmlType::kIQ4_NL:
+      return decode_iq4_nl(bytes, out, blocks);
+    case GgmlType::kIQ4_XS:
+      return decode_iq4_xs(bytes, out, blocks);
     default:
       return;
   }

@@ -28,6 +28,8 @@ enum class GgmlType : uint32_t {
   kQ4_K = 12,
   kQ5_K = 13,
   kQ6_K = 14,
+  kIQ4_NL = 20,
+  kIQ4_XS = 23,
   kBF16 = 30,
 };
 
@@ -55,7 +57,8 @@ inline int64_t ggml_row_bytes(const GgmlTypeInfo& info, int64_t elements) {
 int64_t ggml_group_size(GgmlType type);
 bool ggml_type_has_offsets(GgmlType type);
 
-// K-quants' groups per super-block of 256 values (0 for other types): the
+// K-quants' (and IQ4_XS's) groups per super-block of 256 values (0 for
+// other types): the
 // scales (and offsets) of its groups are its d (and -dmin) times small
 // integers, exactly, which group_quantized.h's two levels keep.
 int64_t ggml_super_groups(GgmlType type);

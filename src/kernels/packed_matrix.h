@@ -19,7 +19,8 @@
 //
 // Quantized matrices (group_quantized.h; quant.codes != kNone) keep their
 // integer codes in `data`, panel by panel, k in pairs: one pair of k of a
-// panel is 32 bytes of 4-bit codes (byte c: column c's code at k in the low
+// panel is 32 bytes of 4-bit codes (when the matrix has at most 16 distinct
+// codes, each a nibble's index into them) (byte c: column c's code at k in the low
 // nibble, at k + 1 in the high one) or 64 bytes of 8-bit codes (32 at k,
 // then 32 at k + 1), then one pair of padding as for panel_stride.  Their
 // groups' scales (and offsets) are in `group_params`, panel by panel, group
@@ -28,6 +29,7 @@
 // int8 steps of FP32 bases stored before the panel's groups (QuantParams).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <vector>
 
@@ -72,7 +74,7 @@ enum class QuantParams { kF16, kF32, kSteps };
 // How a quantized matrix's codes and group parameters are stored.
 struct QuantFormat {
   QuantCodes codes = QuantCodes::kNone;
-  bool signed_int4 = false;  // a nibble n is the code n - 16 when n >= 8 (else n)
+  std::array<int8_t, 16> int4_codes{};  // kInt4: the code each nibble stands for
   int64_t group_size = 0;
   QuantParams params = QuantParams::kF32;
   int64_t super_groups = 0;  // kSteps: groups per base

@@ -1,6 +1,7 @@
 // pack_quantized_matrices and the quantized half of PackedMatrix's accessors
 // (packed_matrix.h describes the layout).
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <numeric>
@@ -28,27 +29,22 @@ bool all_in_steps(const std::vector<const GroupQuantized*>& parts) {
 
 // The format all parts fit in (see pack_quantized_matrices).
 QuantFormat common_format(const std::vector<const GroupQuantized*>& parts) {
-  int min_code = 0, max_code = 0;
+  std::array<bool, 256> used{};  // by code + 128
   int64_t group = 0;
   QuantFormat f;
   bool f16_exact = true;
   for (const GroupQuantized* part : parts) {
-    for (const int8_t c : part->codes) {
-      min_code = std::min<int>(min_code, c);
-      max_code = std::max<int>(max_code, c);
-    }
+    for (const int8_t c : part->codes) used[static_cast<size_t>(c + 128)] = true;
     group = std::gcd(group, part->group_size);
     f.has_offsets |= !part->offsets.empty();
     for (const float s : part->scales) f16_exact &= exact_in_f16(s);
     for (const float o : part->offsets) f16_exact &= exact_in_f16(o);
   }
-  if (min_code >= 0 && max_code <= 15) {
-    f.codes = QuantCodes::kInt4;
-  } else if (min_code >= -8 && max_code <= 7) {
-    f.codes = QuantCodes::kInt4;
-    f.signed_int4 = true;
-  } else {
-    f.codes = QuantCodes::kInt8;
+  // At most 16 distinct codes (4-bit formats, and non-linear ones such as
+  // IQ4_NL's table): nibbles, indices into them in ascending order.
+  f.codes = std::count(used.begin(), used.end(), true) <= 16 ? QuantCodes::kInt4 : QuantCodes::kInt8;
+  for (int v = 0, n = 0; v < 256 && f.codes == QuantCodes::kInt4; ++v) {
+    if (used[static_cast<size_t>(v)]) f.int4_codes[static_cast<size_t>(n++)] = static_cast<int8_t>(v - 128);
   }
   f.group_size = group;
   f.params = f16_exact ? QuantParams::kF16 : QuantParams::kF32;
@@ -138,7 +134,7 @@ int64_t code_offset(const QuantFormat& f, int64_t c, int64_t k) {
 int pair_code(const QuantFormat& f, const uint8_t* pair, int64_t c, bool odd) {
   if (f.codes == QuantCodes::kInt8) return static_cast<int8_t>(pair[(odd ? kPanelWidth : 0) + c]);
   const int nibble = odd ? pair[c] >> 4 : pair[c] & 0xF;
-  return f.signed_int4 && nibble >= 8 ? nibble - 16 : nibble;
+  return f.int4_codes[static_cast<size_t>(nibble)];
 }
 
 // group_quantized.h's value of a code.
@@ -148,6 +144,8 @@ float dequantize(const QuantFormat& f, float scale, int code, float offset) {
 
 void pack_panels(const std::vector<const GroupQuantized*>& parts, PackedMatrix& m, int64_t p_begin, int64_t p_end) {
   const QuantFormat& f = m.quant;
+  std::array<uint8_t, 256> nibble_of{};  // by code + 128
+  for (size_t n = 0; n < 16; ++n) nibble_of[static_cast<size_t>(f.int4_codes[n] + 128)] = static_cast<uint8_t>(n);
   const int64_t groups = m.cols / f.group_size, base_bytes = f.panel_base_bytes(m.cols);
   for (int64_t p = p_begin; p < p_end; ++p) {
     uint8_t* codes = m.data.as<uint8_t>() + p * f.panel_code_bytes(m.cols);
@@ -157,9 +155,11 @@ void pack_panels(const std::vector<const GroupQuantized*>& parts, PackedMatrix& 
       const auto [part, row] = stacked_row(parts, p * kPanelWidth + c);
       const int8_t* part_codes = part->codes.data() + row * m.cols;
       for (int64_t k = 0; k < m.cols; ++k) {
-        const auto code = static_cast<uint8_t>(part_codes[k]);
+        const int8_t code = part_codes[k];
         uint8_t& byte = codes[code_offset(f, c, k)];
-        byte = f.codes == QuantCodes::kInt8 ? code : static_cast<uint8_t>(byte | (code & 0xF) << (k % 2 * 4));
+        byte = f.codes == QuantCodes::kInt8
+                   ? static_cast<uint8_t>(code)
+                   : static_cast<uint8_t>(byte | nibble_of[static_cast<size_t>(code + 128)] << (k % 2 * 4));
       }
       for (int64_t g = 0; g < groups; ++g) store_params(f, *part, row, params, base_bytes, g, c);
     }

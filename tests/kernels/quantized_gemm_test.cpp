@@ -18,25 +18,32 @@
 namespace vllm::kernels {
 namespace {
 
-struct Codes {
-  int min, max;
-};
-constexpr Codes kUnsigned4{0, 15}, kSigned4{-8, 7}, kSigned8{-128, 127};
+// The values codes are drawn from, ascending.
+using Codes = std::vector<int>;
+Codes codes_between(int low, int high) {
+  Codes c;
+  for (int v = low; v <= high; ++v) c.push_back(v);
+  return c;
+}
+const Codes kUnsigned4 = codes_between(0, 15), kSigned4 = codes_between(-8, 7), kSigned8 = codes_between(-128, 127);
+// A non-linear 4-bit format's 16 levels (ggml's IQ4_NL).
+const Codes kNonLinear4 = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
 
 enum class Params { kF16, kF32, kSteps };
 
-// Random codes in `range`, scales and offsets (or none): FP16 numbers,
+// Random codes from `range`, scales and offsets (or none): FP16 numbers,
 // arbitrary floats, or in two levels (an FP16 base per super-block of
 // `super_groups` groups times a step of 0..63 per group, as K-quants).
-GroupQuantized random_quantized(int64_t rows, int64_t cols, int64_t group, Codes range, bool offsets, Params params,
-                                uint32_t seed, int64_t super_groups = 8) {
+GroupQuantized random_quantized(int64_t rows, int64_t cols, int64_t group, const Codes& range, bool offsets,
+                                Params params, uint32_t seed, int64_t super_groups = 8) {
   std::mt19937 rng(seed);
-  std::uniform_int_distribution<int> code(range.min, range.max), step(0, 63);
+  std::uniform_int_distribution<size_t> code(0, range.size() - 1);
+  std::uniform_int_distribution<int> step(0, 63);
   std::uniform_real_distribution<float> scale(0.001f, 0.05f), offset(-0.3f, 0.3f);
   auto param = [&](float v) { return params == Params::kF16 ? f16_to_f32(f32_to_f16(v)) : v; };
   GroupQuantized q;
   q.rows = rows, q.cols = cols, q.group_size = group;
-  for (int64_t i = 0; i < rows * cols; ++i) q.codes.push_back(static_cast<int8_t>(code(rng)));
+  for (int64_t i = 0; i < rows * cols; ++i) q.codes.push_back(static_cast<int8_t>(range[code(rng)]));
   if (params == Params::kSteps) {
     q.super_groups = super_groups;
     for (int64_t i = 0; i < rows * q.groups_per_row() / super_groups; ++i) {
@@ -77,21 +84,22 @@ PackedMatrix dequantized(const std::vector<const GroupQuantized*>& parts, std::v
 TEST(QuantizedPackingTest, EveryValueReadsBackAndTheFormatIsTheNarrowestThatHoldsIt) {
   ThreadPool pool(2);
   struct Case {
-    Codes codes;
+    const Codes& codes;
     bool offsets;
     Params params;
     QuantCodes expect_codes;
-    bool expect_signed;
   };
-  for (const Case c : {Case{kUnsigned4, true, Params::kF16, QuantCodes::kInt4, false},
-                       Case{kSigned4, false, Params::kF32, QuantCodes::kInt4, true},
-                       Case{kSigned8, false, Params::kF16, QuantCodes::kInt8, false},
-                       Case{kSigned8, true, Params::kF32, QuantCodes::kInt8, false},
-                       Case{kUnsigned4, true, Params::kSteps, QuantCodes::kInt4, false}}) {
+  for (const Case& c :
+       {Case{kUnsigned4, true, Params::kF16, QuantCodes::kInt4}, Case{kSigned4, false, Params::kF32, QuantCodes::kInt4},
+        Case{kNonLinear4, false, Params::kF16, QuantCodes::kInt4},
+        Case{kSigned8, false, Params::kF16, QuantCodes::kInt8}, Case{kSigned8, true, Params::kF32, QuantCodes::kInt8},
+        Case{kUnsigned4, true, Params::kSteps, QuantCodes::kInt4}}) {
     const GroupQuantized q = random_quantized(45, 512, 32, c.codes, c.offsets, c.params, 7);
     const PackedMatrix m = pack_quantized_matrices({&q}, pool);
     EXPECT_EQ(m.quant.codes, c.expect_codes);
-    EXPECT_EQ(m.quant.signed_int4, c.expect_signed);
+    if (c.expect_codes == QuantCodes::kInt4) {  // the nibbles stand for the codes in ascending order
+      EXPECT_EQ(Codes(m.quant.int4_codes.begin(), m.quant.int4_codes.end()), c.codes);
+    }
     EXPECT_EQ(m.quant.has_offsets, c.offsets);
     EXPECT_EQ(static_cast<int>(m.quant.params), static_cast<int>(c.params));
     for (int64_t r = 0; r < q.rows; ++r) {
@@ -133,7 +141,7 @@ TEST(QuantizedGemmTest, EveryIsaIsTheF32GemmOfTheDequantizedMatrixBitForBit) {
     int64_t m, n, k, group;
   };
   struct Format {
-    Codes codes;
+    const Codes& codes;
     bool offsets;
     Params params;
   };
@@ -141,9 +149,10 @@ TEST(QuantizedGemmTest, EveryIsaIsTheF32GemmOfTheDequantizedMatrixBitForBit) {
        {Shape{1, 1, 32, 32}, Shape{1, 130, 96, 32}, Shape{1, 200, 576, 64}, Shape{2, 45, 64, 16}, Shape{3, 70, 320, 32},
         Shape{4, 97, 64, 64}, Shape{13, 70, 288, 32}, Shape{200, 40, 512, 128}, Shape{5, 33, 320, 320}}) {
     auto x = testing::random_normal(s.m * s.k, 4);
-    for (const Format f : {Format{kUnsigned4, true, Params::kF16}, Format{kSigned4, false, Params::kF16},
-                           Format{kSigned8, false, Params::kF32}, Format{kUnsigned4, true, Params::kF32},
-                           Format{kUnsigned4, true, Params::kSteps}, Format{kSigned8, false, Params::kSteps}}) {
+    for (const Format& f : {Format{kUnsigned4, true, Params::kF16}, Format{kSigned4, false, Params::kF16},
+                            Format{kNonLinear4, false, Params::kSteps}, Format{kSigned8, false, Params::kF32},
+                            Format{kUnsigned4, true, Params::kF32}, Format{kUnsigned4, true, Params::kSteps},
+                            Format{kSigned8, false, Params::kSteps}}) {
       // Two levels over all of a row's groups (one super-block as wide as the row).
       const GroupQuantized q =
           random_quantized(s.n, s.k, s.group, f.codes, f.offsets, f.params, 5, /*super_groups=*/s.k / s.group);

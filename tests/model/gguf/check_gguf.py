@@ -41,6 +41,8 @@ TYPES = {
     "Q4_K": (12, 256, 144),
     "Q5_K": (13, 256, 176),
     "Q6_K": (14, 256, 210),
+    "IQ4_NL": (20, 32, 18),
+    "IQ4_XS": (23, 256, 136),
     "BF16": (30, 1, 2),
 }
 
@@ -49,6 +51,7 @@ TYPES = {
 HALF_FIELDS = {
     "Q4_0": [0], "Q4_1": [0, 2], "Q5_0": [0], "Q5_1": [0, 2], "Q8_0": [0],
     "Q2_K": [80, 82], "Q3_K": [108], "Q4_K": [0, 2], "Q5_K": [0, 2], "Q6_K": [208],
+    "IQ4_NL": [0], "IQ4_XS": [0],
 }
 
 
@@ -170,6 +173,34 @@ def deq_q6_k(b):
     return out
 
 
+# The 16 levels of ggml's non-linear 4-bit types (kvalues_iq4nl).
+IQ4_LEVELS = np.array([-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113], F32)
+
+
+def iq4_values(qs):
+    """16 bytes of nibbles per 32 values: the first 16 in the low nibbles, the next 16 in the high."""
+    lo, hi = nibbles(qs)
+    return IQ4_LEVELS[np.concatenate([lo, hi], axis=1)]
+
+
+def deq_iq4_nl(b):
+    return half(b, 0) * iq4_values(b[:, 2:18])
+
+
+def deq_iq4_xs(b):
+    """d, scales_h (uint16: 2 high bits per 32 values), scales_l[4] (a nibble each: 4 low bits),
+    qs[128]; sub-block scale (6 bits) - 32."""
+    d = half(b, 0)
+    scales_h = np.ascontiguousarray(b[:, 2:4]).view("<u2").astype(np.int32)
+    out = np.empty((b.shape[0], 256), F32)
+    for ib in range(8):
+        low = (b[:, 4 + ib // 2].astype(np.int32) >> (4 * (ib % 2))) & 0xF
+        high = (scales_h[:, 0] >> (2 * ib)) & 3
+        dl = d * ((low | (high << 4)) - 32).astype(F32)[:, None]
+        out[:, 32 * ib:32 * ib + 32] = dl * iq4_values(b[:, 8 + 16 * ib:24 + 16 * ib])
+    return out
+
+
 def dequantize(type_name, raw, count):
     if type_name == "F32":
         return np.frombuffer(raw, "<f4").copy()
@@ -181,7 +212,7 @@ def dequantize(type_name, raw, count):
     b = np.frombuffer(raw, np.uint8).reshape(-1, block_bytes)
     fn = {"Q4_0": deq_q4_0, "Q4_1": deq_q4_1, "Q5_0": deq_q5_0, "Q5_1": deq_q5_1, "Q8_0": deq_q8_0,
           "Q2_K": deq_q2_k, "Q3_K": deq_q3_k, "Q4_K": lambda x: deq_q45_k(x, False),
-          "Q5_K": lambda x: deq_q45_k(x, True), "Q6_K": deq_q6_k}[type_name]
+          "Q5_K": lambda x: deq_q45_k(x, True), "Q6_K": deq_q6_k, "IQ4_NL": deq_iq4_nl, "IQ4_XS": deq_iq4_xs}[type_name]
     out = fn(b).reshape(-1)
     assert out.size == count and out.dtype == F32
     return out

@@ -11,8 +11,9 @@ q_proj / k_proj rows permuted per head, shapes fastest dimension first):
   - quantized (Q8_0, Q4_0, Q4_1, Q5_0, Q5_1 across the matrices, F16 where a
     row is not whole blocks): must generate exactly what a Hugging Face
     directory of check_gguf.py's numpy dequantization of those weights does;
-  - K-quants (Q2_K ... Q6_K) on a llama of 256-wide rows over the same
-    vocabulary, its weights made from random blocks: the same.
+  - K-quants (Q2_K ... Q6_K) and the non-linear IQ4_XS and IQ4_NL on a llama
+    of 256-wide rows over the same vocabulary, its weights made from random
+    blocks: the same.
 "Exactly": the same token ids, logprobs and prompt logprobs, bit for bit in
 the JSON.  A GGUF with Llama 3's rope_freqs.weight generates what the checkpoint
 with rope_scaling llama3 does (the divisors' float32 rounding aside).  Then: a GGUF without --tokenizer and one of an architecture we do
@@ -89,7 +90,7 @@ def f16_bytes(v):
 
 
 def quantize(type_name, w):
-    if type_name in K_TYPES:
+    if type_name in TYPES_FROM_BLOCKS:
         return MADE_FROM_BLOCKS[(type_name, np.ascontiguousarray(w).tobytes())]
     x = blocks_of(w)
     amax = np.abs(x).max(axis=1, keepdims=True)
@@ -171,15 +172,15 @@ def convert(config, weights, choose_type, file_type):
 
 
 def quantize_roundtrip(type_name, w):
-    if type_name in K_TYPES:  # made from blocks: exactly what they hold
+    if type_name in TYPES_FROM_BLOCKS:  # made from blocks: exactly what they hold
         return w
     return gg.dequantize(type_name, quantize(type_name, w), w.size).reshape(w.shape)
 
 
-# K-quant matrices are not quantized from weights here: their weights are
+# K-quant and IQ4 matrices are not quantized from weights here: their weights are
 # made from random blocks (codes and scales), so that the weights are
 # exactly what the bytes hold, and quantize() looks the bytes up.
-K_TYPES = ["Q2_K", "Q3_K", "Q4_K", "Q5_K", "Q6_K"]
+TYPES_FROM_BLOCKS = ["Q2_K", "Q3_K", "Q4_K", "Q5_K", "Q6_K", "IQ4_XS", "IQ4_NL"]
 MADE_FROM_BLOCKS = {}
 
 
@@ -220,7 +221,7 @@ def k_quant_model(config, rng):
         if len(shape) == 1:
             weights[name] = (1 + 0.1 * rng.standard_normal(shape)).astype(F32)
             continue
-        types[name] = K_TYPES[i % len(K_TYPES)]
+        types[name] = TYPES_FROM_BLOCKS[i % len(TYPES_FROM_BLOCKS)]
         heads = c["num_attention_heads"] if "q_proj" in name else c["num_key_value_heads"] if "k_proj" in name else 0
         weights[name] = matrix_from_blocks(rng, types[name], *shape, rotary_heads=heads)
     return c, weights, types
@@ -356,8 +357,8 @@ def main():
         types = sorted({t for t in (choose(i, n, w) for i, (n, w) in enumerate(sorted(weights.items())))})
         print(f"ok: {name} GGUF ({', '.join(types)}) generates exactly what its checkpoint does")
 
-    # K-quants: every type, in groups of 16 (Q2_K, Q3_K, Q6_K) and 32, stacked
-    # beside each other in q/k/v and gate/up, the embedding and tied LM head too.
+    # K-quants and IQ4s: every type, in groups of 16 (Q2_K, Q3_K, Q6_K) and 32,
+    # stacked beside each other in q/k/v and gate/up, the embedding and tied LM head too.
     k_config, k_weights, k_types = k_quant_model(config, np.random.default_rng(5))
     data, held = convert(k_config, k_weights, lambda i, n, w: k_types.get(n, "F32"), 15)  # MOSTLY_Q4_K_M
     path = os.path.join(work, "k_quants.gguf")
@@ -367,7 +368,7 @@ def main():
     got = generate(vllm, path, work, "k_quants_gguf", tokenizer=reference)
     want = generate(vllm, reference, work, "k_quants_hf")
     assert got == want, f"k_quants: the GGUF generated\n{got}\nthe checkpoint\n{want}"
-    print(f"ok: K-quant GGUF ({', '.join(sorted(set(k_types.values())))}) generates exactly what its checkpoint does")
+    print(f"ok: K-quant and IQ4 GGUF ({', '.join(sorted(set(k_types.values())))}) generates exactly what its checkpoint does")
 
     # The F32 model cut in three as gguf-split cuts one: the metadata in the
     # first file; split.no, split.count and split.tensors.count in each.

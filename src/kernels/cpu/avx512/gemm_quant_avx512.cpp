@@ -178,8 +178,8 @@ void dequantize_pairs(const PackedMatrix& w, __m512 table, int64_t p, int64_t k0
 
 // The nibble-to-code table of a 4-bit matrix (unused for 8-bit codes).
 __m512 int4_table(const PackedMatrix& w) {
-  return w.quant.signed_int4 ? _mm512_setr_ps(0, 1, 2, 3, 4, 5, 6, 7, -8, -7, -6, -5, -4, -3, -2, -1)
-                             : _mm512_setr_ps(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+  const __m128i codes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(w.quant.int4_codes.data()));
+  return _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(codes));
 }
 
 // fn.template operator()<kCodes, kParams, kOffsets>() for w's format.
