@@ -3,6 +3,7 @@
 #include "base/thread_pool.h"
 #include "model/loader/checkpoint.h"
 #include "model/loader/gguf_checkpoint.h"
+#include "model/quant/quant_method.h"
 
 namespace vllm {
 namespace {
@@ -87,7 +88,9 @@ Result<std::unique_ptr<Model>> load_model(const std::string& model_path) {
   VLLM_ASSIGN_OR_RETURN(const std::string gguf, find_gguf_file(model_path));
   if (!gguf.empty()) return load_gguf_model(gguf);
   VLLM_ASSIGN_OR_RETURN(ModelConfig config, load_model_config(model_path));
+  VLLM_ASSIGN_OR_RETURN(const std::unique_ptr<QuantMethod> quantization, quant_method_for(config, model_path));
   VLLM_ASSIGN_OR_RETURN(Checkpoint checkpoint, Checkpoint::open(model_path));
+  if (quantization) return build_model(config, *quantization->wrap(checkpoint));
   return build_model(config, checkpoint);
 }
 

@@ -23,7 +23,6 @@ import json
 import math
 import os
 import shutil
-import struct
 import subprocess
 import sys
 
@@ -34,38 +33,11 @@ except ImportError:
     sys.exit(77)
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import check_gguf as gg  # noqa: E402  (the GGUF writer and ggml dequantizers)
+from safetensors_io import read_safetensors, write_safetensors  # noqa: E402
 
 F32 = np.float32
-
-
-def read_safetensors(path):
-    with open(path, "rb") as f:
-        data = f.read()
-    n = struct.unpack("<Q", data[:8])[0]
-    header = json.loads(data[8:8 + n])
-    out = {}
-    for name, e in header.items():
-        if name == "__metadata__":
-            continue
-        assert e["dtype"] == "F32", (name, e["dtype"])
-        a, b = e["data_offsets"]
-        out[name] = np.frombuffer(data[8 + n + a:8 + n + b], "<f4").reshape(e["shape"])
-    return out
-
-
-def write_safetensors(path, tensors):
-    header, offset, blobs = {}, 0, []
-    for name, t in tensors.items():
-        blob = t.tobytes()
-        header[name] = {"dtype": {"float32": "F32", "float16": "F16"}[t.dtype.name], "shape": list(t.shape),
-                        "data_offsets": [offset, offset + len(blob)]}
-        offset += len(blob)
-        blobs.append(blob)
-    text = json.dumps(header).encode()
-    text += b" " * (-len(text) % 8)
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(text)) + text + b"".join(blobs))
 
 
 # ---------------------------------------------------------------- quantizers

@@ -1,0 +1,29 @@
+#include "model/quant/quant_method.h"
+
+#include "base/file_util.h"
+#include "base/json.h"
+#include "model/quant/gptq.h"
+
+namespace vllm {
+
+Result<std::unique_ptr<QuantMethod>> quant_method_for(const ModelConfig& config, const std::string& model_dir) {
+  Json quantization;
+  std::string source = config.source;
+  if (config.json.contains("quantization_config")) {
+    quantization = config.json["quantization_config"];
+  } else if (const std::string old = join_path(model_dir, "quantize_config.json"); file_exists(old)) {
+    // Old AutoGPTQ checkpoints: the settings beside config.json, GPTQ implied.
+    VLLM_ASSIGN_OR_RETURN(quantization, read_json_file(old));
+    if (!quantization.contains("quant_method")) quantization["quant_method"] = "gptq";
+    source = old;
+  } else {
+    return std::unique_ptr<QuantMethod>();
+  }
+  if (!quantization.is_object()) return invalid_argument(source + ": quantization_config must be an object");
+  const ConfigReader r(quantization, source + " quantization_config");
+  VLLM_ASSIGN_OR_RETURN(const std::string method, r.string("quant_method", ""));
+  if (method == "gptq") return make_gptq_method(quantization, source);
+  return unimplemented(source + ": quant_method '" + method + "' is not supported (gptq is)");
+}
+
+}  // namespace vllm
