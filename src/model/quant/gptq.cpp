@@ -1,70 +1,18 @@
 #include "model/quant/gptq.h"
 
-#include <map>
-#include <optional>
-
 #include "base/logging.h"
+#include "model/quant/layer_source.h"
 
 namespace vllm {
 namespace {
 
 // A checkpoint whose GPTQ layers are asked for as "<prefix>.weight".
-class GptqSource : public WeightSource {
+class GptqSource : public QuantizedLayerSource {
  public:
-  GptqSource(const WeightSource& base, GptqConfig config) : base_(base), config_(config) {}
-
-  bool has(const std::string& name) const override { return base_.has(name) || !quantized_prefix(name).empty(); }
-  int64_t count_numbered(const std::string& prefix) const override { return base_.count_numbered(prefix); }
-  const std::string& source() const override { return base_.source(); }
-
-  Result<std::optional<kernels::GroupQuantized>> quantized(const std::string& name) const override {
-    const std::string prefix = quantized_prefix(name);
-    if (prefix.empty()) return std::optional<kernels::GroupQuantized>();
-    VLLM_ASSIGN_OR_RETURN(kernels::GroupQuantized q, read_layer(prefix));
-    return std::optional<kernels::GroupQuantized>(std::move(q));
-  }
-
-  // A quantized weight dequantized to F32 (for a layer that stacks it with
-  // a dense one), kept while the source lives.
-  Result<Tensor> get(const std::string& name) const override {
-    const std::string prefix = quantized_prefix(name);
-    if (prefix.empty()) return base_.get(name);
-    auto [slot, fresh] = dequantized_.try_emplace(name);
-    if (fresh) {
-      VLLM_ASSIGN_OR_RETURN(const kernels::GroupQuantized q, read_layer(prefix));
-      slot->second.shape = {q.rows, q.cols};
-      slot->second.values.resize(static_cast<size_t>(q.rows * q.cols));
-      q.dequantize_rows(0, q.rows, slot->second.values.data());
-    }
-    return Tensor{slot->second.values.data(), DType::kF32, slot->second.shape};
-  }
+  GptqSource(const WeightSource& base, GptqConfig config) : QuantizedLayerSource(base), config_(config) {}
 
  private:
-  struct Dense {
-    std::vector<int64_t> shape;
-    std::vector<float> values;
-  };
-
-  // "<prefix>" of a "<prefix>.weight" the checkpoint holds as GPTQ tensors, else "".
-  std::string quantized_prefix(const std::string& name) const {
-    constexpr std::string_view kWeight = ".weight";
-    if (!name.ends_with(kWeight) || base_.has(name)) return "";
-    const std::string prefix = name.substr(0, name.size() - kWeight.size());
-    return base_.has(prefix + ".qweight") ? prefix : "";
-  }
-
-  Result<Tensor> tensor(const std::string& name, DType dtype, const std::vector<int64_t>& shape) const {
-    Result<Tensor> t = base_.get(name);
-    if (!t.is_ok()) return not_found(base_.source() + ": GPTQ layer lacks tensor '" + name + "'");
-    if (t->dtype != dtype || t->shape != shape) {
-      return invalid_argument(base_.source() + ": GPTQ tensor '" + name + "' is " + dtype_name(t->dtype) + " " +
-                              shape_to_string(t->shape) + ", expected " + dtype_name(dtype) + " " +
-                              shape_to_string(shape));
-    }
-    return t;
-  }
-
-  Result<kernels::GroupQuantized> read_layer(const std::string& prefix) const {
+  Result<kernels::GroupQuantized> read_layer(const std::string& prefix) const override {
     const std::string where = base_.source() + ": GPTQ layer '" + prefix + "'";
     VLLM_ASSIGN_OR_RETURN(const Tensor packed, base_.get(prefix + ".qweight"));
     if (packed.dtype != DType::kI32 || packed.rank() != 2) {
@@ -79,54 +27,37 @@ class GptqSource : public WeightSource {
                               " outputs are not whole words of zero points");
     }
     const int64_t groups = k_total / group;
-    VLLM_ASSIGN_OR_RETURN(const Tensor scales, tensor(prefix + ".scales", DType::kF16, {groups, n}));
-    VLLM_ASSIGN_OR_RETURN(const Tensor zeros, tensor(prefix + ".qzeros", DType::kI32, {groups, n / per_word}));
-    if (base_.has(prefix + ".g_idx")) {
-      VLLM_ASSIGN_OR_RETURN(const Tensor g_idx, tensor(prefix + ".g_idx", DType::kI32, {k_total}));
+    VLLM_ASSIGN_OR_RETURN(const Tensor scales, layer_tensor(prefix + ".scales", DType::kF16, {groups, n}));
+    VLLM_ASSIGN_OR_RETURN(const Tensor zeros, layer_tensor(prefix + ".qzeros", DType::kI32, {groups, n / per_word}));
+    // As vLLM: g_idx counts only with desc_act (act-order), and then only in
+    // the order of the groups, which the group form needs, for now.
+    if (config_.desc_act && base_.has(prefix + ".g_idx")) {
+      VLLM_ASSIGN_OR_RETURN(const Tensor g_idx, layer_tensor(prefix + ".g_idx", DType::kI32, {k_total}));
       for (int64_t k = 0; k < k_total; ++k) {
         if (g_idx.as<int32_t>()[k] != k / group) {
           return unimplemented(where + ": g_idx puts input " + std::to_string(k) + " in group " +
                                std::to_string(g_idx.as<int32_t>()[k]) +
-                               " (act-order, desc_act); only inputs in order of their groups are supported yet");
+                               " (act-order, desc_act); only inputs in the order of their groups are supported yet");
         }
       }
     }
-    const auto mask = static_cast<uint32_t>((1u << bits) - 1u);
-    auto field = [&](const Tensor& t, int64_t row, int64_t index, int64_t row_words) {
-      const auto word = static_cast<uint32_t>(t.as<int32_t>()[row * row_words + index / per_word]);
-      return static_cast<int>((word >> (bits * (index % per_word))) & mask);
-    };
-    kernels::GroupQuantized q;
-    q.rows = n, q.cols = k_total, q.group_size = group;
-    q.codes.resize(static_cast<size_t>(n * k_total));
-    q.scales.resize(static_cast<size_t>(n * groups));
-    q.offsets.resize(q.scales.size());
-    // Codes and zero points centred on the middle of their range, so that
-    // 8-bit ones fit int8: scale * (code - zero) is the same.
-    const int centre = 1 << (bits - 1);
-    for (int64_t k = 0; k < k_total; ++k) {
-      for (int64_t j = 0; j < n; ++j) {
-        const auto word = static_cast<uint32_t>(packed.as<int32_t>()[(k / per_word) * n + j]);
-        const auto code = static_cast<int>((word >> (bits * (k % per_word))) & mask);
-        q.codes[static_cast<size_t>(j * k_total + k)] = static_cast<int8_t>(code - centre);
-      }
-    }
-    const int minus_one = config_.zeros_minus_one ? 1 : 0;
-    for (int64_t g = 0; g < groups; ++g) {
-      for (int64_t j = 0; j < n; ++j) {
-        const float scale = f16_to_f32(scales.as<uint16_t>()[g * n + j]);
-        const int zero = field(zeros, g, j, n / per_word) + minus_one - centre;
-        // scale * (code - zero) as fma(scale, code, -scale * zero): both products exact in FP32.
-        q.scales[static_cast<size_t>(j * groups + g)] = scale;
-        q.offsets[static_cast<size_t>(j * groups + g)] = -(scale * static_cast<float>(zero));
-      }
-    }
-    return q;
+    const int plus_one = config_.zeros_minus_one ? 1 : 0;
+    const auto* codes = packed.as<int32_t>();
+    const auto* zero_words = zeros.as<int32_t>();
+    const auto* scale_values = scales.as<uint16_t>();
+    return group_form(
+        k_total, n, group, bits,
+        [&](int64_t k, int64_t j) {
+          return packed_field(codes, bits, k / per_word * n + j, static_cast<int>(k % per_word));
+        },
+        [&](int64_t g, int64_t j) {
+          return packed_field(zero_words, bits, g * (n / per_word) + j / per_word, static_cast<int>(j % per_word)) +
+                 plus_one;
+        },
+        [&](int64_t g, int64_t j) { return f16_to_f32(scale_values[g * n + j]); });
   }
 
-  const WeightSource& base_;
   GptqConfig config_;
-  mutable std::map<std::string, Dense> dequantized_;
 };
 
 class GptqMethod : public QuantMethod {

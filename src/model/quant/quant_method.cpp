@@ -2,6 +2,7 @@
 
 #include "base/file_util.h"
 #include "base/json.h"
+#include "model/quant/awq.h"
 #include "model/quant/gptq.h"
 
 namespace vllm {
@@ -23,7 +24,8 @@ Result<std::unique_ptr<QuantMethod>> quant_method_for(const ModelConfig& config,
   const ConfigReader r(quantization, source + " quantization_config");
   VLLM_ASSIGN_OR_RETURN(const std::string method, r.string("quant_method", ""));
   if (method == "gptq") return make_gptq_method(quantization, source);
-  return unimplemented(source + ": quant_method '" + method + "' is not supported (gptq is)");
+  if (method == "awq") return make_awq_method(quantization, source);
+  return unimplemented(source + ": quant_method '" + method + "' is not supported (gptq and awq are)");
 }
 
 }  // namespace vllm

@@ -1,0 +1,80 @@
+// What the quantization methods whose layers are stored as "<prefix>.qweight"
+// and companions (GPTQ, AWQ) share: a WeightSource over the checkpoint in
+// which "<prefix>.weight" is such a layer, given in the group form (or
+// dequantized, for a layer that stacks it with a dense one), and the group
+// form of integer codes with per-group scales and zero points.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kernels/group_quantized.h"
+#include "model/loader/weight_source.h"
+
+namespace vllm {
+
+class QuantizedLayerSource : public WeightSource {
+ public:
+  explicit QuantizedLayerSource(const WeightSource& base) : base_(base) {}
+
+  bool has(const std::string& name) const override { return base_.has(name) || !quantized_prefix(name).empty(); }
+  int64_t count_numbered(const std::string& prefix) const override { return base_.count_numbered(prefix); }
+  const std::string& source() const override { return base_.source(); }
+  Result<std::optional<kernels::GroupQuantized>> quantized(const std::string& name) const override;
+  // A quantized layer dequantized to F32, kept while the source lives.
+  Result<Tensor> get(const std::string& name) const override;
+
+ protected:
+  // The layer whose tensors start with `prefix`, checked.
+  virtual Result<kernels::GroupQuantized> read_layer(const std::string& prefix) const = 0;
+  // `name`, which a layer must have, of that dtype and shape.
+  Result<Tensor> layer_tensor(const std::string& name, DType dtype, const std::vector<int64_t>& shape) const;
+
+  const WeightSource& base_;
+
+ private:
+  struct Dense {
+    std::vector<int64_t> shape;
+    std::vector<float> values;
+  };
+  // "<prefix>" of a "<prefix>.weight" the checkpoint holds as "<prefix>.qweight" and companions, else "".
+  std::string quantized_prefix(const std::string& name) const;
+
+  mutable std::map<std::string, Dense> dequantized_;
+};
+
+// The group form of w[n, k] = scale(g, n) * (code(k, n) - zero(g, n)), g =
+// k / group, for b-bit codes and zero points: both are centred on 2^(b-1),
+// so that 8-bit ones fit int8, and the offset is -scale * zero (both
+// products exact in FP32, so the fma gives the formula's bits).
+template <typename Code, typename Zero, typename Scale>
+kernels::GroupQuantized group_form(int64_t inputs, int64_t outputs, int64_t group, int bits, Code code, Zero zero,
+                                   Scale scale) {
+  const int centre = 1 << (bits - 1);
+  const int64_t groups = inputs / group;
+  kernels::GroupQuantized q;
+  q.rows = outputs, q.cols = inputs, q.group_size = group;
+  q.codes.resize(static_cast<size_t>(outputs * inputs));
+  q.scales.resize(static_cast<size_t>(outputs * groups));
+  q.offsets.resize(q.scales.size());
+  for (int64_t n = 0; n < outputs; ++n) {
+    for (int64_t k = 0; k < inputs; ++k)
+      q.codes[static_cast<size_t>(n * inputs + k)] = static_cast<int8_t>(code(k, n) - centre);
+    for (int64_t g = 0; g < groups; ++g) {
+      const float s = scale(g, n);
+      q.scales[static_cast<size_t>(n * groups + g)] = s;
+      q.offsets[static_cast<size_t>(n * groups + g)] = -(s * static_cast<float>(zero(g, n) - centre));
+    }
+  }
+  return q;
+}
+
+// The `bits`-wide field `index` of a row of int32 words, 32 / bits fields a
+// word from its low bits (slot: the field's place within its word).
+inline int packed_field(const int32_t* words, int bits, int64_t word, int slot) {
+  return static_cast<int>((static_cast<uint32_t>(words[word]) >> (bits * slot)) & ((1u << bits) - 1u));
+}
+
+}  // namespace vllm
