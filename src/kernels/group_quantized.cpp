@@ -12,7 +12,10 @@ float GroupQuantized::value(int64_t row, int64_t col) const {
 
 void GroupQuantized::dequantize_rows(int64_t row, int64_t count, float* out) const {
   for (int64_t r = 0; r < count; ++r) {
-    for (int64_t c = 0; c < cols; ++c) out[r * cols + c] = value(row + r, c);
+    for (int64_t c = 0; c < cols; ++c) {
+      const int64_t input = input_order.empty() ? c : input_order[static_cast<size_t>(c)];
+      out[r * cols + input] = value(row + r, c);
+    }
   }
 }
 

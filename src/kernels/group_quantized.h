@@ -26,13 +26,19 @@ struct GroupQuantized {
   // K-quants: a super-block's FP16 d times each group's small integer):
   // scales[g] = scale_bases[g / super_groups] * scale_steps[g] in FP32, and
   // the offsets likewise.  The kernels then store steps, not floats.
+  // Optionally the inputs in another order (GPTQ's act-order, whose groups
+  // are scattered over the inputs): column c holds input input_order[c], so
+  // that each group's columns are consecutive; the kernels gather the
+  // activations in this order first.  Empty: column c is input c.
+  std::vector<int32_t> input_order;
   int64_t super_groups = 0;                       // 0: none
   std::vector<float> scale_bases, offset_bases;   // [rows, groups / super_groups]
   std::vector<int8_t> scale_steps, offset_steps;  // [rows, groups]
 
   int64_t groups_per_row() const { return group_size > 0 ? cols / group_size : 0; }
+  // The value of column col (input input_order[col], if any).
   float value(int64_t row, int64_t col) const;
-  // Rows [row, row + count) as FP32 values into out[count, cols].
+  // Rows [row, row + count) as FP32 values into out[count, cols], in input order.
   void dequantize_rows(int64_t row, int64_t count, float* out) const;
 };
 

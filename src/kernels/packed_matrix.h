@@ -92,8 +92,9 @@ struct QuantFormat {
   int64_t panel_base_bytes(int64_t k_total) const {
     return params == QuantParams::kSteps ? k_total / group_size / super_groups * param_sets() * kPanelWidth * 4 : 0;
   }
+  // Whole cache lines, so that every panel's parameters start aligned.
   int64_t panel_param_bytes(int64_t k_total) const {
-    return panel_base_bytes(k_total) + k_total / group_size * group_param_bytes();
+    return (panel_base_bytes(k_total) + k_total / group_size * group_param_bytes() + 63) / 64 * 64;
   }
 };
 
@@ -105,6 +106,9 @@ struct PackedMatrix {
   AlignedBuffer data;
   QuantFormat quant;           // codes kNone: dense
   AlignedBuffer group_params;  // quantized only
+  // Quantized only: column c holds input input_order[c] (group_quantized.h);
+  // empty when each column is its own input.  input_column is its inverse.
+  std::vector<int32_t> input_order, input_column;
 
   bool quantized() const { return quant.codes != QuantCodes::kNone; }
   int64_t num_panels() const { return (rows + kPanelWidth - 1) / kPanelWidth; }
@@ -143,7 +147,8 @@ PackedMatrix pack_stacked_matrices(const std::vector<Tensor>& parts, ThreadPool&
 // different formats (a quantizer's 4-bit q_proj beside its 6-bit v_proj)
 // share the widest: 8-bit codes if any code is outside 4 bits, the largest
 // group size that divides all parts' (a part's scales repeated), offsets if
-// any part has them.  K and the group size must be even.
+// any part has them.  K and the group size must be even, and the parts'
+// input orders equal.
 PackedMatrix pack_quantized_matrices(const std::vector<const GroupQuantized*>& parts, ThreadPool& pool);
 
 // Panel p of a quantized matrix at k in [k0, k0 + kc) (k0 and kc even),

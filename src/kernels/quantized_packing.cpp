@@ -187,6 +187,14 @@ PackedMatrix pack_quantized_matrices(const std::vector<const GroupQuantized*>& p
         "pack_quantized_matrices: two-level parameters must cover every group");
     m.rows += part->rows;
   }
+  for (const GroupQuantized* part : parts) {
+    VLLM_CHECK(part->input_order == parts[0]->input_order,
+               "pack_quantized_matrices: stacked parts' input orders differ");
+  }
+  m.input_order = parts[0]->input_order;
+  m.input_column.resize(m.input_order.size());
+  for (size_t c = 0; c < m.input_order.size(); ++c)
+    m.input_column[static_cast<size_t>(m.input_order[c])] = static_cast<int32_t>(c);
   m.quant = common_format(parts);
   VLLM_CHECK(m.cols % 2 == 0 && m.quant.group_size % 2 == 0,
              "pack_quantized_matrices: the width and the group size must be even");
@@ -196,7 +204,8 @@ PackedMatrix pack_quantized_matrices(const std::vector<const GroupQuantized*>& p
   return m;
 }
 
-float PackedMatrix::quantized_at(int64_t row, int64_t col) const {
+float PackedMatrix::quantized_at(int64_t row, int64_t input) const {
+  const int64_t col = input_column.empty() ? input : input_column[static_cast<size_t>(input)];
   const QuantFormat& f = quant;
   const int64_t p = row / kPanelWidth, c = row % kPanelWidth, g = col / f.group_size;
   const uint8_t* pair = data.as<uint8_t>() + p * f.panel_code_bytes(cols) + col / 2 * f.pair_bytes();

@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <vector>
 
 #include "base/logging.h"
 #include "kernels/cpu/isa.h"
@@ -39,6 +40,19 @@ void gemm(const float* x, int64_t m, const PackedMatrix& w, int64_t p_begin, int
   gemm_for(w)(x, m, w.data.data(), w.cols, w.rows, p_begin, p_end, y, w.rows);
 }
 
+// x in w's input order (a GPTQ act-order matrix's: packed_matrix.h), gathered
+// into `buffer`, or x itself when w takes its inputs in order.
+const float* in_input_order(const float* x, int64_t m, const PackedMatrix& w, std::vector<float>& buffer) {
+  if (w.input_order.empty()) return x;
+  const int64_t k_total = w.cols;
+  buffer.resize(static_cast<size_t>(m * k_total));
+  for (int64_t r = 0; r < m; ++r) {
+    for (int64_t c = 0; c < k_total; ++c)
+      buffer[static_cast<size_t>(r * k_total + c)] = x[r * k_total + w.input_order[static_cast<size_t>(c)]];
+  }
+  return buffer.data();
+}
+
 // Decode takes panels four at a time (gemm_blocks.h): work is cut in such groups.
 constexpr int64_t kDecodePanels = 4;
 
@@ -61,6 +75,8 @@ bool splits_rows(const PackedMatrix& w, int64_t m) {
 }  // namespace
 
 void linear(const float* x, int64_t m, const PackedMatrix& w, const float* bias, float* y, ThreadPool& pool) {
+  std::vector<float> gathered;
+  x = in_input_order(x, m, w, gathered);
   const int64_t n = w.rows, num_panels = w.num_panels();
   // Rows [r_begin, r_end) times panels [p_begin, p_end), then the bias.
   const auto product = [&](int64_t r_begin, int64_t r_end, int64_t p_begin, int64_t p_end) {
@@ -84,7 +100,12 @@ void linear(const float* x, int64_t m, const PackedMatrix& w, const float* bias,
       num_panels, [&](int64_t p_begin, int64_t p_end) { product(0, m, p_begin, p_end); }, grain);
 }
 
-void linear_group(const std::vector<LinearProblem>& problems, ThreadPool& pool) {
+void linear_group(const std::vector<LinearProblem>& given, ThreadPool& pool) {
+  std::vector<LinearProblem> problems = given;
+  std::vector<std::vector<float>> gathered(problems.size());
+  for (size_t i = 0; i < problems.size(); ++i) {
+    problems[i].x = in_input_order(problems[i].x, problems[i].m, *problems[i].w, gathered[i]);
+  }
   // Work unit u: a group of kDecodePanels panels of one problem; first_unit[i]
   // is problem i's first.
   std::vector<int64_t> first_unit(problems.size() + 1, 0);

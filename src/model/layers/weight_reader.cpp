@@ -33,6 +33,8 @@ Result<kernels::PackedMatrix> SourceWeightReader::matrices(const std::vector<std
                               shape_to_string({rows[i], cols}) + " from config.json, found " +
                               shape_to_string({q->rows, q->cols}));
     }
+    // Parts that gather their inputs differently cannot share one input.
+    if (!quantized.empty() && q->input_order != quantized[0].input_order) break;
     quantized.push_back(std::move(*q));
   }
   if (quantized.size() == names.size()) {

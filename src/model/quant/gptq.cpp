@@ -29,25 +29,23 @@ class GptqSource : public QuantizedLayerSource {
     const int64_t groups = k_total / group;
     VLLM_ASSIGN_OR_RETURN(const Tensor scales, layer_tensor(prefix + ".scales", DType::kF16, {groups, n}));
     VLLM_ASSIGN_OR_RETURN(const Tensor zeros, layer_tensor(prefix + ".qzeros", DType::kI32, {groups, n / per_word}));
-    // As vLLM: g_idx counts only with desc_act (act-order), and then only in
-    // the order of the groups, which the group form needs, for now.
+    // As vLLM: g_idx counts only with desc_act (act-order), where each group
+    // is scattered over the inputs; the columns are then put in the order
+    // of their groups (stably), and the kernels gather the inputs so.
+    std::vector<int32_t> order;
     if (config_.desc_act && base_.has(prefix + ".g_idx")) {
       VLLM_ASSIGN_OR_RETURN(const Tensor g_idx, layer_tensor(prefix + ".g_idx", DType::kI32, {k_total}));
-      for (int64_t k = 0; k < k_total; ++k) {
-        if (g_idx.as<int32_t>()[k] != k / group) {
-          return unimplemented(where + ": g_idx puts input " + std::to_string(k) + " in group " +
-                               std::to_string(g_idx.as<int32_t>()[k]) +
-                               " (act-order, desc_act); only inputs in the order of their groups are supported yet");
-        }
-      }
+      VLLM_ASSIGN_OR_RETURN(order, group_order(g_idx.as<int32_t>(), k_total, group, where));
     }
     const int plus_one = config_.zeros_minus_one ? 1 : 0;
     const auto* codes = packed.as<int32_t>();
     const auto* zero_words = zeros.as<int32_t>();
     const auto* scale_values = scales.as<uint16_t>();
-    return group_form(
+    auto input = [&](int64_t column) { return order.empty() ? column : int64_t{order[static_cast<size_t>(column)]}; };
+    kernels::GroupQuantized q = group_form(
         k_total, n, group, bits,
-        [&](int64_t k, int64_t j) {
+        [&](int64_t column, int64_t j) {
+          const int64_t k = input(column);
           return packed_field(codes, bits, k / per_word * n + j, static_cast<int>(k % per_word));
         },
         [&](int64_t g, int64_t j) {
@@ -55,6 +53,31 @@ class GptqSource : public QuantizedLayerSource {
                  plus_one;
         },
         [&](int64_t g, int64_t j) { return f16_to_f32(scale_values[g * n + j]); });
+    q.input_order = std::move(order);
+    return q;
+  }
+
+  // The inputs in the order of their groups (each group's in input order),
+  // or empty when they already are; an error unless every group has
+  // `group` inputs.
+  static Result<std::vector<int32_t>> group_order(const int32_t* g_idx, int64_t k_total, int64_t group,
+                                                  const std::string& where) {
+    const int64_t groups = k_total / group;
+    std::vector<int64_t> filled(static_cast<size_t>(groups), 0);
+    std::vector<int32_t> order(static_cast<size_t>(k_total));
+    bool in_order = true;
+    for (int64_t k = 0; k < k_total; ++k) {
+      const int64_t g = g_idx[k];
+      const std::string puts = where + ": g_idx puts input " + std::to_string(k) + " in group " + std::to_string(g);
+      if (g < 0 || g >= groups) return invalid_argument(puts + " of " + std::to_string(groups));
+      if (filled[static_cast<size_t>(g)] == group) {
+        return invalid_argument(puts + ", which has its " + std::to_string(group) + " inputs already");
+      }
+      order[static_cast<size_t>(g * group + filled[static_cast<size_t>(g)]++)] = static_cast<int32_t>(k);
+      in_order &= g == k / group;
+    }
+    if (in_order) order.clear();
+    return order;
   }
 
   GptqConfig config_;

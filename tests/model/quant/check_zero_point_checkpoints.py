@@ -50,12 +50,16 @@ def pack_along_first(codes, bits):
     return words.view(np.int32)
 
 
-def quantize_gptq(w, bits, group, sym, v1):
-    """GPTQ tensors of w [N, K] and the weights they mean."""
+def quantize_gptq(w, bits, group, sym, v1, g_idx=None):
+    """GPTQ tensors of w [N, K] and the weights they mean; `g_idx` (act-order: each input's
+    group, the groups scattered over the inputs) or groups of consecutive inputs."""
     n, k = w.shape
     group = k if group == -1 else group
+    if g_idx is None:
+        g_idx = (np.arange(k) // group).astype(np.int32)
+    order = np.argsort(g_idx, kind="stable")  # the inputs of group 0, then of group 1, ...
     maxq = 2 ** bits - 1
-    g = w.reshape(n, k // group, group).astype(np.float64)
+    g = w[:, order].reshape(n, k // group, group).astype(np.float64)
     if sym:
         scale = (2 * np.abs(g).max(-1) / maxq).astype(np.float16)
         zero = np.full(scale.shape, (maxq + 1) // 2, np.int64)
@@ -63,16 +67,25 @@ def quantize_gptq(w, bits, group, sym, v1):
         lo, hi = np.minimum(g.min(-1), 0), np.maximum(g.max(-1), 0)
         scale = ((hi - lo) / maxq).astype(np.float16)
         zero = np.clip(np.round(-lo / scale.astype(np.float64)), 0, maxq).astype(np.int64)
-    codes = np.clip(np.round(g / scale.astype(np.float64)[..., None]) + zero[..., None], 0, maxq).astype(np.int64)
-    meant = ((codes - zero[..., None]).astype(F32) * scale.astype(F32)[..., None]).reshape(n, k)
+    grouped = np.clip(np.round(g / scale.astype(np.float64)[..., None]) + zero[..., None], 0, maxq).astype(np.int64)
+    codes, meant = np.empty((n, k), np.int64), np.empty((n, k), F32)
+    codes[:, order] = grouped.reshape(n, k)
+    meant[:, order] = ((grouped - zero[..., None]).astype(F32) * scale.astype(F32)[..., None]).reshape(n, k)
     stored_zero = (zero - 1 if v1 else zero) & maxq  # [N, G]
     tensors = {
-        "qweight": pack_along_first(codes.reshape(n, k).T, bits),          # [K * bits / 32, N]
+        "qweight": pack_along_first(codes.T, bits),                             # [K * bits / 32, N]
         "qzeros": np.ascontiguousarray(pack_along_first(stored_zero, bits).T),  # [G, N * bits / 32]
-        "scales": np.ascontiguousarray(scale.T),                            # [G, N]
-        "g_idx": (np.arange(k) // group).astype(np.int32),
+        "scales": np.ascontiguousarray(scale.T),                                # [G, N]
+        "g_idx": g_idx.astype(np.int32),
     }
     return tensors, meant
+
+
+def act_order_g_idx(k, group, seed):
+    """g_idx as AutoGPTQ's desc_act leaves it: the inputs permuted (by the Hessian's diagonal
+    there, at random here), grouped in that order, the groups then mapped back to the inputs."""
+    perm = np.random.default_rng(seed).permutation(k)
+    return (np.argsort(perm) // group).astype(np.int32)
 
 
 AWQ_ORDER = [0, 2, 4, 6, 1, 3, 5, 7]  # the output of each nibble of a word, from the low one
@@ -107,7 +120,10 @@ def quantize_layer(w, quantization):
     if quantization["quant_method"] == "awq":
         return quantize_awq(w, quantization.get("group_size", quantization.get("q_group_size")))
     v1 = quantization.get("checkpoint_format", "gptq") == "gptq"
-    return quantize_gptq(w, quantization["bits"], quantization["group_size"], quantization.get("sym", True), v1)
+    group = w.shape[1] if quantization["group_size"] == -1 else quantization["group_size"]
+    # Act-order per input width: layers that share their input (q, k, v; gate, up) share g_idx, as in GPTQ.
+    g_idx = act_order_g_idx(w.shape[1], group, w.shape[1]) if quantization["desc_act"] else None
+    return quantize_gptq(w, quantization["bits"], quantization["group_size"], quantization.get("sym", True), v1, g_idx)
 
 
 def quantized_checkpoint(base, out, reference, quantization, zero_biases=False, edit=None):
@@ -149,6 +165,20 @@ def generate(vllm, model, work, name):
     return result, out
 
 
+def closeness(got, want, label):
+    """The largest logprob difference of two outputs with the same tokens and top logprob ids."""
+    out_got, out_want = got["outputs"][0], want["outputs"][0]
+    assert out_got["token_ids"] == out_want["token_ids"], (label, out_got, out_want)
+    pairs = list(zip(out_got["logprobs"], out_want["logprobs"])) + list(zip(got["prompt_logprobs"][1:],
+                                                                            want["prompt_logprobs"][1:]))
+    worst = 0.0
+    for a, b in pairs:
+        assert a.keys() == b.keys(), (label, a, b)
+        worst = max([worst] + [abs(a[t] - b[t]) for t in a])
+    assert worst < 1e-4, f"{label}: logprobs differ by {worst}"
+    return worst
+
+
 def main():
     vllm, work = sys.argv[1], sys.argv[2]
     os.makedirs(work, exist_ok=True)
@@ -172,6 +202,8 @@ def main():
         "GPTQ llama 2-bit asym g32": ("llama", gptq(bits=2, group_size=32, sym=False), False),
         "GPTQ qwen2 4-bit asym g32": ("qwen2", gptq(bits=4, group_size=32, sym=False), False),
         "GPTQ qwen2 8-bit asym g64": ("qwen2", gptq(bits=8, group_size=64, sym=False), False),
+        "GPTQ llama 4-bit asym g32 act-order": ("llama", gptq(bits=4, group_size=32, sym=False, desc_act=True), False),
+        "GPTQ qwen2 8-bit sym g16 act-order": ("qwen2", gptq(bits=8, group_size=16, sym=True, desc_act=True), False),
         "AWQ llama g32": ("llama", awq(bits=4, group_size=32), False),
         "AWQ qwen2 g64, AutoAWQ's own keys": ("qwen2", awq(w_bit=4, q_group_size=64, version="GEMM"), False),
     }
@@ -184,11 +216,16 @@ def main():
         assert want.returncode == 0, (label, want.stderr)
         with open(got_out) as a, open(want_out) as b:
             got_text, want_text = a.read(), b.read()
-        assert got_text == want_text, f"{label}: the quantized checkpoint generated\n{got_text}\nthe reference\n{want_text}"
-        print(f"ok: {label} generates exactly what its dequantized checkpoint does")
+        if not quantization.get("desc_act"):
+            assert got_text == want_text, f"{label}: the quantized checkpoint generated\n{got_text}\nthe reference\n{want_text}"
+            print(f"ok: {label} generates exactly what its dequantized checkpoint does")
+            continue
+        # Act-order sums each output's products in the order of the groups, not of the inputs.
+        worst = closeness(json.loads(got_text), json.loads(want_text), label)
+        print(f"ok: {label} generates what its dequantized checkpoint does (logprobs within {worst:.1e})")
 
-    def permuted_g_idx(t):
-        t["model.layers.0.mlp.down_proj.g_idx"] = t["model.layers.0.mlp.down_proj.g_idx"][::-1].copy()
+    def overfull_group(t):
+        t["model.layers.0.mlp.down_proj.g_idx"][0] = 1
 
     def no_scales(t):
         del t["model.layers.1.self_attn.o_proj.scales"]
@@ -199,7 +236,8 @@ def main():
         "GPTQ 3 bits": (g4, dict(g4, bits=3), None, "GPTQ bits 3 is not supported"),
         "GPTQ group not dividing": (g4, dict(g4, group_size=48), None, "does not divide"),
         "GPTQ missing scales": (g4, g4, no_scales, "lacks tensor 'model.layers.1.self_attn.o_proj.scales'"),
-        "GPTQ act-order g_idx": (g4, dict(g4, desc_act=True), permuted_g_idx, "act-order"),
+        "GPTQ overfull group": (g4, dict(g4, desc_act=True), overfull_group,
+                                "g_idx puts input 63 in group 1, which has its 32 inputs already"),
         "AWQ 8 bits": (awq(bits=4, group_size=32), awq(bits=8, group_size=32), None, "AWQ bits 8 is not supported"),
         "AWQ GEMV": (awq(bits=4, group_size=32), awq(bits=4, group_size=32, version="gemv"), None,
                      "AWQ version 'gemv'"),
