@@ -48,18 +48,6 @@ class AwqSource : public QuantizedLayerSource {
   int64_t group_size_;
 };
 
-class AwqMethod : public QuantMethod {
- public:
-  explicit AwqMethod(int64_t group_size) : group_size_(group_size) {}
-  const char* name() const override { return "awq"; }
-  std::unique_ptr<WeightSource> wrap(const WeightSource& checkpoint) const override {
-    return std::make_unique<AwqSource>(checkpoint, group_size_);
-  }
-
- private:
-  int64_t group_size_;
-};
-
 }  // namespace
 
 Result<std::unique_ptr<QuantMethod>> make_awq_method(const Json& quantization_config, const std::string& source) {
@@ -80,7 +68,7 @@ Result<std::unique_ptr<QuantMethod>> make_awq_method(const Json& quantization_co
   if (version != "gemm") {
     return unimplemented(source + ": AWQ version '" + version + "' is not supported (gemm is)");
   }
-  return std::unique_ptr<QuantMethod>(std::make_unique<AwqMethod>(group_size));
+  return std::unique_ptr<QuantMethod>(std::make_unique<LayerSourceMethod<AwqSource, int64_t>>("awq", group_size));
 }
 
 }  // namespace vllm

@@ -83,18 +83,6 @@ class GptqSource : public QuantizedLayerSource {
   GptqConfig config_;
 };
 
-class GptqMethod : public QuantMethod {
- public:
-  explicit GptqMethod(GptqConfig config) : config_(config) {}
-  const char* name() const override { return "gptq"; }
-  std::unique_ptr<WeightSource> wrap(const WeightSource& checkpoint) const override {
-    return std::make_unique<GptqSource>(checkpoint, config_);
-  }
-
- private:
-  GptqConfig config_;
-};
-
 }  // namespace
 
 Result<std::unique_ptr<QuantMethod>> make_gptq_method(const Json& quantization_config, const std::string& source) {
@@ -115,7 +103,7 @@ Result<std::unique_ptr<QuantMethod>> make_gptq_method(const Json& quantization_c
     return unimplemented(source + ": GPTQ checkpoint_format '" + format + "' is not supported (gptq, gptq_v2 are)");
   }
   c.zeros_minus_one = format == "gptq";
-  return std::unique_ptr<QuantMethod>(std::make_unique<GptqMethod>(c));
+  return std::unique_ptr<QuantMethod>(std::make_unique<LayerSourceMethod<GptqSource, GptqConfig>>("gptq", c));
 }
 
 }  // namespace vllm

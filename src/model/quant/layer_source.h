@@ -6,12 +6,14 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "kernels/group_quantized.h"
 #include "model/loader/weight_source.h"
+#include "model/quant/quant_method.h"
 
 namespace vllm {
 
@@ -43,6 +45,21 @@ class QuantizedLayerSource : public WeightSource {
   std::string quantized_prefix(const std::string& name) const;
 
   mutable std::map<std::string, Dense> dequantized_;
+};
+
+// The QuantMethod `name` whose wrapper is a Source(checkpoint, settings).
+template <typename Source, typename Settings>
+class LayerSourceMethod : public QuantMethod {
+ public:
+  LayerSourceMethod(const char* name, Settings settings) : name_(name), settings_(settings) {}
+  const char* name() const override { return name_; }
+  std::unique_ptr<WeightSource> wrap(const WeightSource& checkpoint) const override {
+    return std::make_unique<Source>(checkpoint, settings_);
+  }
+
+ private:
+  const char* name_;
+  Settings settings_;
 };
 
 // The group form of w[n, k] = scale(g, n) * (code(k, n) - zero(g, n)), g =
