@@ -86,11 +86,13 @@ struct QuantFormat {
   // A panel's group parameters: sets (scales, then offsets if any) of 32
   // values per group, after the bases (kSteps: the same sets per super-block).
   int64_t param_sets() const { return has_offsets ? 2 : 1; }
-  int64_t group_param_bytes() const {
-    return param_sets() * kPanelWidth * (params == QuantParams::kF32 ? 4 : params == QuantParams::kF16 ? 2 : 1);
-  }
+  // Bytes of one stored parameter: an FP32 or FP16 value, or a kSteps step.
+  int64_t param_bytes() const { return params == QuantParams::kF32 ? 4 : params == QuantParams::kF16 ? 2 : 1; }
+  int64_t group_param_bytes() const { return param_sets() * kPanelWidth * param_bytes(); }
+  // kSteps: where group g's FP32 bases sit within a panel's parameters.
+  int64_t bases_offset(int64_t g) const { return g / super_groups * param_sets() * kPanelWidth * 4; }
   int64_t panel_base_bytes(int64_t k_total) const {
-    return params == QuantParams::kSteps ? k_total / group_size / super_groups * param_sets() * kPanelWidth * 4 : 0;
+    return params == QuantParams::kSteps ? bases_offset(k_total / group_size) : 0;
   }
   // Whole cache lines, so that every panel's parameters start aligned.
   int64_t panel_param_bytes(int64_t k_total) const {
@@ -107,8 +109,8 @@ struct PackedMatrix {
   QuantFormat quant;           // codes kNone: dense
   AlignedBuffer group_params;  // quantized only
   // Quantized only: column c holds input input_order[c] (group_quantized.h);
-  // empty when each column is its own input.  input_column is its inverse.
-  std::vector<int32_t> input_order, input_column;
+  // empty when each column is its own input.
+  std::vector<int32_t> input_order;
 
   bool quantized() const { return quant.codes != QuantCodes::kNone; }
   int64_t num_panels() const { return (rows + kPanelWidth - 1) / kPanelWidth; }

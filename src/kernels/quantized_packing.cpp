@@ -68,11 +68,10 @@ std::pair<const GroupQuantized*, int64_t> stacked_row(const std::vector<const Gr
 // column c sits in its panel's parameters (base_bytes: its bases, before
 // its groups), and the base's for kSteps.
 int64_t param_offset(const QuantFormat& f, int64_t base_bytes, int64_t g, int set, int64_t c) {
-  const int64_t element = f.params == QuantParams::kF32 ? 4 : f.params == QuantParams::kF16 ? 2 : 1;
-  return base_bytes + g * f.group_param_bytes() + (set * kPanelWidth + c) * element;
+  return base_bytes + g * f.group_param_bytes() + (set * kPanelWidth + c) * f.param_bytes();
 }
 int64_t base_offset(const QuantFormat& f, int64_t g, int set, int64_t c) {
-  return ((g / f.super_groups * f.param_sets() + set) * kPanelWidth + c) * 4;
+  return f.bases_offset(g) + (set * kPanelWidth + c) * 4;
 }
 
 // Group g's parameter `set` for column c, from its panel's parameters.
@@ -192,9 +191,6 @@ PackedMatrix pack_quantized_matrices(const std::vector<const GroupQuantized*>& p
                "pack_quantized_matrices: stacked parts' input orders differ");
   }
   m.input_order = parts[0]->input_order;
-  m.input_column.resize(m.input_order.size());
-  for (size_t c = 0; c < m.input_order.size(); ++c)
-    m.input_column[static_cast<size_t>(m.input_order[c])] = static_cast<int32_t>(c);
   m.quant = common_format(parts);
   VLLM_CHECK(m.cols % 2 == 0 && m.quant.group_size % 2 == 0,
              "pack_quantized_matrices: the width and the group size must be even");
@@ -205,7 +201,10 @@ PackedMatrix pack_quantized_matrices(const std::vector<const GroupQuantized*>& p
 }
 
 float PackedMatrix::quantized_at(int64_t row, int64_t input) const {
-  const int64_t col = input_column.empty() ? input : input_column[static_cast<size_t>(input)];
+  // The column holding `input` (a search: at() is for tests and embedding
+  // rows, and no embedding table gathers its inputs).
+  const int64_t col =
+      input_order.empty() ? input : std::find(input_order.begin(), input_order.end(), input) - input_order.begin();
   const QuantFormat& f = quant;
   const int64_t p = row / kPanelWidth, c = row % kPanelWidth, g = col / f.group_size;
   const uint8_t* pair = data.as<uint8_t>() + p * f.panel_code_bytes(cols) + col / 2 * f.pair_bytes();

@@ -75,7 +75,7 @@ bool splits_rows(const PackedMatrix& w, int64_t m) {
 }  // namespace
 
 void linear(const float* x, int64_t m, const PackedMatrix& w, const float* bias, float* y, ThreadPool& pool) {
-  std::vector<float> gathered;
+  thread_local std::vector<float> gathered;  // kept between calls: decode gathers every step
   x = in_input_order(x, m, w, gathered);
   const int64_t n = w.rows, num_panels = w.num_panels();
   // Rows [r_begin, r_end) times panels [p_begin, p_end), then the bias.
@@ -101,11 +101,20 @@ void linear(const float* x, int64_t m, const PackedMatrix& w, const float* bias,
 }
 
 void linear_group(const std::vector<LinearProblem>& given, ThreadPool& pool) {
-  std::vector<LinearProblem> problems = given;
-  std::vector<std::vector<float>> gathered(problems.size());
-  for (size_t i = 0; i < problems.size(); ++i) {
-    problems[i].x = in_input_order(problems[i].x, problems[i].m, *problems[i].w, gathered[i]);
+  // Problems over act-order matrices take their inputs gathered (a GPTQ
+  // mixture's experts); the others are used as given.
+  std::vector<LinearProblem> regathered;
+  std::vector<std::vector<float>> gathered;
+  const bool any_ordered =
+      std::any_of(given.begin(), given.end(), [](const LinearProblem& p) { return !p.w->input_order.empty(); });
+  if (any_ordered) {
+    regathered = given;
+    gathered.resize(given.size());
+    for (size_t i = 0; i < given.size(); ++i) {
+      regathered[i].x = in_input_order(given[i].x, given[i].m, *given[i].w, gathered[i]);
+    }
   }
+  const std::vector<LinearProblem>& problems = any_ordered ? regathered : given;
   // Work unit u: a group of kDecodePanels panels of one problem; first_unit[i]
   // is problem i's first.
   std::vector<int64_t> first_unit(problems.size() + 1, 0);

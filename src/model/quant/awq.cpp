@@ -20,10 +20,7 @@ class AwqSource : public QuantizedLayerSource {
  private:
   Result<kernels::GroupQuantized> read_layer(const std::string& prefix) const override {
     const std::string where = base_.source() + ": AWQ layer '" + prefix + "'";
-    VLLM_ASSIGN_OR_RETURN(const Tensor packed, base_.get(prefix + ".qweight"));
-    if (packed.dtype != DType::kI32 || packed.rank() != 2) {
-      return invalid_argument(where + ": qweight must be a 2-D int32 tensor");
-    }
+    VLLM_ASSIGN_OR_RETURN(const Tensor packed, packed_codes(prefix, where));
     const int64_t k_total = packed.dim(0), words = packed.dim(1), n = words * kPerWord;
     const int64_t group = group_size_ > 0 ? group_size_ : k_total;
     if (k_total % group != 0) {

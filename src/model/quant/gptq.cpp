@@ -14,10 +14,7 @@ class GptqSource : public QuantizedLayerSource {
  private:
   Result<kernels::GroupQuantized> read_layer(const std::string& prefix) const override {
     const std::string where = base_.source() + ": GPTQ layer '" + prefix + "'";
-    VLLM_ASSIGN_OR_RETURN(const Tensor packed, base_.get(prefix + ".qweight"));
-    if (packed.dtype != DType::kI32 || packed.rank() != 2) {
-      return invalid_argument(where + ": qweight must be a 2-D int32 tensor");
-    }
+    VLLM_ASSIGN_OR_RETURN(const Tensor packed, packed_codes(prefix, where));
     const int bits = config_.bits, per_word = 32 / bits;
     const int64_t k_total = packed.dim(0) * per_word, n = packed.dim(1);
     const int64_t group = config_.group_size > 0 ? config_.group_size : k_total;

@@ -29,6 +29,14 @@ Result<Tensor> QuantizedLayerSource::get(const std::string& name) const {
   return Tensor{slot->second.values.data(), DType::kF32, slot->second.shape};
 }
 
+Result<Tensor> QuantizedLayerSource::packed_codes(const std::string& prefix, const std::string& where) const {
+  VLLM_ASSIGN_OR_RETURN(const Tensor packed, base_.get(prefix + ".qweight"));
+  if (packed.dtype != DType::kI32 || packed.rank() != 2) {
+    return invalid_argument(where + ": qweight must be a 2-D int32 tensor");
+  }
+  return packed;
+}
+
 Result<Tensor> QuantizedLayerSource::layer_tensor(const std::string& name, DType dtype,
                                                   const std::vector<int64_t>& shape) const {
   Result<Tensor> t = base_.get(name);

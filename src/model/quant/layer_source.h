@@ -31,6 +31,8 @@ class QuantizedLayerSource : public WeightSource {
  protected:
   // The layer whose tensors start with `prefix`, checked.
   virtual Result<kernels::GroupQuantized> read_layer(const std::string& prefix) const = 0;
+  // The layer's "<prefix>.qweight", checked to be a 2-D int32 tensor.
+  Result<Tensor> packed_codes(const std::string& prefix, const std::string& where) const;
   // `name`, which a layer must have, of that dtype and shape.
   Result<Tensor> layer_tensor(const std::string& name, DType dtype, const std::vector<int64_t>& shape) const;
 

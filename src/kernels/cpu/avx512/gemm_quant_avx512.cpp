@@ -27,7 +27,7 @@ struct GroupAt {
 };
 GroupAt group_at(const QuantFormat& f, int64_t base_bytes, int64_t g) {
   GroupAt at{base_bytes + g * f.group_param_bytes(), 0};
-  if (f.params == QuantParams::kSteps) at.bases = g / f.super_groups * f.param_sets() * kPanelWidth * 4;
+  if (f.params == QuantParams::kSteps) at.bases = f.bases_offset(g);
   return at;
 }
 
@@ -73,6 +73,13 @@ void load_codes(const uint8_t* pair, __m512 table, __m512 out[4]) {
   }
 }
 
+// Codes as weights: group_quantized.h's fma of scale, code and offset (a
+// product without offsets).
+template <bool kOffsets>
+inline __attribute__((always_inline)) __m512 dequantize(__m512 scale, __m512 code, __m512 offset) {
+  return kOffsets ? _mm512_fmadd_ps(scale, code, offset) : _mm512_mul_ps(scale, code);
+}
+
 // R rows against panels [p0, p0 + P).
 template <QuantCodes kCodes, QuantParams kParams, bool kOffsets, int R, int P>
 void row_panels(const float* x, int64_t ldx, const PackedMatrix& w, __m512 table, int64_t p0, float* y, int64_t ldy) {
@@ -92,7 +99,7 @@ void row_panels(const float* x, int64_t ldx, const PackedMatrix& w, __m512 table
   const int64_t base_bytes = f.panel_base_bytes(k_total);
   for (int64_t k0 = 0, g = 0; k0 < k_total; k0 += group, ++g) {
     const GroupAt at = group_at(f, base_bytes, g);
-    __m512 scale[P][2], offset[P][2];
+    __m512 scale[P][2], offset[P][2] = {};  // offsets stay zero without them
     for (int i = 0; i < P; ++i) {
       load_params<kParams>(params[i], at, 0, scale[i]);
       if constexpr (kOffsets) load_params<kParams>(params[i], at, 1, offset[i]);
@@ -106,10 +113,7 @@ void row_panels(const float* x, int64_t ldx, const PackedMatrix& w, __m512 table
       for (int i = 0; i < P; ++i) {
         __m512 wv[4];
         load_codes<kCodes>(codes[i] + k / 2 * kPairBytes, table, wv);
-        for (int v = 0; v < 4; ++v) {
-          wv[v] = kOffsets ? _mm512_fmadd_ps(scale[i][v % 2], wv[v], offset[i][v % 2])
-                           : _mm512_mul_ps(scale[i][v % 2], wv[v]);
-        }
+        for (int v = 0; v < 4; ++v) wv[v] = dequantize<kOffsets>(scale[i][v % 2], wv[v], offset[i][v % 2]);
         for (int r = 0; r < R; ++r) {
           for (int v = 0; v < 4; ++v) acc[r][i][v % 2] = _mm512_fmadd_ps(xk[r][v / 2], wv[v], acc[r][i][v % 2]);
         }
@@ -161,16 +165,15 @@ void dequantize_pairs(const PackedMatrix& w, __m512 table, int64_t p, int64_t k0
   const int64_t base_bytes = f.panel_base_bytes(w.cols);
   for (int64_t g0 = k0 / f.group_size * f.group_size; g0 < k0 + kc; g0 += f.group_size) {
     const GroupAt at = group_at(f, base_bytes, g0 / f.group_size);
-    __m512 scale[2], offset[2];
+    __m512 scale[2], offset[2] = {};
     load_params<kParams>(params, at, 0, scale);
     if constexpr (kOffsets) load_params<kParams>(params, at, 1, offset);
     for (int64_t k = std::max(g0, k0); k < std::min(g0 + f.group_size, k0 + kc); k += 2) {
       __m512 wv[4];
       load_codes<kCodes>(codes + k / 2 * kPairBytes, table, wv);
       for (int v = 0; v < 4; ++v) {
-        const __m512 value =
-            kOffsets ? _mm512_fmadd_ps(scale[v % 2], wv[v], offset[v % 2]) : _mm512_mul_ps(scale[v % 2], wv[v]);
-        _mm512_store_ps(out + (k - k0 + v / 2) * kPanelWidth + 16 * (v % 2), value);
+        _mm512_store_ps(out + (k - k0 + v / 2) * kPanelWidth + 16 * (v % 2),
+                        dequantize<kOffsets>(scale[v % 2], wv[v], offset[v % 2]));
       }
     }
   }
