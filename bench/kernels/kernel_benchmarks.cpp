@@ -96,6 +96,19 @@ void BM_LinearQuantized(benchmark::State& state, int bits) {
   time_linear(state, random_quantized(bits, state.range(1), state.range(2)), state.range(0));
 }
 
+// W8A8: random int8 codes, a scale per row, activations quantized to int8
+// per row as linear() meets them (gemm.h's int8 arithmetic).  Args: m, n, k.
+void BM_LinearInt8(benchmark::State& state) {
+  const int64_t n = state.range(1), k = state.range(2);
+  std::mt19937 rng(7);
+  std::uniform_int_distribution<int> code(-128, 127);
+  GroupQuantized q;
+  q.rows = n, q.cols = k, q.group_size = k, q.int8_activations = true;
+  for (int64_t i = 0; i < n * k; ++i) q.codes.push_back(static_cast<int8_t>(code(rng)));
+  q.scales.assign(static_cast<size_t>(n), 0.01f);
+  time_linear(state, pack_int8_dot_matrices({&q}, pool()), state.range(0));
+}
+
 // A decode step's matrix work: every weight of smollm-135m's 30 layers and
 // its LM head (269 MB in BF16, far beyond the caches), stacked as the model
 // stacks them, for `batch` activation rows (arg), in the model's order.
@@ -203,6 +216,14 @@ void register_benchmarks() {
           ->Unit(benchmark::kMillisecond)
           ->UseRealTime();
     }
+  }
+  for (const Shape& s : shapes) {
+    const std::string name = std::string("LinearInt8/W8A8/") + s.name;
+    benchmark::RegisterBenchmark(name.c_str(), BM_LinearInt8)
+        ->Args({s.m, s.n, s.k})
+        ->ArgNames({"m", "n", "k"})
+        ->Unit(benchmark::kMillisecond)
+        ->UseRealTime();
   }
   // Batch 2-4: also the rows a mixture's expert gets in a batch of 16 decoding sequences.
   benchmark::RegisterBenchmark("DecodeWeights/BF16/smollm", BM_DecodeWeightsSmollm)

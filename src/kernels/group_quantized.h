@@ -22,15 +22,23 @@ struct GroupQuantized {
   std::vector<int8_t> codes;   // [rows, cols]
   std::vector<float> scales;   // [rows, cols / group_size]
   std::vector<float> offsets;  // the same, or empty for none (zero)
-  // Optionally the same scales and offsets in two levels, exactly (ggml's
-  // K-quants: a super-block's FP16 d times each group's small integer):
-  // scales[g] = scale_bases[g / super_groups] * scale_steps[g] in FP32, and
-  // the offsets likewise.  The kernels then store steps, not floats.
   // Optionally the inputs in another order (GPTQ's act-order, whose groups
   // are scattered over the inputs): column c holds input input_order[c], so
   // that each group's columns are consecutive; the kernels gather the
   // activations in this order first.  Empty: column c is input c.
   std::vector<int32_t> input_order;
+  // Set where the codes are to meet activations quantized to int8 (W8A8:
+  // one group a row, no offsets, two levels or input order): each product
+  // is then an int32 sum of code times activation (gemm.h's int8
+  // arithmetic) rather than a sum over dequantized weights.
+  // activation_scale: the activations' static per-tensor scale, or 0 for
+  // one per row from its largest magnitude.
+  bool int8_activations = false;
+  float activation_scale = 0.0f;
+  // Optionally the same scales and offsets in two levels, exactly (ggml's
+  // K-quants: a super-block's FP16 d times each group's small integer):
+  // scales[g] = scale_bases[g / super_groups] * scale_steps[g] in FP32, and
+  // the offsets likewise.  The kernels then store steps, not floats.
   int64_t super_groups = 0;                       // 0: none
   std::vector<float> scale_bases, offset_bases;   // [rows, groups / super_groups]
   std::vector<int8_t> scale_steps, offset_steps;  // [rows, groups]

@@ -35,6 +35,7 @@ void pack_panels(const std::vector<Tensor>& parts, const PackedMatrix& packed, T
 }  // namespace
 
 float PackedMatrix::at(int64_t row, int64_t col) const {
+  if (int8_dot()) return int8_dot_at(row, col);
   if (quantized()) return quantized_at(row, col);
   const int64_t offset = (row / kPanelWidth) * static_cast<int64_t>(panel_elements()) +
                          panel_offset(layout, dtype, row % kPanelWidth, col);

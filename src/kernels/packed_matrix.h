@@ -27,6 +27,15 @@
 // by group: 32 scales, then 32 offsets when there are any, as FP16 when
 // every one of the matrix's is exactly an FP16 number, else FP32, or as
 // int8 steps of FP32 bases stored before the panel's groups (QuantParams).
+//
+// Int8 matrices computed against int8 activations (QuantCodes::kInt8Dot,
+// gemm.h's int8 arithmetic) keep their codes in quads of k instead: k in
+// chunks of 64 (K zero-padded to a multiple of 64), each chunk two 1 KiB
+// tiles (columns 0-15, then 16-31) of 16 rows, row q holding each column's
+// four codes at k = 4q .. 4q + 3, column by column.  A tile is what AMX's
+// tdpbusd takes as its second operand, and each of its rows is one
+// vpdpbusd operand.  Their group_params hold, per panel, the columns' 32
+// FP32 scales and then the 32 int32 sums of each column's codes.
 #pragma once
 
 #include <array>
@@ -65,7 +74,17 @@ inline int64_t amx_tile_offset(int64_t c, int64_t k) {
 // addresses agree in their low bits contend for the same cache sets).
 inline int64_t panel_stride(int64_t k_total) { return (k_total + 1) * kPanelWidth; }
 
-enum class QuantCodes { kNone, kInt4, kInt8 };
+enum class QuantCodes { kNone, kInt4, kInt8, kInt8Dot };
+
+// kInt8Dot codes: k per chunk, a chunk's bytes, and the padded depth.
+inline constexpr int64_t kInt8DotDepth = 64;
+inline constexpr int64_t kInt8DotChunkBytes = kInt8DotDepth * kPanelWidth;
+inline int64_t int8_dot_depth(int64_t k_total) { return (k_total + kInt8DotDepth - 1) / kInt8DotDepth * kInt8DotDepth; }
+// Byte offset of w[c, k] (c < kPanelWidth) within a kInt8Dot panel.
+inline int64_t int8_dot_offset(int64_t c, int64_t k) {
+  return k / kInt8DotDepth * kInt8DotChunkBytes + c / 16 * (kInt8DotChunkBytes / 2) + k % kInt8DotDepth / 4 * 64 +
+         c % 16 * 4 + k % 4;
+}
 // How group parameters are stored: FP16 or FP32 values, or (where every
 // part gives them in two levels: group_quantized.h) FP32 bases per
 // super-block and an int8 step per group, multiplied in FP32.
@@ -79,10 +98,15 @@ struct QuantFormat {
   QuantParams params = QuantParams::kF32;
   int64_t super_groups = 0;  // kSteps: groups per base
   bool has_offsets = false;
+  // kInt8Dot: the activations' static per-tensor scale, or 0 for one per row
+  // (group_quantized.h).
+  float activation_scale = 0.0f;
 
   // Bytes of one pair of k of a panel, and of a panel's codes.
   int64_t pair_bytes() const { return codes == QuantCodes::kInt4 ? kPanelWidth : 2 * kPanelWidth; }
-  int64_t panel_code_bytes(int64_t k_total) const { return (k_total / 2 + 1) * pair_bytes(); }
+  int64_t panel_code_bytes(int64_t k_total) const {
+    return codes == QuantCodes::kInt8Dot ? int8_dot_depth(k_total) * kPanelWidth : (k_total / 2 + 1) * pair_bytes();
+  }
   // A panel's group parameters: sets (scales, then offsets if any) of 32
   // values per group, after the bases (kSteps: the same sets per super-block).
   int64_t param_sets() const { return has_offsets ? 2 : 1; }
@@ -96,6 +120,7 @@ struct QuantFormat {
   }
   // Whole cache lines, so that every panel's parameters start aligned.
   int64_t panel_param_bytes(int64_t k_total) const {
+    if (codes == QuantCodes::kInt8Dot) return kPanelWidth * (4 + 4);  // scales and code sums
     return (panel_base_bytes(k_total) + k_total / group_size * group_param_bytes() + 63) / 64 * 64;
   }
 };
@@ -113,6 +138,7 @@ struct PackedMatrix {
   std::vector<int32_t> input_order;
 
   bool quantized() const { return quant.codes != QuantCodes::kNone; }
+  bool int8_dot() const { return quant.codes == QuantCodes::kInt8Dot; }
   int64_t num_panels() const { return (rows + kPanelWidth - 1) / kPanelWidth; }
   size_t panel_elements() const {
     return static_cast<size_t>(layout == PanelLayout::kAmxTiles ? amx_panel_elements(cols) : panel_stride(cols));
@@ -125,6 +151,7 @@ struct PackedMatrix {
 
  private:
   float quantized_at(int64_t row, int64_t col) const;  // quantized_packing.cpp
+  float int8_dot_at(int64_t row, int64_t col) const;   // int8_dot_packing.cpp
 };
 
 // Where column c (< kPanelWidth) of a panel sits within one k step.
@@ -152,6 +179,23 @@ PackedMatrix pack_stacked_matrices(const std::vector<Tensor>& parts, ThreadPool&
 // any part has them.  K and the group size must be even, and the parts'
 // input orders equal.
 PackedMatrix pack_quantized_matrices(const std::vector<const GroupQuantized*>& parts, ThreadPool& pool);
+
+// Int8 matrices for int8 activations (group_quantized.h's
+// int8_activations), stacked by rows into one kInt8Dot matrix: one group a
+// row, no offsets, inputs in order.  Parts with static activation scales
+// take the largest.
+PackedMatrix pack_int8_dot_matrices(const std::vector<const GroupQuantized*>& parts, ThreadPool& pool);
+
+// A kInt8Dot panel's codes, its columns' scales and their code sums.
+inline const int8_t* int8_dot_codes(const PackedMatrix& m, int64_t p) {
+  return m.data.as<int8_t>() + p * m.quant.panel_code_bytes(m.cols);
+}
+inline const float* int8_dot_scales(const PackedMatrix& m, int64_t p) {
+  return reinterpret_cast<const float*>(m.group_params.as<uint8_t>() + p * m.quant.panel_param_bytes(m.cols));
+}
+inline const int32_t* int8_dot_code_sums(const PackedMatrix& m, int64_t p) {
+  return reinterpret_cast<const int32_t*>(int8_dot_scales(m, p) + kPanelWidth);
+}
 
 // Panel p of a quantized matrix at k in [k0, k0 + kc) (k0 and kc even),
 // dequantized into the F32 layout: out[(k - k0) * kPanelWidth + c].

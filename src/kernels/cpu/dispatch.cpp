@@ -34,6 +34,24 @@ bool has_amx_bf16() {
   return __get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx) != 0 && (edx & kBits) == kBits;
 }
 
+// CPUID leaf 7 sub-leaf 0, ECX bit 11 (AVX512-VNNI) and EDX bit 25 (AMX-INT8).
+bool has_avx512_vnni() {
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  return __get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx) != 0 && (ecx & (1u << 11)) != 0;
+}
+bool has_amx_int8() {
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  return __get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx) != 0 && (edx & (1u << 25)) != 0;
+}
+
+// AVX-512's int8 GEMM: VNNI's where the CPU has it, else AVX2's.  (The
+// int8 arithmetic is exact, so which kernel runs never changes a bit.)
+GemmTable with_int8(GemmTable t) {
+  t.quantize_int8_rows = avx512_quantize_int8_rows();
+  t.int8 = has_avx512_vnni() ? avx512_vnni_int8_gemm() : avx2_int8_gemm();
+  return t;
+}
+
 // Linux hands out the tile data state (8 KiB per thread) only to a process
 // that asks: once, for all its threads.  A kernel without AMX support (or
 // one that refuses) says no, and the AMX path is simply not offered.
@@ -119,15 +137,16 @@ const char* cpu_isa_name(CpuIsa isa) {
 }
 
 const GemmTable& gemm_table(CpuIsa isa) {
-  static const GemmTable ref = ref_gemm_table(), avx2 = avx2_gemm_table(), avx512 = avx512_gemm_table();
+  static const GemmTable ref = ref_gemm_table(), avx2 = avx2_gemm_table(), avx512 = with_int8(avx512_gemm_table());
   static const GemmTable avx512_bf16 = [] {
-    GemmTable t = avx512_gemm_table();
+    GemmTable t = avx512;
     t.bf16 = avx512_bf16_pair_gemm();
     return t;
   }();
   static const GemmTable amx = [] {
-    GemmTable t = avx512_gemm_table();
+    GemmTable t = avx512;
     t.bf16 = amx_bf16_gemm_fn();
+    if (has_amx_int8()) t.int8 = amx_int8_gemm_fn();
     return t;
   }();
   switch (isa) {

@@ -25,11 +25,30 @@ using PackedGemmFn = void (*)(const float* x, int64_t m, const void* panels, int
 using QuantizedGemmFn = void (*)(const float* x, int64_t m, const PackedMatrix& w, int64_t p_begin, int64_t p_end,
                                  float* y, int64_t ldy);
 
+// Int8 matrices against int8 activations (QuantCodes::kInt8Dot, W8A8): a
+// second arithmetic for integer codes.  Each activation row is quantized
+// first (quantize_int8_rows): with a static scale s, q = round(x / s);
+// otherwise s = amax / 127 over the row's magnitudes and q = round(x *
+// (127 / amax)) (all zeros, s = 0, for a row of zeros); rounding to the
+// nearest even, clamped to [-128, 127], as vLLM quantizes.  The rows are
+// stored as q + 128 (unsigned, what vpdpbusd and tdpbusd take), rows
+// int8_dot_depth(k_total) bytes apart, padded with 128 (zero).  Then for
+// each output, acc = sum over k of q[k] * code[j, k] in int32 (exact, so
+// every ISA and every batch gives the same bits: the unsigned products'
+// excess is 128 times the column's code sum, taken off), and
+//   y = s_row * (scale[j] * float(acc)).
+using QuantizeInt8Fn = void (*)(const float* x, int64_t m, int64_t k_total, float static_scale, uint8_t* q,
+                                float* row_scales);
+using Int8GemmFn = void (*)(const uint8_t* q, const float* row_scales, int64_t m, const PackedMatrix& w,
+                            int64_t p_begin, int64_t p_end, float* y, int64_t ldy);
+
 struct GemmTable {
   PackedGemmFn f32;
   PackedGemmFn bf16;
   PackedGemmFn f16;
   QuantizedGemmFn quantized;
+  QuantizeInt8Fn quantize_int8_rows;
+  Int8GemmFn int8;
 };
 
 GemmTable ref_gemm_table();
@@ -54,6 +73,15 @@ PackedGemmFn ref_bf16_pair_gemm();
 // instruction sums its 32 products is the hardware's own (not the FP32
 // chain of its pseudo-code), so this arithmetic has no scalar model.
 PackedGemmFn amx_bf16_gemm_fn();
+
+// The int8 arithmetic per ISA (all exact, so all equal): AVX2 widens to
+// 16 bits (vpmaddwd); AVX-512 VNNI takes four k per vpdpbusd; AMX-INT8 takes
+// tiles of 64 k with tdpbusd for more than a few rows, VNNI for those.
+QuantizeInt8Fn avx2_quantize_int8_rows();
+Int8GemmFn avx2_int8_gemm();
+QuantizeInt8Fn avx512_quantize_int8_rows();
+Int8GemmFn avx512_vnni_int8_gemm();
+Int8GemmFn amx_int8_gemm_fn();
 
 // AVX-512 quantized GEMM for up to kQuantizedFewRows rows (decode): the
 // codes streamed and dequantized in registers, several panels at a time.

@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "base/aligned_buffer.h"
 #include "base/logging.h"
 #include "kernels/cpu/isa.h"
 #include "kernels/kernels.h"
@@ -34,23 +35,66 @@ cpu::PackedGemmFn gemm_for(const PackedMatrix& w) {
   return nullptr;
 }
 
-// The GEMM of w's format: m rows of x against panels [p_begin, p_end), into y (rows w.rows apart).
-void gemm(const float* x, int64_t m, const PackedMatrix& w, int64_t p_begin, int64_t p_end, float* y) {
-  if (w.quantized()) return cpu::active_gemm_table().quantized(x, m, w, p_begin, p_end, y, w.rows);
-  gemm_for(w)(x, m, w.data.data(), w.cols, w.rows, p_begin, p_end, y, w.rows);
-}
+// x as w takes it: float rows (gathered into w's input order if it has one:
+// a GPTQ act-order matrix's), or int8 rows for a kInt8Dot matrix (gemm.h).
+struct Operand {
+  const float* x = nullptr;
+  const uint8_t* q = nullptr;  // kInt8Dot: rows int8_dot_depth(w.cols) bytes apart
+  const float* row_scales = nullptr;
 
-// x in w's input order (a GPTQ act-order matrix's: packed_matrix.h), gathered
-// into `buffer`, or x itself when w takes its inputs in order.
-const float* in_input_order(const float* x, int64_t m, const PackedMatrix& w, std::vector<float>& buffer) {
-  if (w.input_order.empty()) return x;
+  Operand from_row(int64_t r, const PackedMatrix& w) const {
+    if (q != nullptr) return {nullptr, q + r * int8_dot_depth(w.cols), row_scales + r};
+    return {x + r * w.cols, nullptr, nullptr};
+  }
+};
+
+// What preparing an operand writes, kept between calls (decode prepares every step).
+struct OperandBuffers {
+  std::vector<float> gathered;
+  AlignedBuffer q;
+  std::vector<float> row_scales;
+};
+
+// Rows quantized in one piece below this, split over the pool above.
+constexpr int64_t kParallelQuantizeRows = 64;
+
+Operand prepare(const float* x, int64_t m, const PackedMatrix& w, OperandBuffers& buffers, ThreadPool& pool) {
   const int64_t k_total = w.cols;
-  buffer.resize(static_cast<size_t>(m * k_total));
+  if (w.int8_dot()) {
+    const int64_t depth = int8_dot_depth(k_total);
+    if (buffers.q.size_bytes() < static_cast<size_t>(m * depth))
+      buffers.q = AlignedBuffer(static_cast<size_t>(m * depth));
+    buffers.row_scales.resize(static_cast<size_t>(m));
+    uint8_t* q = buffers.q.as<uint8_t>();
+    float* scales = buffers.row_scales.data();
+    const cpu::QuantizeInt8Fn quantize = cpu::active_gemm_table().quantize_int8_rows;
+    const auto rows = [&](int64_t begin, int64_t end) {
+      quantize(x + begin * k_total, end - begin, k_total, w.quant.activation_scale, q + begin * depth, scales + begin);
+    };
+    if (m < kParallelQuantizeRows) {
+      rows(0, m);
+    } else {
+      pool.parallel_for(m, rows);
+    }
+    return {nullptr, q, scales};
+  }
+  if (w.input_order.empty()) return {x, nullptr, nullptr};
+  buffers.gathered.resize(static_cast<size_t>(m * k_total));
   for (int64_t r = 0; r < m; ++r) {
     for (int64_t c = 0; c < k_total; ++c)
-      buffer[static_cast<size_t>(r * k_total + c)] = x[r * k_total + w.input_order[static_cast<size_t>(c)]];
+      buffers.gathered[static_cast<size_t>(r * k_total + c)] = x[r * k_total + w.input_order[static_cast<size_t>(c)]];
   }
-  return buffer.data();
+  return {buffers.gathered.data(), nullptr, nullptr};
+}
+
+bool needs_preparing(const PackedMatrix& w) { return w.int8_dot() || !w.input_order.empty(); }
+
+// The GEMM of w's format: m rows of a against panels [p_begin, p_end), into y (rows w.rows apart).
+void gemm(const Operand& a, int64_t m, const PackedMatrix& w, int64_t p_begin, int64_t p_end, float* y) {
+  const cpu::GemmTable& table = cpu::active_gemm_table();
+  if (w.int8_dot()) return table.int8(a.q, a.row_scales, m, w, p_begin, p_end, y, w.rows);
+  if (w.quantized()) return table.quantized(a.x, m, w, p_begin, p_end, y, w.rows);
+  gemm_for(w)(a.x, m, w.data.data(), w.cols, w.rows, p_begin, p_end, y, w.rows);
 }
 
 // Decode takes panels four at a time (gemm_blocks.h): work is cut in such groups.
@@ -75,12 +119,12 @@ bool splits_rows(const PackedMatrix& w, int64_t m) {
 }  // namespace
 
 void linear(const float* x, int64_t m, const PackedMatrix& w, const float* bias, float* y, ThreadPool& pool) {
-  thread_local std::vector<float> gathered;  // kept between calls: decode gathers every step
-  x = in_input_order(x, m, w, gathered);
+  thread_local OperandBuffers buffers;
+  const Operand a = prepare(x, m, w, buffers, pool);
   const int64_t n = w.rows, num_panels = w.num_panels();
   // Rows [r_begin, r_end) times panels [p_begin, p_end), then the bias.
   const auto product = [&](int64_t r_begin, int64_t r_end, int64_t p_begin, int64_t p_end) {
-    gemm(x + r_begin * w.cols, r_end - r_begin, w, p_begin, p_end, y + r_begin * n);
+    gemm(a.from_row(r_begin, w), r_end - r_begin, w, p_begin, p_end, y + r_begin * n);
     if (bias == nullptr) return;
     const int64_t j_end = std::min(n, p_end * kPanelWidth);
     for (int64_t r = r_begin; r < r_end; ++r) {
@@ -100,21 +144,18 @@ void linear(const float* x, int64_t m, const PackedMatrix& w, const float* bias,
       num_panels, [&](int64_t p_begin, int64_t p_end) { product(0, m, p_begin, p_end); }, grain);
 }
 
-void linear_group(const std::vector<LinearProblem>& given, ThreadPool& pool) {
-  // Problems over act-order matrices take their inputs gathered (a GPTQ
-  // mixture's experts); the others are used as given.
-  std::vector<LinearProblem> regathered;
-  std::vector<std::vector<float>> gathered;
-  const bool any_ordered =
-      std::any_of(given.begin(), given.end(), [](const LinearProblem& p) { return !p.w->input_order.empty(); });
-  if (any_ordered) {
-    regathered = given;
-    gathered.resize(given.size());
-    for (size_t i = 0; i < given.size(); ++i) {
-      regathered[i].x = in_input_order(given[i].x, given[i].m, *given[i].w, gathered[i]);
-    }
+void linear_group(const std::vector<LinearProblem>& problems, ThreadPool& pool) {
+  // Each problem's input as its matrix takes it (a GPTQ or W8A8 mixture's
+  // experts prepare theirs; the others are used as given).
+  std::vector<Operand> operands(problems.size());
+  std::vector<OperandBuffers> buffers;
+  if (std::any_of(problems.begin(), problems.end(), [](const LinearProblem& p) { return needs_preparing(*p.w); })) {
+    buffers.resize(problems.size());
   }
-  const std::vector<LinearProblem>& problems = any_ordered ? regathered : given;
+  for (size_t i = 0; i < problems.size(); ++i) {
+    operands[i] = buffers.empty() ? Operand{problems[i].x, nullptr, nullptr}
+                                  : prepare(problems[i].x, problems[i].m, *problems[i].w, buffers[i], pool);
+  }
   // Work unit u: a group of kDecodePanels panels of one problem; first_unit[i]
   // is problem i's first.
   std::vector<int64_t> first_unit(problems.size() + 1, 0);
@@ -130,7 +171,7 @@ void linear_group(const std::vector<LinearProblem>& given, ThreadPool& pool) {
       const int64_t from = std::max(u_begin, first_unit[i]) - first_unit[i];
       const int64_t to = std::min(u_end, first_unit[i + 1]) - first_unit[i];
       const int64_t panels = p.w->num_panels();
-      gemm(p.x, p.m, *p.w, from * kDecodePanels, std::min(panels, to * kDecodePanels), p.y);
+      gemm(operands[i], p.m, *p.w, from * kDecodePanels, std::min(panels, to * kDecodePanels), p.y);
     }
   });
 }

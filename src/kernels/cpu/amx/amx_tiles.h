@@ -60,4 +60,12 @@ void tile_dot_bf16() {
   asm volatile("tdpbf16ps %%tmm%c0, %%tmm%c1, %%tmm%c2" ::"i"(B), "i"(A), "i"(C));
 }
 
+// C += A . B: four unsigned bytes of A's rows times four signed bytes of B's
+// columns, int32 sums (AMX-INT8; only from files compiled with -mamx-int8).
+template <int C, int A, int B>
+void tile_dot_u8s8() {
+  static_assert(C >= 0 && C < 8 && A >= 0 && A < 8 && B >= 0 && B < 8 && C != A && C != B && A != B);
+  asm volatile("tdpbusd %%tmm%c0, %%tmm%c1, %%tmm%c2" ::"i"(B), "i"(A), "i"(C));
+}
+
 }  // namespace vllm::kernels::cpu::amx

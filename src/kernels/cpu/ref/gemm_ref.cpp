@@ -71,13 +71,60 @@ void quantized_gemm(const float* x, int64_t m, const PackedMatrix& w, int64_t p_
   }
 }
 
+// gemm.h's int8 rounding of one scaled activation: to nearest even, clamped
+// (a NaN to -128, as the vector conversions give it).
+uint8_t biased_int8(float v) {
+  const float r = std::nearbyint(v);
+  return static_cast<uint8_t>(static_cast<int>(r >= -128.0f ? std::min(r, 127.0f) : -128.0f) + 128);
+}
+
+// The definition of gemm.h's int8 activations.
+void quantize_int8_rows(const float* x, int64_t m, int64_t k_total, float static_scale, uint8_t* q, float* row_scales) {
+  const int64_t depth = int8_dot_depth(k_total);
+  for (int64_t r = 0; r < m; ++r) {
+    const float* row = x + r * k_total;
+    uint8_t* out = q + r * depth;
+    if (static_scale != 0.0f) {
+      for (int64_t k = 0; k < k_total; ++k) out[k] = biased_int8(row[k] / static_scale);
+      row_scales[r] = static_scale;
+    } else {
+      float amax = 0.0f;
+      for (int64_t k = 0; k < k_total; ++k) amax = std::max(amax, std::fabs(row[k]));
+      const float inverse = amax == 0.0f ? 0.0f : 127.0f / amax;
+      for (int64_t k = 0; k < k_total; ++k) out[k] = biased_int8(row[k] * inverse);
+      row_scales[r] = amax / 127.0f;
+    }
+    std::fill(out + k_total, out + depth, uint8_t{128});
+  }
+}
+
+// The definition of gemm.h's int8 arithmetic.
+void int8_gemm(const uint8_t* q, const float* row_scales, int64_t m, const PackedMatrix& w, int64_t p_begin,
+               int64_t p_end, float* y, int64_t ldy) {
+  const int64_t depth = int8_dot_depth(w.cols);
+  for (int64_t p = p_begin; p < p_end; ++p) {
+    const int8_t* codes = int8_dot_codes(w, p);
+    for (int64_t c = 0; c < kPanelWidth && p * kPanelWidth + c < w.rows; ++c) {
+      for (int64_t r = 0; r < m; ++r) {
+        int32_t acc = 0;
+        for (int64_t k = 0; k < w.cols; ++k) acc += (q[r * depth + k] - 128) * codes[int8_dot_offset(c, k)];
+        y[r * ldy + p * kPanelWidth + c] = row_scales[r] * (int8_dot_scales(w, p)[c] * static_cast<float>(acc));
+      }
+    }
+  }
+}
+
 }  // namespace
 
 PackedGemmFn ref_bf16_pair_gemm() { return bf16_pair_gemm; }
 
 GemmTable ref_gemm_table() {
-  return {packed_gemm<float, widen, DType::kF32>, packed_gemm<uint16_t, widen_bf16, DType::kBF16>,
-          packed_gemm<uint16_t, widen_f16, DType::kF16>, quantized_gemm};
+  return {packed_gemm<float, widen, DType::kF32>,
+          packed_gemm<uint16_t, widen_bf16, DType::kBF16>,
+          packed_gemm<uint16_t, widen_f16, DType::kF16>,
+          quantized_gemm,
+          quantize_int8_rows,
+          int8_gemm};
 }
 
 }  // namespace vllm::kernels::cpu
