@@ -47,6 +47,8 @@ float PackedMatrix::at(int64_t row, int64_t col) const {
     case DType::kF16:
       return f16_to_f32(data.as<uint16_t>()[offset]);
     case DType::kI32:
+    case DType::kI8:
+    case DType::kI64:
       break;
   }
   VLLM_CHECK(false, "PackedMatrix: unsupported dtype");

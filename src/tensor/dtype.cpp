@@ -14,6 +14,10 @@ size_t dtype_size(DType dtype) {
       return 2;
     case DType::kI32:
       return 4;
+    case DType::kI8:
+      return 1;
+    case DType::kI64:
+      return 8;
   }
   return 0;
 }
@@ -28,6 +32,10 @@ const char* dtype_name(DType dtype) {
       return "F16";
     case DType::kI32:
       return "I32";
+    case DType::kI8:
+      return "I8";
+    case DType::kI64:
+      return "I64";
   }
   return "?";
 }
@@ -37,6 +45,8 @@ std::optional<DType> dtype_from_safetensors(std::string_view name) {
   if (name == "BF16") return DType::kBF16;
   if (name == "F16") return DType::kF16;
   if (name == "I32") return DType::kI32;
+  if (name == "I8") return DType::kI8;
+  if (name == "I64") return DType::kI64;
   return std::nullopt;
 }
 

@@ -10,7 +10,9 @@
 
 namespace vllm {
 
-enum class DType : uint8_t { kF32, kBF16, kF16, kI32 };
+// Integer types hold quantized codes and their companions (GPTQ qweight,
+// compressed-tensors int8 weights and weight_shape).
+enum class DType : uint8_t { kF32, kBF16, kF16, kI32, kI8, kI64 };
 
 size_t dtype_size(DType dtype);
 const char* dtype_name(DType dtype);  // safetensors spelling: "F32", "BF16", ...

@@ -1,13 +1,27 @@
 """safetensors files with numpy, for the tests that write checkpoints (the
 format: an 8-byte little-endian header length, a JSON header of each
-tensor's dtype, shape and data offsets, then the data)."""
+tensor's dtype, shape and data offsets, then the data).  numpy has no
+bfloat16: a BF16 tensor is written from Bf16(values) and read as its raw
+uint16 bits."""
 import json
 import struct
 
 import numpy as np
 
-DTYPES = {"float32": "F32", "float16": "F16", "int32": "I32"}
-NUMPY = {"F32": "<f4", "F16": "<f2", "I32": "<i4"}
+DTYPES = {"float32": "F32", "float16": "F16", "int32": "I32", "int8": "I8", "int64": "I64"}
+NUMPY = {"F32": "<f4", "F16": "<f2", "I32": "<i4", "I8": "i1", "I64": "<i8", "BF16": "<u2"}
+
+
+class Bf16:
+    """float32 values to store as bfloat16, rounded to nearest even (as torch rounds)."""
+
+    def __init__(self, values):
+        bits = np.ascontiguousarray(values, np.float32).view(np.uint32).astype(np.uint64)
+        self.bits = ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16).astype(np.uint16)
+        self.shape = self.bits.shape
+
+    def values(self):
+        return (self.bits.astype(np.uint32) << 16).view(np.float32)
 
 
 def read_safetensors(path):
@@ -27,8 +41,9 @@ def read_safetensors(path):
 def write_safetensors(path, tensors):
     header, offset, blobs = {}, 0, []
     for name, t in tensors.items():
-        blob = np.ascontiguousarray(t).tobytes()
-        header[name] = {"dtype": DTYPES[t.dtype.name], "shape": list(t.shape),
+        dtype = "BF16" if isinstance(t, Bf16) else DTYPES[t.dtype.name]
+        blob = (t.bits if isinstance(t, Bf16) else np.ascontiguousarray(t)).tobytes()
+        header[name] = {"dtype": dtype, "shape": list(t.shape),
                         "data_offsets": [offset, offset + len(blob)]}
         offset += len(blob)
         blobs.append(blob)

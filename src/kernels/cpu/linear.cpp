@@ -29,6 +29,8 @@ cpu::PackedGemmFn gemm_for(const PackedMatrix& w) {
     case DType::kF16:
       return gemm.f16;
     case DType::kI32:
+    case DType::kI8:
+    case DType::kI64:
       break;
   }
   VLLM_CHECK(false, "linear: unsupported weight dtype");

@@ -33,14 +33,18 @@ Result<kernels::PackedMatrix> SourceWeightReader::matrices(const std::vector<std
                               shape_to_string({rows[i], cols}) + " from config.json, found " +
                               shape_to_string({q->rows, q->cols}));
     }
-    // Parts that gather their inputs differently cannot share one input.
-    if (!quantized.empty() && q->input_order != quantized[0].input_order) break;
+    // Parts that gather or quantize their inputs differently cannot share one input.
+    if (!quantized.empty() &&
+        (q->input_order != quantized[0].input_order || q->int8_activations != quantized[0].int8_activations)) {
+      break;
+    }
     quantized.push_back(std::move(*q));
   }
   if (quantized.size() == names.size()) {
     std::vector<const kernels::GroupQuantized*> parts;
     for (const kernels::GroupQuantized& q : quantized) parts.push_back(&q);
-    return kernels::pack_quantized_matrices(parts, pool_);
+    return quantized[0].int8_activations ? kernels::pack_int8_dot_matrices(parts, pool_)
+                                         : kernels::pack_quantized_matrices(parts, pool_);
   }
   std::vector<Tensor> parts;
   for (size_t i = 0; i < names.size(); ++i) {
@@ -96,6 +100,8 @@ Result<std::vector<float>> SourceWeightReader::vectors(const std::vector<std::st
           out.push_back(f16_to_f32(t.as<uint16_t>()[i]));
           break;
         case DType::kI32:
+        case DType::kI8:
+        case DType::kI64:
           break;  // refused by checked()
       }
     }

@@ -15,7 +15,8 @@ constexpr int kNibbleOfOutput[kPerWord] = {0, 4, 1, 5, 2, 6, 3, 7};
 
 class AwqSource : public QuantizedLayerSource {
  public:
-  AwqSource(const WeightSource& base, int64_t group_size) : QuantizedLayerSource(base), group_size_(group_size) {}
+  AwqSource(const WeightSource& base, int64_t group_size)
+      : QuantizedLayerSource(base, ".qweight"), group_size_(group_size) {}
 
  private:
   Result<kernels::GroupQuantized> read_layer(const std::string& prefix) const override {

@@ -9,7 +9,7 @@ namespace {
 // A checkpoint whose GPTQ layers are asked for as "<prefix>.weight".
 class GptqSource : public QuantizedLayerSource {
  public:
-  GptqSource(const WeightSource& base, GptqConfig config) : QuantizedLayerSource(base), config_(config) {}
+  GptqSource(const WeightSource& base, GptqConfig config) : QuantizedLayerSource(base, ".qweight"), config_(config) {}
 
  private:
   Result<kernels::GroupQuantized> read_layer(const std::string& prefix) const override {
@@ -52,29 +52,6 @@ class GptqSource : public QuantizedLayerSource {
         [&](int64_t g, int64_t j) { return f16_to_f32(scale_values[g * n + j]); });
     q.input_order = std::move(order);
     return q;
-  }
-
-  // The inputs in the order of their groups (each group's in input order),
-  // or empty when they already are; an error unless every group has
-  // `group` inputs.
-  static Result<std::vector<int32_t>> group_order(const int32_t* g_idx, int64_t k_total, int64_t group,
-                                                  const std::string& where) {
-    const int64_t groups = k_total / group;
-    std::vector<int64_t> filled(static_cast<size_t>(groups), 0);
-    std::vector<int32_t> order(static_cast<size_t>(k_total));
-    bool in_order = true;
-    for (int64_t k = 0; k < k_total; ++k) {
-      const int64_t g = g_idx[k];
-      const std::string puts = where + ": g_idx puts input " + std::to_string(k) + " in group " + std::to_string(g);
-      if (g < 0 || g >= groups) return invalid_argument(puts + " of " + std::to_string(groups));
-      if (filled[static_cast<size_t>(g)] == group) {
-        return invalid_argument(puts + ", which has its " + std::to_string(group) + " inputs already");
-      }
-      order[static_cast<size_t>(g * group + filled[static_cast<size_t>(g)]++)] = static_cast<int32_t>(k);
-      in_order &= g == k / group;
-    }
-    if (in_order) order.clear();
-    return order;
   }
 
   GptqConfig config_;

@@ -4,9 +4,9 @@ namespace vllm {
 
 std::string QuantizedLayerSource::quantized_prefix(const std::string& name) const {
   constexpr std::string_view kWeight = ".weight";
-  if (!name.ends_with(kWeight) || base_.has(name)) return "";
+  if (!name.ends_with(kWeight)) return "";
   const std::string prefix = name.substr(0, name.size() - kWeight.size());
-  return base_.has(prefix + ".qweight") ? prefix : "";
+  return base_.has(prefix + marker_) ? prefix : "";
 }
 
 Result<std::optional<kernels::GroupQuantized>> QuantizedLayerSource::quantized(const std::string& name) const {
@@ -35,6 +35,45 @@ Result<Tensor> QuantizedLayerSource::packed_codes(const std::string& prefix, con
     return invalid_argument(where + ": qweight must be a 2-D int32 tensor");
   }
   return packed;
+}
+
+Result<std::vector<float>> QuantizedLayerSource::layer_floats(const std::string& name,
+                                                              const std::vector<int64_t>& shape) const {
+  Result<Tensor> t = base_.get(name);
+  if (!t.is_ok()) return not_found(base_.source() + ": quantized layer lacks tensor '" + name + "'");
+  const bool is_float = t->dtype == DType::kF32 || t->dtype == DType::kBF16 || t->dtype == DType::kF16;
+  if (!is_float || t->shape != shape) {
+    return invalid_argument(base_.source() + ": tensor '" + name + "' is " + dtype_name(t->dtype) + " " +
+                            shape_to_string(t->shape) + ", expected a float type (F32, BF16, F16) " +
+                            shape_to_string(shape));
+  }
+  std::vector<float> values(static_cast<size_t>(t->numel()));
+  for (size_t i = 0; i < values.size(); ++i) {
+    values[i] = t->dtype == DType::kF32    ? t->as<float>()[i]
+                : t->dtype == DType::kBF16 ? bf16_to_f32(t->as<uint16_t>()[i])
+                                           : f16_to_f32(t->as<uint16_t>()[i]);
+  }
+  return values;
+}
+
+Result<std::vector<int32_t>> QuantizedLayerSource::group_order(const int32_t* g_idx, int64_t k_total, int64_t group,
+                                                               const std::string& where) {
+  const int64_t groups = k_total / group;
+  std::vector<int64_t> filled(static_cast<size_t>(groups), 0);
+  std::vector<int32_t> order(static_cast<size_t>(k_total));
+  bool in_order = true;
+  for (int64_t k = 0; k < k_total; ++k) {
+    const int64_t g = g_idx[k];
+    const std::string puts = where + ": g_idx puts input " + std::to_string(k) + " in group " + std::to_string(g);
+    if (g < 0 || g >= groups) return invalid_argument(puts + " of " + std::to_string(groups));
+    if (filled[static_cast<size_t>(g)] == group) {
+      return invalid_argument(puts + ", which has its " + std::to_string(group) + " inputs already");
+    }
+    order[static_cast<size_t>(g * group + filled[static_cast<size_t>(g)]++)] = static_cast<int32_t>(k);
+    in_order &= g == k / group;
+  }
+  if (in_order) order.clear();
+  return order;
 }
 
 Result<Tensor> QuantizedLayerSource::layer_tensor(const std::string& name, DType dtype,

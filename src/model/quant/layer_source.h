@@ -1,14 +1,16 @@
-// What the quantization methods whose layers are stored as "<prefix>.qweight"
-// and companions (GPTQ, AWQ) share: a WeightSource over the checkpoint in
-// which "<prefix>.weight" is such a layer, given in the group form (or
-// dequantized, for a layer that stacks it with a dense one), and the group
-// form of integer codes with per-group scales and zero points.
+// What the quantization methods share whose layers are stored as tensors
+// "<prefix>.<something>" beside or instead of "<prefix>.weight" (GPTQ and
+// AWQ's qweight, compressed-tensors' weight_scale): a WeightSource over the
+// checkpoint in which "<prefix>.weight" is such a layer, given in the group
+// form (or dequantized, for a layer that stacks it with a dense one), and
+// the group form of integer codes with per-group scales and zero points.
 #pragma once
 
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kernels/group_quantized.h"
@@ -19,7 +21,8 @@ namespace vllm {
 
 class QuantizedLayerSource : public WeightSource {
  public:
-  explicit QuantizedLayerSource(const WeightSource& base) : base_(base) {}
+  // A layer is quantized where the checkpoint holds "<prefix>" + marker.
+  QuantizedLayerSource(const WeightSource& base, std::string marker) : base_(base), marker_(std::move(marker)) {}
 
   bool has(const std::string& name) const override { return base_.has(name) || !quantized_prefix(name).empty(); }
   int64_t count_numbered(const std::string& prefix) const override { return base_.count_numbered(prefix); }
@@ -35,10 +38,19 @@ class QuantizedLayerSource : public WeightSource {
   Result<Tensor> packed_codes(const std::string& prefix, const std::string& where) const;
   // `name`, which a layer must have, of that dtype and shape.
   Result<Tensor> layer_tensor(const std::string& name, DType dtype, const std::vector<int64_t>& shape) const;
+  // `name`, which a layer must have, of that shape and a float dtype (F32, BF16, F16), widened.
+  Result<std::vector<float>> layer_floats(const std::string& name, const std::vector<int64_t>& shape) const;
+  // The columns of k_total inputs in the order of their groups (each
+  // group's in input order) for g_idx, each input's group (act-order, whose
+  // groups are scattered over the inputs), or empty when they already are;
+  // an error unless every group has `group` inputs.
+  static Result<std::vector<int32_t>> group_order(const int32_t* g_idx, int64_t k_total, int64_t group,
+                                                  const std::string& where);
 
   const WeightSource& base_;
 
  private:
+  std::string marker_;
   struct Dense {
     std::vector<int64_t> shape;
     std::vector<float> values;
@@ -53,7 +65,7 @@ class QuantizedLayerSource : public WeightSource {
 template <typename Source, typename Settings>
 class LayerSourceMethod : public QuantMethod {
  public:
-  LayerSourceMethod(const char* name, Settings settings) : name_(name), settings_(settings) {}
+  LayerSourceMethod(const char* name, Settings settings) : name_(name), settings_(std::move(settings)) {}
   const char* name() const override { return name_; }
   std::unique_ptr<WeightSource> wrap(const WeightSource& checkpoint) const override {
     return std::make_unique<Source>(checkpoint, settings_);

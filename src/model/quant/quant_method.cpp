@@ -3,6 +3,7 @@
 #include "base/file_util.h"
 #include "base/json.h"
 #include "model/quant/awq.h"
+#include "model/quant/compressed_tensors.h"
 #include "model/quant/gptq.h"
 
 namespace vllm {
@@ -25,7 +26,9 @@ Result<std::unique_ptr<QuantMethod>> quant_method_for(const ModelConfig& config,
   VLLM_ASSIGN_OR_RETURN(const std::string method, r.string("quant_method", ""));
   if (method == "gptq") return make_gptq_method(quantization, source);
   if (method == "awq") return make_awq_method(quantization, source);
-  return unimplemented(source + ": quant_method '" + method + "' is not supported (gptq and awq are)");
+  if (method == "compressed-tensors") return make_compressed_tensors_method(quantization, source);
+  return unimplemented(source + ": quant_method '" + method +
+                       "' is not supported (gptq, awq and compressed-tensors are)");
 }
 
 }  // namespace vllm

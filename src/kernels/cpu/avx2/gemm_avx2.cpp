@@ -34,9 +34,12 @@ struct F16Weights : blocks::WidenedSteps<Avx2> {
 }  // namespace
 
 GemmTable avx2_gemm_table() {
-  return {blocks::packed_gemm<Avx2, F32Weights, float>, blocks::packed_gemm<Avx2, BF16Weights, uint16_t>,
-          blocks::packed_gemm<Avx2, F16Weights, uint16_t>, blocks::dequantized_gemm<Avx2, F32Weights>,
-          avx2_quantize_int8_rows(), avx2_int8_gemm()};
+  return {blocks::packed_gemm<Avx2, F32Weights, float>,
+          blocks::packed_gemm<Avx2, BF16Weights, uint16_t>,
+          blocks::packed_gemm<Avx2, F16Weights, uint16_t>,
+          blocks::dequantized_gemm<Avx2, F32Weights>,
+          avx2_quantize_int8_rows(),
+          avx2_int8_gemm()};
 }
 
 }  // namespace vllm::kernels::cpu

@@ -40,8 +40,12 @@ void quantized_gemm(const float* x, int64_t m, const PackedMatrix& w, int64_t p_
 }  // namespace
 
 GemmTable avx512_gemm_table() {
-  return {blocks::packed_gemm<Avx512, F32Weights, float>, blocks::packed_gemm<Avx512, BF16Weights, uint16_t>,
-          blocks::packed_gemm<Avx512, F16Weights, uint16_t>, quantized_gemm, nullptr, nullptr};  // int8: dispatch.cpp
+  return {blocks::packed_gemm<Avx512, F32Weights, float>,
+          blocks::packed_gemm<Avx512, BF16Weights, uint16_t>,
+          blocks::packed_gemm<Avx512, F16Weights, uint16_t>,
+          quantized_gemm,
+          nullptr,
+          nullptr};  // int8: dispatch.cpp
 }
 
 }  // namespace vllm::kernels::cpu
