@@ -39,6 +39,9 @@ void add_engine_flags(CLI::App& app, EngineFlags& f) {
                  "KV cache element type: auto (the model's: bfloat16 for a bfloat16 checkpoint, else float32), "
                  "bfloat16, float32")
       ->capture_default_str();
+  app.add_option("--quantization,-q", f.quantization,
+                 "int8: quantize an unquantized checkpoint's linear layers to int8 at load (W8A8); or the "
+                 "checkpoint's own method (gptq, awq, compressed-tensors), checked");
   app.add_option("--cpu-isa", f.cpu_isa,
                  "Kernels' instruction set: auto (the fastest this CPU has), amx, avx512_bf16, avx512, avx2, scalar")
       ->capture_default_str();
@@ -92,7 +95,7 @@ Result<LoadedEngine> load_engine(const std::string& model_dir, const EngineFlags
   VLLM_ASSIGN_OR_RETURN(EngineConfig config, make_engine_config(flags));
   VLLM_RETURN_IF_ERROR(kernels::force_cpu_isa(flags.cpu_isa));
   LoadedEngine loaded;
-  VLLM_ASSIGN_OR_RETURN(loaded.model, load_model(model_dir));
+  VLLM_ASSIGN_OR_RETURN(loaded.model, load_model(model_dir, LoadOptions{flags.quantization}));
   VLLM_ASSIGN_OR_RETURN(loaded.tokenizer, load_tokenizer(tokenizer_dir.empty() ? model_dir : tokenizer_dir));
   // Without chunked prefill a step must hold a whole prompt: no shorter budget helps.
   if (!flags.max_num_batched_tokens && workload == Workload::kServing && flags.enable_chunked_prefill) {

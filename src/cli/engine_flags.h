@@ -27,6 +27,7 @@ struct EngineFlags {
   int32_t max_logprobs = 20;
   std::string cpu_isa = "auto";
   std::string kv_cache_dtype = "auto";
+  std::string quantization;      // empty or "none": as the checkpoint is; "int8": W8A8 made at load
   double max_queue_seconds = 0;  // serve's --request-timeout; 0: requests wait as long as it takes
 };
 

@@ -22,7 +22,6 @@ struct CompatFlags {
   bool disable_log_stats = false;
   bool no_effect = false;  // --trust-remote-code, --enforce-eager, --disable-fastapi-docs
   // Features still to come: their defaults only.
-  std::string quantization;
   int tensor_parallel_size = 1;
   int pipeline_parallel_size = 1;
   int data_parallel_size = 1;

@@ -50,4 +50,10 @@ struct GroupQuantized {
   void dequantize_rows(int64_t row, int64_t count, float* out) const;
 };
 
+// w [rows, cols] quantized to int8 per row exactly as gemm.h quantizes an
+// activation row (scale max|w| / 127, code round-half-even(w * 127 /
+// max|w|)), marked for int8 activations: the per-channel W8A8 of
+// `--quantization int8`.
+GroupQuantized int8_rows_for_int8_activations(const float* w, int64_t rows, int64_t cols);
+
 }  // namespace vllm::kernels

@@ -1,8 +1,9 @@
-// pack_int8_dot_matrices and PackedMatrix::int8_dot_at (packed_matrix.h
-// describes the layout).
+// pack_int8_dot_matrices, PackedMatrix::int8_dot_at (packed_matrix.h
+// describes the layout) and int8_rows_for_int8_activations.
 #include <algorithm>
 
 #include "base/logging.h"
+#include "kernels/cpu/isa.h"
 #include "kernels/packed_matrix.h"
 
 namespace vllm::kernels {
@@ -65,6 +66,23 @@ PackedMatrix pack_int8_dot_matrices(const std::vector<const GroupQuantized*>& pa
   m.group_params = AlignedBuffer(static_cast<size_t>(m.num_panels() * m.quant.panel_param_bytes(m.cols)));
   pool.parallel_for(m.num_panels(), [&](int64_t begin, int64_t end) { pack_panels(parts, m, begin, end); });
   return m;
+}
+
+GroupQuantized int8_rows_for_int8_activations(const float* w, int64_t rows, int64_t cols) {
+  const int64_t depth = int8_dot_depth(cols);
+  std::vector<uint8_t> biased(static_cast<size_t>(rows * depth));
+  GroupQuantized q;
+  q.rows = rows, q.cols = cols, q.group_size = cols, q.int8_activations = true;
+  q.scales.resize(static_cast<size_t>(rows));
+  cpu::active_gemm_table().quantize_int8_rows(w, rows, cols, 0.0f, biased.data(), q.scales.data());
+  q.codes.resize(static_cast<size_t>(rows * cols));
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t c = 0; c < cols; ++c) {
+      q.codes[static_cast<size_t>(r * cols + c)] =
+          static_cast<int8_t>(biased[static_cast<size_t>(r * depth + c)] - 128);
+    }
+  }
+  return q;
 }
 
 float PackedMatrix::int8_dot_at(int64_t row, int64_t col) const {

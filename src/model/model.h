@@ -92,9 +92,17 @@ class Model {
   virtual int64_t prompt_cache_key(int32_t num_prompt_tokens) const = 0;
 };
 
+struct LoadOptions {
+  // vLLM's --quantization: empty or "none" (the checkpoint as it is), the
+  // checkpoint's own quant_method (checked), or "int8": an unquantized
+  // checkpoint's linear layers (not the LM head) quantized at load to int8
+  // per output channel and computed against int8 activations (W8A8).
+  std::string quantization;
+};
+
 // Reads a model directory (config.json, generation_config.json, the
 // weights), or a GGUF file (its metadata and tensors), and builds the
 // architecture the config names.
-Result<std::unique_ptr<Model>> load_model(const std::string& model_path);
+Result<std::unique_ptr<Model>> load_model(const std::string& model_path, const LoadOptions& options = {});
 
 }  // namespace vllm

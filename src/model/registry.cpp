@@ -84,11 +84,18 @@ Result<std::unique_ptr<Model>> load_gguf_model(const std::string& path) {
 
 }  // namespace
 
-Result<std::unique_ptr<Model>> load_model(const std::string& model_path) {
+Result<std::unique_ptr<Model>> load_model(const std::string& model_path, const LoadOptions& options) {
   VLLM_ASSIGN_OR_RETURN(const std::string gguf, find_gguf_file(model_path));
-  if (!gguf.empty()) return load_gguf_model(gguf);
+  if (!gguf.empty()) {
+    const std::string& q = options.quantization;
+    if (!q.empty() && q != "none" && q != "gguf") {
+      return invalid_argument("--quantization " + q + ": " + gguf + " is a GGUF file, quantized as it is stored");
+    }
+    return load_gguf_model(gguf);
+  }
   VLLM_ASSIGN_OR_RETURN(ModelConfig config, load_model_config(model_path));
-  VLLM_ASSIGN_OR_RETURN(const std::unique_ptr<QuantMethod> quantization, quant_method_for(config, model_path));
+  VLLM_ASSIGN_OR_RETURN(const std::unique_ptr<QuantMethod> quantization,
+                        quant_method_for(config, model_path, options.quantization));
   VLLM_ASSIGN_OR_RETURN(Checkpoint checkpoint, Checkpoint::open(model_path));
   if (quantization) return build_model(config, *quantization->wrap(checkpoint));
   return build_model(config, checkpoint);

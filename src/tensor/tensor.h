@@ -35,4 +35,8 @@ struct Tensor {
 
 std::string shape_to_string(const std::vector<int64_t>& shape);
 
+bool is_float_dtype(DType dtype);  // F32, BF16, F16
+// A float tensor's values widened to float32 (exact), in order.
+std::vector<float> widened_values(const Tensor& t);
+
 }  // namespace vllm

@@ -5,7 +5,7 @@
 #include <cstdlib>
 #include <vector>
 
-#include "tokenizer/regex.h"
+#include "base/regex.h"
 #include "tokenizer/utf8.h"
 
 namespace vllm {

@@ -2,7 +2,7 @@
 
 #include "tokenizer/byte_level.h"
 #include "tokenizer/normalizers.h"
-#include "tokenizer/regex.h"
+#include "base/regex.h"
 
 namespace vllm {
 namespace {

@@ -2,9 +2,9 @@
 
 #include <cmath>
 #include <optional>
-#include <regex>
 #include <vector>
 
+#include "base/regex.h"
 #include "model/model_config.h"
 #include "model/quant/layer_source.h"
 
@@ -12,13 +12,14 @@ namespace vllm {
 namespace {
 
 // A target or ignore entry: "Linear" (every linear layer: only they are
-// asked for here), "re:" and a pattern, or a layer's name.
+// asked for here), "re:" and a pattern matched from the name's start (as
+// Python's re.match), or a layer's name.
 struct LayerPattern {
   std::string text;
-  std::optional<std::regex> pattern;
+  std::optional<Regex> pattern;  // anchored at the start
 
   bool names(const std::string& prefix) const {
-    if (pattern) return std::regex_search(prefix, *pattern, std::regex_constants::match_continuous);
+    if (pattern) return !pattern->find_all(prefix).empty();
     return text == "Linear" || text == prefix;
   }
 };
@@ -149,11 +150,11 @@ Result<std::vector<LayerPattern>> layer_patterns(const ConfigReader& r, const st
   for (const std::string& text : texts) {
     LayerPattern p{text, std::nullopt};
     if (text.starts_with("re:")) {
-      try {
-        p.pattern = std::regex(text.substr(3));
-      } catch (const std::regex_error&) {
-        return invalid_argument(where + ": " + key + " pattern '" + text + "' is not a regular expression");
+      Result<Regex> pattern = Regex::compile("^(?:" + text.substr(3) + ")");
+      if (!pattern.is_ok()) {
+        return invalid_argument(where + ": " + key + " pattern '" + text + "': " + pattern.status().message());
       }
+      p.pattern = std::move(*pattern);
     }
     out.push_back(std::move(p));
   }

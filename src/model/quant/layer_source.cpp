@@ -41,19 +41,12 @@ Result<std::vector<float>> QuantizedLayerSource::layer_floats(const std::string&
                                                               const std::vector<int64_t>& shape) const {
   Result<Tensor> t = base_.get(name);
   if (!t.is_ok()) return not_found(base_.source() + ": quantized layer lacks tensor '" + name + "'");
-  const bool is_float = t->dtype == DType::kF32 || t->dtype == DType::kBF16 || t->dtype == DType::kF16;
-  if (!is_float || t->shape != shape) {
+  if (!is_float_dtype(t->dtype) || t->shape != shape) {
     return invalid_argument(base_.source() + ": tensor '" + name + "' is " + dtype_name(t->dtype) + " " +
                             shape_to_string(t->shape) + ", expected a float type (F32, BF16, F16) " +
                             shape_to_string(shape));
   }
-  std::vector<float> values(static_cast<size_t>(t->numel()));
-  for (size_t i = 0; i < values.size(); ++i) {
-    values[i] = t->dtype == DType::kF32    ? t->as<float>()[i]
-                : t->dtype == DType::kBF16 ? bf16_to_f32(t->as<uint16_t>()[i])
-                                           : f16_to_f32(t->as<uint16_t>()[i]);
-  }
-  return values;
+  return widened_values(*t);
 }
 
 Result<std::vector<int32_t>> QuantizedLayerSource::group_order(const int32_t* g_idx, int64_t k_total, int64_t group,

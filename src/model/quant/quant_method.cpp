@@ -4,11 +4,15 @@
 #include "base/json.h"
 #include "model/quant/awq.h"
 #include "model/quant/compressed_tensors.h"
+#include "model/quant/dynamic_int8.h"
 #include "model/quant/gptq.h"
 
 namespace vllm {
 
-Result<std::unique_ptr<QuantMethod>> quant_method_for(const ModelConfig& config, const std::string& model_dir) {
+namespace {
+
+// The method the checkpoint's own settings name: null for none.
+Result<std::unique_ptr<QuantMethod>> checkpoint_method(const ModelConfig& config, const std::string& model_dir) {
   Json quantization;
   std::string source = config.source;
   if (config.json.contains("quantization_config")) {
@@ -29,6 +33,22 @@ Result<std::unique_ptr<QuantMethod>> quant_method_for(const ModelConfig& config,
   if (method == "compressed-tensors") return make_compressed_tensors_method(quantization, source);
   return unimplemented(source + ": quant_method '" + method +
                        "' is not supported (gptq, awq and compressed-tensors are)");
+}
+
+}  // namespace
+
+Result<std::unique_ptr<QuantMethod>> quant_method_for(const ModelConfig& config, const std::string& model_dir,
+                                                      const std::string& requested) {
+  VLLM_ASSIGN_OR_RETURN(std::unique_ptr<QuantMethod> method, checkpoint_method(config, model_dir));
+  if (requested.empty() || requested == "none") return method;
+  if (method) {
+    if (requested == method->name()) return method;
+    return invalid_argument("--quantization " + requested + " does not match " + config.source +
+                            ", which is quantized with " + method->name());
+  }
+  if (requested == "int8") return make_dynamic_int8_method();
+  return invalid_argument("--quantization " + requested + ": " + config.source +
+                          " is not quantized (int8 quantizes an unquantized checkpoint as it loads)");
 }
 
 }  // namespace vllm

@@ -28,7 +28,10 @@ class QuantMethod {
 
 // The method of the checkpoint in `model_dir` that `config` describes: null
 // for an unquantized one; an error naming an unknown quant_method or a
-// setting the method cannot honour.
-Result<std::unique_ptr<QuantMethod>> quant_method_for(const ModelConfig& config, const std::string& model_dir);
+// setting the method cannot honour.  `requested` is --quantization: empty
+// or "none", the checkpoint's own method, or "int8" for an unquantized one
+// (dynamic_int8.h); anything else is an error.
+Result<std::unique_ptr<QuantMethod>> quant_method_for(const ModelConfig& config, const std::string& model_dir,
+                                                      const std::string& requested = "");
 
 }  // namespace vllm

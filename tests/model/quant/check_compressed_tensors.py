@@ -24,7 +24,11 @@ round-half-even(w / scale + zero point) clamped):
     * 127 / max|x|), or x / input_scale; int sums; y = s_x * (s_w * sum)), far
     closer than the forward pass without that quantization, and be the same
     bits on every ISA this CPU runs (the sums are exact).
-Then settings we cannot honour are refused with one line that names them.
+`--quantization int8` on the plain checkpoints must generate exactly what the
+W8A8 checkpoint of their rows quantized as vLLM quantizes activations (per
+row, F32 scales) generates.  Then settings we cannot honour, and
+--quantization values that do not fit the checkpoint, are refused with one
+line that names them.
 """
 import json
 import os
@@ -62,8 +66,13 @@ def stored_scale(scale, dtype):
     return scale.astype(F32), scale.astype(F32)
 
 
-def quantize_int8(w, per_tensor, scale_dtype):
-    """int-quantized tensors of w [N, K] and the weights they mean."""
+def quantize_int8(w, per_tensor, scale_dtype, as_vllm_at_load=False):
+    """int-quantized tensors of w [N, K] and the weights they mean: as compressed-tensors'
+    observer does, or (as_vllm_at_load) as --quantization int8 should, each row as vLLM
+    quantizes an activation row (quantize_rows)."""
+    if as_vllm_at_load:
+        q, scale = quantize_rows(w, None)
+        return {"weight": q.astype(np.int8), "weight_scale": scale}, (q * scale).astype(F32), None
     amax = np.abs(w).max() if per_tensor else np.abs(w).max(axis=1, keepdims=True)
     tensor, scale = stored_scale(np.reshape(amax / F32(127.5), (1,) if per_tensor else (-1, 1)), scale_dtype)
     q = np.clip(np.round(w / scale), -128, 127).astype(np.int8)
@@ -143,7 +152,7 @@ def quantize_layer(w, name, quantization, scale_dtype):
     group = quantization["config_groups"]["group_0"]
     wa, inputs = group["weights"], group["input_activations"]
     if group["format"] == "int-quantized":
-        tensors, meant, int8 = quantize_int8(w, wa["strategy"] == "tensor", scale_dtype)
+        tensors, meant, int8 = quantize_int8(w, wa["strategy"] == "tensor", scale_dtype, scale_dtype == "at load")
         if inputs is not None and not inputs["dynamic"]:
             tensors["input_scale"] = np.array([INPUT_SCALES[name]], F32)
         return tensors, meant, int8
@@ -181,13 +190,13 @@ def quantized_checkpoint(base, out, reference, quantization, scale_dtype="f32", 
     return int8
 
 
-def generate(vllm, model, work, name):
+def generate(vllm, model, work, name, *flags):
     requests = os.path.join(work, "requests.jsonl")
     with open(requests, "w") as f:
         f.write("".join(json.dumps(r) + "\n" for r in REQUESTS))
     out = os.path.join(work, name + ".out.jsonl")
     result = subprocess.run([vllm, "generate", "--model", model, "--input", requests, "--output", out,
-                             "--threads", "2"], capture_output=True, text=True)
+                             "--threads", "2", *flags], capture_output=True, text=True)
     return result, out
 
 
@@ -314,6 +323,26 @@ def main():
     for label, (arch, quantization, scale_dtype) in w8a8.items():
         int8 = quantized_checkpoint(bases[arch], quantized, reference, quantization, scale_dtype)
         check_w8a8(label, dump, quantized, reference, int8, work)
+
+    # --quantization int8: the same bits as the W8A8 checkpoint of its per-row codes and scales.
+    for arch in ("llama", "qwen2"):
+        label = f"--quantization int8 on {arch}"
+        quantized_checkpoint(bases[arch], quantized, reference,
+                             config("int-quantized", args(8, "channel"), dynamic), "at load")
+        got, got_out = generate(vllm, bases[arch], work, "at-load", "--quantization", "int8")
+        assert got.returncode == 0, (label, got.stderr)
+        want, want_out = generate(vllm, quantized, work, "checkpoint")
+        assert want.returncode == 0, (label, want.stderr)
+        got_text, want_text = open(got_out).read(), open(want_out).read()
+        assert got_text == want_text, f"{label}: generated\n{got_text}\nits W8A8 checkpoint\n{want_text}"
+        print(f"ok: {label} generates exactly what a W8A8 checkpoint of its rows quantized as vLLM does")
+    mismatched = {("int8", quantized): "does not match", ("awq", quantized): "does not match",
+                  ("gptq", bases["llama"]): "is not quantized", ("fp16", bases["llama"]): "is not quantized"}
+    for (method, model), expected in mismatched.items():
+        result, _ = generate(vllm, model, work, "refused", "--quantization", method)
+        lines = result.stderr.strip().splitlines()
+        assert result.returncode != 0 and len(lines) == 1 and expected in lines[0], (method, result.stderr)
+    print(f"ok: {len(mismatched)} --quantization values that do not fit the checkpoint refused with one line")
 
     def no_scale(t):
         del t["model.layers.1.self_attn.o_proj.weight_scale"]

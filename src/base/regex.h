@@ -1,5 +1,6 @@
 // A compiled PCRE2 pattern (UTF mode, Unicode properties, JIT when
-// available) for the regexes tokenizer.json uses: look-ahead, \p{L}, \p{N}.
+// available): the regexes tokenizer.json uses (look-ahead, \p{L}, \p{N}),
+// and the "re:" layer patterns of compressed-tensors configs.
 #pragma once
 
 #include <memory>

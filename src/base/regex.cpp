@@ -1,5 +1,5 @@
 #define PCRE2_CODE_UNIT_WIDTH 8
-#include "tokenizer/regex.h"
+#include "base/regex.h"
 
 #include <pcre2.h>
 
