@@ -2,11 +2,14 @@
 
 #include <cmath>
 
+#include "tensor/dtype.h"
+
 namespace vllm::kernels {
 
 float GroupQuantized::value(int64_t row, int64_t col) const {
   const auto g = static_cast<size_t>(row * groups_per_row() + col / group_size);
-  const float code = codes[static_cast<size_t>(row * cols + col)];
+  const int8_t bits = codes[static_cast<size_t>(row * cols + col)];
+  const float code = fp8_codes ? e4m3_to_f32(static_cast<uint8_t>(bits)) : static_cast<float>(bits);
   return offsets.empty() ? scales[g] * code : std::fma(scales[g], code, offsets[g]);
 }
 

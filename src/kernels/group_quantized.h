@@ -1,5 +1,5 @@
-// A quantized weight matrix as every integer format reduces to it: each
-// value an integer code, each run of group_size values along a row (a
+// A quantized weight matrix as every integer (and FP8) format reduces to it: each
+// value an integer code (or an FP8 number's bits), each run of group_size values along a row (a
 // group) a scale and an offset, and
 //
 //   w[r, c] = fma(scale[r, g], code[r, c], offset[r, g]),  g = c / group_size
@@ -18,8 +18,11 @@ namespace vllm::kernels {
 
 struct GroupQuantized {
   int64_t rows = 0, cols = 0;
-  int64_t group_size = 0;      // divides cols
-  std::vector<int8_t> codes;   // [rows, cols]
+  int64_t group_size = 0;     // divides cols
+  std::vector<int8_t> codes;  // [rows, cols]
+  // Set where the codes are FP8 E4M3 bit patterns standing for their FP8
+  // values (FP8 checkpoints: w = scale * e4m3(code), no offsets), not integers.
+  bool fp8_codes = false;
   std::vector<float> scales;   // [rows, cols / group_size]
   std::vector<float> offsets;  // the same, or empty for none (zero)
   // Optionally the inputs in another order (GPTQ's act-order, whose groups

@@ -49,6 +49,7 @@ float PackedMatrix::at(int64_t row, int64_t col) const {
     case DType::kI32:
     case DType::kI8:
     case DType::kI64:
+    case DType::kF8E4M3:
       break;
   }
   VLLM_CHECK(false, "PackedMatrix: unsupported dtype");

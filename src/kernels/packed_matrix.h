@@ -27,6 +27,7 @@
 // by group: 32 scales, then 32 offsets when there are any, as FP16 when
 // every one of the matrix's is exactly an FP16 number, else FP32, or as
 // int8 steps of FP32 bases stored before the panel's groups (QuantParams).
+// FP8 codes (kFp8) are stored as 8-bit ones, each standing for its FP8 value.
 //
 // Int8 matrices computed against int8 activations (QuantCodes::kInt8Dot,
 // gemm.h's int8 arithmetic) keep their codes in quads of k instead: k in
@@ -74,7 +75,8 @@ inline int64_t amx_tile_offset(int64_t c, int64_t k) {
 // addresses agree in their low bits contend for the same cache sets).
 inline int64_t panel_stride(int64_t k_total) { return (k_total + 1) * kPanelWidth; }
 
-enum class QuantCodes { kNone, kInt4, kInt8, kInt8Dot };
+// kFp8: FP8 E4M3 codes (group_quantized.h's fp8_codes), laid out as kInt8's.
+enum class QuantCodes { kNone, kInt4, kInt8, kFp8, kInt8Dot };
 
 // kInt8Dot codes: k per chunk, a chunk's bytes, and the padded depth.
 inline constexpr int64_t kInt8DotDepth = 64;

@@ -41,14 +41,17 @@ QuantFormat common_format(const std::vector<const GroupQuantized*>& parts) {
     for (const float o : part->offsets) f16_exact &= exact_in_f16(o);
   }
   // At most 16 distinct codes (4-bit formats, and non-linear ones such as
-  // IQ4_NL's table): nibbles, indices into them in ascending order.
-  f.codes = std::count(used.begin(), used.end(), true) <= 16 ? QuantCodes::kInt4 : QuantCodes::kInt8;
+  // IQ4_NL's table): nibbles, indices into them in ascending order.  FP8
+  // codes stay whole (their bits are not numbers to index by).
+  f.codes = parts[0]->fp8_codes                                ? QuantCodes::kFp8
+            : std::count(used.begin(), used.end(), true) <= 16 ? QuantCodes::kInt4
+                                                               : QuantCodes::kInt8;
   for (int v = 0, n = 0; v < 256 && f.codes == QuantCodes::kInt4; ++v) {
     if (used[static_cast<size_t>(v)]) f.int4_codes[static_cast<size_t>(n++)] = static_cast<int8_t>(v - 128);
   }
   f.group_size = group;
-  f.params = f16_exact ? QuantParams::kF16 : QuantParams::kF32;
-  if (!f16_exact && all_in_steps(parts)) {
+  f.params = f16_exact && f.codes != QuantCodes::kFp8 ? QuantParams::kF16 : QuantParams::kF32;  // FP8: FP32 scales
+  if (!f16_exact && f.codes != QuantCodes::kFp8 && all_in_steps(parts)) {
     f.params = QuantParams::kSteps;
     f.super_groups = parts[0]->super_groups * parts[0]->group_size / group;
   }
@@ -126,19 +129,21 @@ void store_params(const QuantFormat& f, const GroupQuantized& part, int64_t row,
 
 // Where the code of w[c, k] (c < kPanelWidth) sits in its panel, and in which nibble.
 int64_t code_offset(const QuantFormat& f, int64_t c, int64_t k) {
-  return k / 2 * f.pair_bytes() + (f.codes == QuantCodes::kInt8 ? k % 2 * kPanelWidth : 0) + c;
+  return k / 2 * f.pair_bytes() + (f.codes != QuantCodes::kInt4 ? k % 2 * kPanelWidth : 0) + c;
 }
 
-// The code of column c at the even (odd = false) or odd k of a pair of a panel.
-int pair_code(const QuantFormat& f, const uint8_t* pair, int64_t c, bool odd) {
+// The code of column c at the even (odd = false) or odd k of a pair of a
+// panel, as the number it stands for.
+float pair_code(const QuantFormat& f, const uint8_t* pair, int64_t c, bool odd) {
   if (f.codes == QuantCodes::kInt8) return static_cast<int8_t>(pair[(odd ? kPanelWidth : 0) + c]);
+  if (f.codes == QuantCodes::kFp8) return e4m3_to_f32(pair[(odd ? kPanelWidth : 0) + c]);
   const int nibble = odd ? pair[c] >> 4 : pair[c] & 0xF;
   return f.int4_codes[static_cast<size_t>(nibble)];
 }
 
 // group_quantized.h's value of a code.
-float dequantize(const QuantFormat& f, float scale, int code, float offset) {
-  return f.has_offsets ? std::fma(scale, static_cast<float>(code), offset) : scale * static_cast<float>(code);
+float dequantize(const QuantFormat& f, float scale, float code, float offset) {
+  return f.has_offsets ? std::fma(scale, code, offset) : scale * code;
 }
 
 void pack_panels(const std::vector<const GroupQuantized*>& parts, PackedMatrix& m, int64_t p_begin, int64_t p_end) {
@@ -156,7 +161,7 @@ void pack_panels(const std::vector<const GroupQuantized*>& parts, PackedMatrix& 
       for (int64_t k = 0; k < m.cols; ++k) {
         const int8_t code = part_codes[k];
         uint8_t& byte = codes[code_offset(f, c, k)];
-        byte = f.codes == QuantCodes::kInt8
+        byte = f.codes != QuantCodes::kInt4
                    ? static_cast<uint8_t>(code)
                    : static_cast<uint8_t>(byte | nibble_of[static_cast<size_t>(code + 128)] << (k % 2 * 4));
       }
@@ -189,6 +194,7 @@ PackedMatrix pack_quantized_matrices(const std::vector<const GroupQuantized*>& p
   for (const GroupQuantized* part : parts) {
     VLLM_CHECK(part->input_order == parts[0]->input_order,
                "pack_quantized_matrices: stacked parts' input orders differ");
+    VLLM_CHECK(part->fp8_codes == parts[0]->fp8_codes, "pack_quantized_matrices: FP8 parts stack only with FP8 ones");
   }
   m.input_order = parts[0]->input_order;
   m.quant = common_format(parts);

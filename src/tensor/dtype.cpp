@@ -18,6 +18,8 @@ size_t dtype_size(DType dtype) {
       return 1;
     case DType::kI64:
       return 8;
+    case DType::kF8E4M3:
+      return 1;
   }
   return 0;
 }
@@ -36,6 +38,8 @@ const char* dtype_name(DType dtype) {
       return "I8";
     case DType::kI64:
       return "I64";
+    case DType::kF8E4M3:
+      return "F8_E4M3";
   }
   return "?";
 }
@@ -47,6 +51,7 @@ std::optional<DType> dtype_from_safetensors(std::string_view name) {
   if (name == "I32") return DType::kI32;
   if (name == "I8") return DType::kI8;
   if (name == "I64") return DType::kI64;
+  if (name == "F8_E4M3") return DType::kF8E4M3;
   return std::nullopt;
 }
 
@@ -88,6 +93,14 @@ uint16_t f32_to_f16(float f) {
   // Re-bias the exponent and round the mantissa to 10 bits, nearest even.
   uint32_t rounded = abs_bits + 0xfffu + ((abs_bits >> 13) & 1u);
   return sign | static_cast<uint16_t>((rounded >> 13) - (112u << 10));
+}
+
+float e4m3_to_f32(uint8_t b) {
+  const float sign = (b & 0x80) != 0 ? -1.0f : 1.0f;
+  const int exponent = (b >> 3) & 0xF, mantissa = b & 0x7;
+  if (e4m3_is_nan(b)) return std::copysign(std::nanf(""), sign);
+  if (exponent == 0) return sign * std::ldexp(static_cast<float>(mantissa), -9);  // subnormal: m / 8 * 2^-6
+  return sign * std::ldexp(static_cast<float>(8 + mantissa), exponent - 10);      // (1 + m / 8) * 2^(e - 7)
 }
 
 }  // namespace vllm

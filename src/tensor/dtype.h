@@ -12,7 +12,8 @@ namespace vllm {
 
 // Integer types hold quantized codes and their companions (GPTQ qweight,
 // compressed-tensors int8 weights and weight_shape).
-enum class DType : uint8_t { kF32, kBF16, kF16, kI32, kI8, kI64 };
+// F8_E4M3: FP8 weights (their codes; group_quantized.h's fp8_codes).
+enum class DType : uint8_t { kF32, kBF16, kF16, kI32, kI8, kI64, kF8E4M3 };
 
 size_t dtype_size(DType dtype);
 const char* dtype_name(DType dtype);  // safetensors spelling: "F32", "BF16", ...
@@ -36,6 +37,9 @@ inline uint16_t f32_to_bf16(float f) {
 }
 
 float f16_to_f32(uint16_t h);
+// An FP8 E4M3 (OCP "e4m3fn": bias 7, no infinities, S.1111.111 NaN) value, exactly.
+float e4m3_to_f32(uint8_t b);
+inline bool e4m3_is_nan(uint8_t b) { return (b & 0x7F) == 0x7F; }
 uint16_t f32_to_f16(float f);
 
 }  // namespace vllm

@@ -3,6 +3,7 @@
 // matrix, bit for bit (gemm.h).
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
 #include <random>
 #include <vector>
@@ -170,6 +171,56 @@ TEST(QuantizedGemmTest, EveryIsaIsTheF32GemmOfTheDequantizedMatrixBitForBit) {
                                   << " group=" << s.group << " at " << i;
         }
       }
+    }
+  }
+}
+
+// FP8 E4M3 codes (every byte but the two NaNs: subnormals, zeros of both
+// signs, 448), one scale per group: each value reads back as scale *
+// e4m3(code), and every ISA's GEMM is the F32 GEMM of those values.
+GroupQuantized random_fp8(int64_t rows, int64_t cols, int64_t group, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int> byte(0, 255);
+  std::uniform_real_distribution<float> scale(0.001f, 0.05f);
+  GroupQuantized q;
+  q.rows = rows, q.cols = cols, q.group_size = group, q.fp8_codes = true;
+  for (int64_t i = 0; i < rows * cols; ++i) {
+    int b = byte(rng);
+    while ((b & 0x7F) == 0x7F) b = byte(rng);
+    q.codes.push_back(static_cast<int8_t>(b));
+  }
+  for (int64_t g = 0; g < rows * q.groups_per_row(); ++g) q.scales.push_back(scale(rng));
+  return q;
+}
+
+TEST(QuantizedGemmTest, Fp8CodesAreTheirE4m3Values) {
+  ThreadPool pool(1);
+  EXPECT_EQ(e4m3_to_f32(0x01), 0x1p-9f);  // the least subnormal
+  EXPECT_EQ(e4m3_to_f32(0x08), 0x1p-6f);  // the least normal
+  EXPECT_EQ(e4m3_to_f32(0x7E), 448.0f);   // the largest
+  EXPECT_EQ(e4m3_to_f32(0xC4), -3.0f);    // sign, exponent 8, mantissa 4
+  EXPECT_TRUE(std::isnan(e4m3_to_f32(0xFF)));
+  for (const auto [m, n, k, group] : {std::array<int64_t, 4>{1, 70, 256, 128}, {3, 33, 64, 64}, {13, 96, 320, 32}}) {
+    const GroupQuantized q = random_fp8(n, k, group, 21);
+    const PackedMatrix packed = pack_quantized_matrices({&q}, pool);
+    EXPECT_EQ(packed.quant.codes, QuantCodes::kFp8);
+    for (int64_t r = 0; r < n; ++r) {
+      for (int64_t c = 0; c < k; ++c) {
+        const float want = q.scales[static_cast<size_t>(r * (k / group) + c / group)] *
+                           e4m3_to_f32(static_cast<uint8_t>(q.codes[static_cast<size_t>(r * k + c)]));
+        ASSERT_EQ(packed.at(r, c), want) << r << "," << c;
+      }
+    }
+    std::vector<float> values;
+    const PackedMatrix dense = dequantized({&q}, values, pool);
+    const auto x = testing::random_normal(m * k, 22);
+    std::vector<float> ref(static_cast<size_t>(m * n));
+    cpu::reference_gemm_table(cpu::CpuIsa::kScalar)
+        .f32(x.data(), m, dense.data.data(), k, n, 0, dense.num_panels(), ref.data(), n);
+    for (cpu::CpuIsa isa : supported_isas()) {
+      std::vector<float> y(ref.size(), -1.0f);
+      cpu::gemm_table(isa).quantized(x.data(), m, packed, 0, packed.num_panels(), y.data(), n);
+      ASSERT_EQ(y, ref) << cpu::cpu_isa_name(isa) << " m=" << m;
     }
   }
 }

@@ -1,8 +1,8 @@
 """safetensors files with numpy, for the tests that write checkpoints (the
 format: an 8-byte little-endian header length, a JSON header of each
 tensor's dtype, shape and data offsets, then the data).  numpy has no
-bfloat16: a BF16 tensor is written from Bf16(values) and read as its raw
-uint16 bits."""
+bfloat16 or FP8: a BF16 tensor is written from Bf16(values) and read as its
+raw uint16 bits, an F8_E4M3 one written from F8E4M3(bytes)."""
 import json
 import struct
 
@@ -14,6 +14,7 @@ NUMPY = {"F32": "<f4", "F16": "<f2", "I32": "<i4", "I8": "i1", "I64": "<i8", "BF
 
 class Bf16:
     """float32 values to store as bfloat16, rounded to nearest even (as torch rounds)."""
+    dtype_name = "BF16"
 
     def __init__(self, values):
         bits = np.ascontiguousarray(values, np.float32).view(np.uint32).astype(np.uint64)
@@ -22,6 +23,15 @@ class Bf16:
 
     def values(self):
         return (self.bits.astype(np.uint32) << 16).view(np.float32)
+
+
+class F8E4M3:
+    """FP8 E4M3 codes (uint8 bytes) to store as F8_E4M3."""
+    dtype_name = "F8_E4M3"
+
+    def __init__(self, codes):
+        self.bits = np.ascontiguousarray(codes, np.uint8)
+        self.shape = self.bits.shape
 
 
 def read_safetensors(path):
@@ -41,8 +51,9 @@ def read_safetensors(path):
 def write_safetensors(path, tensors):
     header, offset, blobs = {}, 0, []
     for name, t in tensors.items():
-        dtype = "BF16" if isinstance(t, Bf16) else DTYPES[t.dtype.name]
-        blob = (t.bits if isinstance(t, Bf16) else np.ascontiguousarray(t)).tobytes()
+        raw = isinstance(t, (Bf16, F8E4M3))
+        dtype = t.dtype_name if raw else DTYPES[t.dtype.name]
+        blob = (t.bits if raw else np.ascontiguousarray(t)).tobytes()
         header[name] = {"dtype": dtype, "shape": list(t.shape),
                         "data_offsets": [offset, offset + len(blob)]}
         offset += len(blob)

@@ -31,6 +31,7 @@ cpu::PackedGemmFn gemm_for(const PackedMatrix& w) {
     case DType::kI32:
     case DType::kI8:
     case DType::kI64:
+    case DType::kF8E4M3:
       break;
   }
   VLLM_CHECK(false, "linear: unsupported weight dtype");

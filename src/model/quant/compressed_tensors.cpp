@@ -27,7 +27,9 @@ struct LayerPattern {
 // One config group: how the layers it targets are stored and computed.
 struct Scheme {
   std::vector<LayerPattern> targets;
-  bool packed = false;  // pack-quantized, else int-quantized
+  bool packed = false;  // pack-quantized, else int-quantized (or float-quantized)
+  bool fp8 = false;     // float-quantized: FP8 weights, scaled per tensor, channel or block
+  int64_t block_rows = 0, block_cols = 0;
   int bits = 8;
   bool symmetric = true;
   int64_t group_size = 0;         // 0: one group a row (strategy "channel" or "tensor")
@@ -55,10 +57,21 @@ class CompressedTensorsSource : public QuantizedLayerSource {
     }
     for (const Scheme& s : config_.schemes) {
       for (const LayerPattern& p : s.targets) {
-        if (p.names(prefix)) return s.packed ? read_packed(prefix, s, where) : read_int8(prefix, s, where);
+        if (p.names(prefix)) {
+          if (s.fp8) return read_fp8(prefix, s);
+          return s.packed ? read_packed(prefix, s, where) : read_int8(prefix, s, where);
+        }
       }
     }
     return invalid_argument(where + " is quantized but no config group targets it");
+  }
+
+  // float-quantized: <prefix>.weight F8_E4M3 [N, K] and <prefix>.weight_scale
+  // [1] (tensor), [N, 1] (channel) or [ceil(N / rows), K / cols] (block).
+  Result<kernels::GroupQuantized> read_fp8(const std::string& prefix, const Scheme& s) const {
+    if (s.per_tensor_scale) return fp8_block_scaled_layer(prefix, ".weight_scale", 0, 0);
+    if (s.block_rows > 0) return fp8_block_scaled_layer(prefix, ".weight_scale", s.block_rows, s.block_cols);
+    return fp8_block_scaled_layer(prefix, ".weight_scale", 1, 0);
   }
 
   Result<kernels::GroupQuantized> read_int8(const std::string& prefix, const Scheme& s,
@@ -171,16 +184,18 @@ Result<Scheme> parse_scheme(const std::string& group, const Json& json, const st
   VLLM_ASSIGN_OR_RETURN(s.targets, layer_patterns(r, "targets", where));
   if (s.targets.empty()) return invalid_argument(where + " has no targets");
   VLLM_ASSIGN_OR_RETURN(const std::string format, r.string("format", global_format));
-  if (format != "int-quantized" && format != "pack-quantized") {
-    return unimplemented(where + ": format '" + format + "' is not supported (int-quantized and pack-quantized are)");
+  if (format != "int-quantized" && format != "pack-quantized" && format != "float-quantized") {
+    return unimplemented(where + ": format '" + format +
+                         "' is not supported (int-quantized, pack-quantized and float-quantized are)");
   }
   s.packed = format == "pack-quantized";
+  s.fp8 = format == "float-quantized";
   if (r.present("output_activations")) return unimplemented(where + ": output_activations are not supported");
   if (!r.present("weights") || !json["weights"].is_object()) return invalid_argument(where + " has no weights");
   const ConfigReader w(json["weights"], where + " weights");
   VLLM_ASSIGN_OR_RETURN(const std::string type, w.string("type", "int"));
-  if (type != "int") {
-    return unimplemented(where + ": weights of type '" + type + "' are not supported (int is; FP8 is not yet)");
+  if (type != (s.fp8 ? "float" : "int")) {
+    return unimplemented(where + ": " + format + " weights of type '" + type + "' are not supported");
   }
   VLLM_ASSIGN_OR_RETURN(const int64_t bits, w.integer("num_bits", std::nullopt));
   VLLM_ASSIGN_OR_RETURN(s.symmetric, w.boolean("symmetric", true));
@@ -188,7 +203,9 @@ Result<Scheme> parse_scheme(const std::string& group, const Json& json, const st
   VLLM_ASSIGN_OR_RETURN(const bool dynamic, w.boolean("dynamic", false));
   VLLM_ASSIGN_OR_RETURN(const std::string actorder, w.string("actorder", ""));
   if (dynamic) return unimplemented(where + ": dynamic weights are not supported");
-  if (w.present("block_structure")) return unimplemented(where + ": block-wise weight scales are not supported");
+  if (w.present("block_structure") && !(s.fp8 && strategy == "block")) {
+    return unimplemented(where + ": block-wise weight scales are only supported for FP8 weights");
+  }
   if (actorder != "" && actorder != "static" && actorder != "weight" && actorder != "group") {
     return unimplemented(where + ": weights actorder '" + actorder + "' is not supported");
   }
@@ -197,8 +214,26 @@ Result<Scheme> parse_scheme(const std::string& group, const Json& json, const st
     VLLM_ASSIGN_OR_RETURN(s.group_size, w.positive_integer("group_size", std::nullopt));
   } else if (strategy == "tensor") {
     s.per_tensor_scale = true;
+  } else if (strategy == "block" && s.fp8) {
+    const Json& block = json["weights"]["block_structure"];
+    if (!block.is_array() || block.size() != 2 || !block[0].is_number_integer() || !block[1].is_number_integer() ||
+        block[0].get<int64_t>() <= 0 || block[1].get<int64_t>() <= 0) {
+      return invalid_argument(where + ": weights block_structure must be two positive integers");
+    }
+    s.block_rows = block[0].get<int64_t>();
+    s.block_cols = block[1].get<int64_t>();
   } else if (strategy != "channel") {
-    return unimplemented(where + ": weights strategy '" + strategy + "' is not supported (tensor, channel, group are)");
+    return unimplemented(where + ": weights strategy '" + strategy +
+                         "' is not supported (tensor, channel, group; block for FP8)");
+  }
+  if (s.fp8) {
+    // FP8 weights are widened in registers and the activations stay FP32,
+    // as vLLM runs FP8 checkpoints where the hardware has no FP8 products
+    // (its W8A16 fallback): input_activations, given or not, change nothing.
+    if (bits != 8 || !s.symmetric)
+      return unimplemented(where + ": float-quantized weights must be 8-bit and symmetric");
+    s.bits = 8;
+    return s;
   }
   if (s.packed) {
     if (bits != 4 && bits != 8) {

@@ -18,11 +18,17 @@
 //     [N, 1] ("channel"); if asymmetric, <prefix>.weight_zero_point int32
 //     [ceil(N / (32 / b)), groups] packed alike along the outputs; with
 //     actorder "group", <prefix>.weight_g_idx int32 [K];
-//     w = scale * (code - zero point).
+//     w = scale * (code - zero point);
+//   float-quantized (FP8, FP8_DYNAMIC, FP8_BLOCK): <prefix>.weight F8_E4M3
+//     [N, K] and <prefix>.weight_scale [1], [N, 1] or, for strategy "block"
+//     with block_structure [rows, cols], [ceil(N / rows), K / cols]; w =
+//     scale * e4m3(code), widened in registers, the activations left in FP32
+//     whatever input_activations says (as vLLM's W8A16 fallback on hardware
+//     without FP8 products).
 // Scales are F32, BF16 or F16.  What vLLM refuses (asymmetric weights in
 // int-quantized, group-wise int8 weights with activations) and what we do
-// not have yet (float-quantized FP8, asymmetric int8 activations, sparsity,
-// transforms, a kv_cache_scheme) are refused with one line naming it.
+// not have yet (NVFP4 and other formats, asymmetric int8 activations,
+// sparsity, transforms, a kv_cache_scheme) are refused with one line naming it.
 #pragma once
 
 #include <memory>

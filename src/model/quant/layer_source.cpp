@@ -1,5 +1,7 @@
 #include "model/quant/layer_source.h"
 
+#include <cmath>
+
 namespace vllm {
 
 std::string QuantizedLayerSource::quantized_prefix(const std::string& name) const {
@@ -47,6 +49,64 @@ Result<std::vector<float>> QuantizedLayerSource::layer_floats(const std::string&
                             shape_to_string(shape));
   }
   return widened_values(*t);
+}
+
+Result<std::vector<int64_t>> QuantizedLayerSource::weight_shape(const std::string& prefix) const {
+  VLLM_ASSIGN_OR_RETURN(const Tensor weight, base_.get(prefix + ".weight"));
+  if (weight.rank() != 2) {
+    return invalid_argument(base_.source() + ": tensor '" + prefix + ".weight' is " + shape_to_string(weight.shape) +
+                            ", expected a matrix");
+  }
+  return weight.shape;
+}
+
+Result<kernels::GroupQuantized> QuantizedLayerSource::fp8_layer(
+    const std::string& prefix, int64_t group, const std::function<float(int64_t row, int64_t g)>& scale) const {
+  VLLM_ASSIGN_OR_RETURN(const std::vector<int64_t> shape, weight_shape(prefix));
+  VLLM_ASSIGN_OR_RETURN(const Tensor weight, layer_tensor(prefix + ".weight", DType::kF8E4M3, shape));
+  const int64_t n = shape[0], k_total = shape[1], groups = k_total / group;
+  kernels::GroupQuantized q;
+  q.rows = n, q.cols = k_total, q.group_size = group, q.fp8_codes = true;
+  const auto* codes = weight.as<uint8_t>();
+  for (int64_t i = 0; i < n * k_total; ++i) {
+    if (e4m3_is_nan(codes[i])) {
+      return invalid_argument(base_.source() + ": tensor '" + prefix + ".weight' holds an FP8 NaN at row " +
+                              std::to_string(i / k_total) + ", column " + std::to_string(i % k_total));
+    }
+  }
+  q.codes.assign(weight.as<int8_t>(), weight.as<int8_t>() + n * k_total);
+  q.scales.resize(static_cast<size_t>(n * groups));
+  for (int64_t r = 0; r < n; ++r) {
+    for (int64_t g = 0; g < groups; ++g) q.scales[static_cast<size_t>(r * groups + g)] = scale(r, g);
+  }
+  return q;
+}
+
+Result<kernels::GroupQuantized> QuantizedLayerSource::fp8_block_scaled_layer(const std::string& prefix,
+                                                                             const std::string& scale_name,
+                                                                             int64_t block_rows,
+                                                                             int64_t block_cols) const {
+  VLLM_ASSIGN_OR_RETURN(const std::vector<int64_t> shape, weight_shape(prefix));
+  const int64_t n = shape[0], k_total = shape[1];
+  const int64_t rows = block_rows > 0 ? block_rows : n, cols = block_cols > 0 ? block_cols : k_total;
+  if (k_total % cols != 0) {
+    return invalid_argument(base_.source() + ": FP8 layer '" + prefix + "': scale blocks of " + std::to_string(cols) +
+                            " columns do not divide its " + std::to_string(k_total) + " inputs");
+  }
+  const int64_t scale_rows = (n + rows - 1) / rows, scale_cols = k_total / cols;
+  std::vector<int64_t> scale_shape{scale_rows, scale_cols};
+  // One scale for the tensor: [1] as compressed-tensors writes it, or a 0-d tensor.
+  if (scale_rows == 1 && scale_cols == 1) {
+    VLLM_ASSIGN_OR_RETURN(const Tensor t, base_.get(prefix + scale_name));
+    scale_shape = t.numel() == 1 && t.rank() <= 1 ? t.shape : std::vector<int64_t>{1};
+  }
+  VLLM_ASSIGN_OR_RETURN(const std::vector<float> scales, layer_floats(prefix + scale_name, scale_shape));
+  for (const float s : scales) {
+    if (!std::isfinite(s))
+      return invalid_argument(base_.source() + ": tensor '" + prefix + scale_name + "' is not finite");
+  }
+  return fp8_layer(prefix, cols,
+                   [&](int64_t r, int64_t g) { return scales[static_cast<size_t>(r / rows * scale_cols + g)]; });
 }
 
 Result<std::vector<int32_t>> QuantizedLayerSource::group_order(const int32_t* g_idx, int64_t k_total, int64_t group,

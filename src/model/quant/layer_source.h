@@ -6,6 +6,7 @@
 // the group form of integer codes with per-group scales and zero points.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -44,6 +45,19 @@ class QuantizedLayerSource : public WeightSource {
   // group's in input order) for g_idx, each input's group (act-order, whose
   // groups are scattered over the inputs), or empty when they already are;
   // an error unless every group has `group` inputs.
+  // An FP8 layer: <prefix>.weight, F8_E4M3 [N, K] (no NaN codes), whose
+  // value at (r, k) is scale(r, k / group) * e4m3(code); `scales` holds
+  // N * K / group values (group divides K).
+  Result<kernels::GroupQuantized> fp8_layer(const std::string& prefix, int64_t group,
+                                            const std::function<float(int64_t row, int64_t g)>& scale) const;
+  // An FP8 layer scaled per block of block_rows x block_cols values by
+  // `scale_name` [ceil(N / block_rows), ceil(K / block_cols)] (block_cols
+  // dividing K); 0 for either means the whole dimension, and one scale for
+  // the tensor may have the shape `tensor_scale_shape` ([1], or [] too).
+  Result<kernels::GroupQuantized> fp8_block_scaled_layer(const std::string& prefix, const std::string& scale_name,
+                                                         int64_t block_rows, int64_t block_cols) const;
+  // <prefix>.weight's shape, which must be a 2-D tensor.
+  Result<std::vector<int64_t>> weight_shape(const std::string& prefix) const;
   static Result<std::vector<int32_t>> group_order(const int32_t* g_idx, int64_t k_total, int64_t group,
                                                   const std::string& where);
 

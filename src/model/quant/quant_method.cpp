@@ -5,6 +5,7 @@
 #include "model/quant/awq.h"
 #include "model/quant/compressed_tensors.h"
 #include "model/quant/dynamic_int8.h"
+#include "model/quant/fp8.h"
 #include "model/quant/gptq.h"
 
 namespace vllm {
@@ -31,8 +32,9 @@ Result<std::unique_ptr<QuantMethod>> checkpoint_method(const ModelConfig& config
   if (method == "gptq") return make_gptq_method(quantization, source);
   if (method == "awq") return make_awq_method(quantization, source);
   if (method == "compressed-tensors") return make_compressed_tensors_method(quantization, source);
+  if (method == "fp8") return make_fp8_method(quantization, source);
   return unimplemented(source + ": quant_method '" + method +
-                       "' is not supported (gptq, awq and compressed-tensors are)");
+                       "' is not supported (gptq, awq, compressed-tensors and fp8 are)");
 }
 
 }  // namespace

@@ -354,9 +354,8 @@ def main():
     g32 = config("pack-quantized", args(4, "group", group_size=32))
     w8a8_dynamic = config("int-quantized", args(8, "channel"), dynamic)
     refused = {
-        "FP8": (w8a8_dynamic, config("float-quantized", args(8, "channel", type="float"),
-                                     args(8, "token", dynamic=True, type="float")), None,
-                "format 'float-quantized' is not supported"),
+        "NVFP4": (w8a8_dynamic, config("nvfp4-pack-quantized", args(4, "tensor_group", group_size=16, type="float")),
+                  None, "format 'nvfp4-pack-quantized' is not supported"),
         "asymmetric activations": (w8a8_dynamic, config("int-quantized", args(8, "channel"),
                                                         args(8, "token", symmetric=False, dynamic=True)), None,
                                    "asymmetric input_activations"),

@@ -65,6 +65,18 @@ void load_codes(const uint8_t* pair, __m512 table, __m512 out[4]) {
     out[1] = _mm512_permutexvar_ps(high_columns, table);
     out[2] = _mm512_permutexvar_ps(_mm512_srli_epi32(low_columns, 4), table);
     out[3] = _mm512_permutexvar_ps(_mm512_srli_epi32(high_columns, 4), table);
+  } else if constexpr (kCodes == QuantCodes::kFp8) {
+    // E4M3's sign, then its exponent and mantissa where FP32's sit (bias
+    // 127 instead of 7, subnormals onto subnormals): the value times
+    // 2^-120, exactly, taken back by a power of two.  (A NaN code would
+    // read as 480; the loaders refuse them.)
+    const __m512 unbias = _mm512_set1_ps(0x1p120f);
+    for (int v = 0; v < 4; ++v) {
+      const __m512i b = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(pair + 16 * v)));
+      const __m512i bits = _mm512_or_si512(_mm512_slli_epi32(_mm512_and_si512(b, _mm512_set1_epi32(0x80)), 24),
+                                           _mm512_slli_epi32(_mm512_and_si512(b, _mm512_set1_epi32(0x7F)), 20));
+      out[v] = _mm512_mul_ps(_mm512_castsi512_ps(bits), unbias);
+    }
   } else {
     for (int v = 0; v < 4; ++v) {
       const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(pair + 16 * v));
@@ -204,6 +216,7 @@ void for_format(const PackedMatrix& w, Fn&& fn) {
     }
   };
   if (f.codes == QuantCodes::kInt8) return with_codes.template operator()<QuantCodes::kInt8>();
+  if (f.codes == QuantCodes::kFp8) return with_params.template operator()<QuantCodes::kFp8, QuantParams::kF32>();
   with_codes.template operator()<QuantCodes::kInt4>();
 }
 

@@ -1,0 +1,207 @@
+#!/usr/bin/env python3
+"""FP8 checkpoints run as the dequantized checkpoints they stand for.
+
+Usage: check_fp8_checkpoints.py VLLM_CPP WORK_DIR
+
+With numpy only (which has no FP8: E4M3 is encoded and decoded here from
+its definition: sign, 4 exponent bits of bias 7, 3 mantissa bits,
+subnormals, no infinities, S.1111.111 NaN), from tiny random llama and
+qwen2 checkpoints, writes each linear layer as an F8_E4M3 weight and its
+scales the way the tools lay them out:
+  - compressed-tensors float-quantized (llm-compressor's FP8 / FP8_DYNAMIC /
+    FP8_BLOCK): weight_scale [1] (tensor), [N, 1] (channel) or
+    [ceil(N / rows), K / cols] (block);
+  - quant_method fp8 (vLLM's and transformers' FP8 checkpoints):
+    weight_scale, one value ([] here), or with weight_block_size,
+    weight_scale_inv [ceil(N / rows), ceil(K / cols)] (it multiplies too).
+Each must generate exactly (the JSON bit for bit) what a plain checkpoint of
+its dequantized weights, scale * e4m3(code), generates; the activations
+stay FP32 (input scales of static schemes are written and not used).  Then
+what we cannot honour is refused with one line that names it.
+"""
+import json
+import os
+import sys
+
+try:
+    import numpy as np
+except ImportError:
+    print("SKIP: numpy is not installed")
+    sys.exit(77)
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import check_compressed_tensors as ct  # noqa: E402
+from safetensors_io import Bf16, F8E4M3  # noqa: E402
+
+F32 = np.float32
+
+
+def e4m3_values():
+    """The value of each byte 0..255 (NaN for the two NaN codes)."""
+    b = np.arange(256)
+    exponent, mantissa = (b >> 3) & 0xF, b & 7
+    magnitude = np.where(exponent == 0, mantissa / 8 * 2.0 ** -6, (1 + mantissa / 8) * 2.0 ** (exponent - 7))
+    values = np.where(b & 0x80, -magnitude, magnitude)
+    values[(b & 0x7F) == 0x7F] = np.nan
+    return values.astype(F32)
+
+
+VALUES = e4m3_values()
+
+
+def to_e4m3(x):
+    """Bytes of the E4M3 numbers nearest x (ties to the even code), clamped to +-448."""
+    positive = VALUES[:127]  # bytes 0..126 ascend
+    a = np.minimum(np.abs(x).astype(np.float64), 448.0)
+    hi = np.clip(np.searchsorted(positive, a), 1, 126)
+    lo = hi - 1
+    d_lo, d_hi = a - positive[lo], positive[hi] - a
+    code = np.where(d_lo < d_hi, lo, np.where(d_hi < d_lo, hi, np.where(lo % 2 == 0, lo, hi)))
+    return (code | np.where(x < 0, 0x80, 0)).astype(np.uint8)
+
+
+def scales_for(w, rows, cols):
+    """max|w| / 448 over blocks of rows x cols (0: the whole dimension): [ceil(N / rows), K / cols]."""
+    n, k = w.shape
+    rows, cols = rows or n, cols or k
+    out = np.zeros((-(-n // rows), k // cols), F32)
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = max(np.abs(w[i * rows:(i + 1) * rows, j * cols:(j + 1) * cols]).max(), 1e-6) / F32(448)
+    return out
+
+
+def quantize_fp8(w, rows, cols, scale_dtype, scale_shape=None):
+    """F8_E4M3 codes of w [N, K] with scales per block, the scale tensor as stored, and the weights they mean."""
+    n, k = w.shape
+    scales = scales_for(w, rows, cols)
+    tensor = Bf16(scales) if scale_dtype == "bf16" else scales
+    stored = tensor.values() if scale_dtype == "bf16" else scales
+    rows, cols = rows or n, cols or k
+    full = np.repeat(np.repeat(stored, rows, axis=0)[:n], cols, axis=1)
+    codes = to_e4m3(w / full)
+    meant = (VALUES[codes] * full).astype(F32)
+    if scale_shape is not None:
+        tensor = (Bf16(stored.reshape(scale_shape)) if scale_dtype == "bf16" else stored.reshape(scale_shape))
+    return codes, tensor, meant
+
+
+def write_fp8(base, out, reference, quantization, layer_tensors, edit=None):
+    """`base` with each linear layer's tensors from layer_tensors(w) -> (dict, meant)."""
+    weights = ct.read_safetensors(os.path.join(base, "model.safetensors"))
+    with open(os.path.join(base, "config.json")) as f:
+        base_config = json.load(f)
+    stored, meant = {}, {}
+    for name, w in weights.items():
+        parts = name.split(".")
+        if len(parts) < 2 or parts[-2] not in ct.LINEARS or parts[-1] != "weight":
+            stored[name] = meant[name] = np.array(w)
+            continue
+        prefix = name[:-len(".weight")]
+        tensors, meant[name] = layer_tensors(np.array(w))
+        for suffix, t in tensors.items():
+            stored[f"{prefix}.{suffix}"] = t
+    if edit:
+        edit(stored)
+    for d, tensors, quantized in ((out, stored, True), (reference, meant, False)):
+        ct.shutil.rmtree(d, ignore_errors=True)
+        ct.shutil.copytree(base, d)
+        c = dict(base_config, quantization_config=quantization) if quantized else base_config
+        with open(os.path.join(d, "config.json"), "w") as f:
+            json.dump(c, f)
+        ct.write_safetensors(os.path.join(d, "model.safetensors"), tensors)
+
+
+def ct_fp8(strategy, block=None, inputs=None):
+    weights = dict(ct.args(8, strategy, type="float"), block_structure=block)
+    return ct.config("float-quantized", weights, inputs)
+
+
+def ct_layer(strategy, block, scale_dtype):
+    def layer(w):
+        rows, cols = {"tensor": (0, 0), "channel": (1, 0), "block": tuple(block or (0, 0))}[strategy]
+        codes, scale, meant = quantize_fp8(w, rows, cols, scale_dtype, (1,) if strategy == "tensor" else None)
+        return {"weight": F8E4M3(codes), "weight_scale": scale}, meant
+    return layer
+
+
+def fp8_layer(block, static):
+    def layer(w):
+        if block:
+            codes, scale, meant = quantize_fp8(w, block[0], block[1], "f32")
+            tensors = {"weight": F8E4M3(codes), "weight_scale_inv": scale}
+        else:
+            codes, scale, meant = quantize_fp8(w, 0, 0, "f32", ())
+            tensors = {"weight": F8E4M3(codes), "weight_scale": scale}
+        if static:
+            tensors["input_scale"] = np.array(0.02, F32).reshape(())
+        return tensors, meant
+    return layer
+
+
+def main():
+    vllm, work = sys.argv[1], sys.argv[2]
+    os.makedirs(work, exist_ok=True)
+    bases = {}
+    for arch in ("llama", "qwen2"):
+        bases[arch] = os.path.join(work, arch)
+        made = ct.subprocess.run([vllm, "make-test-model", "--arch", arch, "--preset", "tiny", "--out", bases[arch]],
+                                 capture_output=True, text=True)
+        assert made.returncode == 0, made.stderr
+    quantized, reference = os.path.join(work, "quantized"), os.path.join(work, "reference")
+    dynamic = ct.args(8, "token", dynamic=True, type="float")
+    cases = {
+        "compressed-tensors FP8 per channel, dynamic activations (llama)":
+            ("llama", ct_fp8("channel", inputs=dynamic), ct_layer("channel", None, "f32")),
+        "compressed-tensors FP8 per channel, BF16 scales (qwen2)":
+            ("qwen2", ct_fp8("channel", inputs=dynamic), ct_layer("channel", None, "bf16")),
+        "compressed-tensors FP8 per tensor, static activations (llama)":
+            ("llama", ct_fp8("tensor", inputs=ct.args(8, "tensor", type="float")), ct_layer("tensor", None, "f32")),
+        "compressed-tensors FP8 blocks of 32 x 32 (qwen2)":
+            ("qwen2", ct_fp8("block", [32, 32], inputs=ct.args(8, "group", group_size=32, dynamic=True, type="float")),
+             ct_layer("block", [32, 32], "f32")),
+        "fp8 per tensor, dynamic (llama)":
+            ("llama", {"quant_method": "fp8", "activation_scheme": "dynamic"}, fp8_layer(None, False)),
+        "fp8 per tensor, static (qwen2)":
+            ("qwen2", {"quant_method": "fp8", "activation_scheme": "static"}, fp8_layer(None, True)),
+        "fp8 blocks of 32 x 16, weight_scale_inv (llama)":
+            ("llama", {"quant_method": "fp8", "activation_scheme": "dynamic", "fmt": "e4m3",
+                       "weight_block_size": [32, 16]}, fp8_layer([32, 16], False)),
+    }
+    for label, (arch, quantization, layer) in cases.items():
+        write_fp8(bases[arch], quantized, reference, quantization, layer)
+        got, got_out = ct.generate(vllm, quantized, work, "quantized")
+        assert got.returncode == 0, (label, got.stderr)
+        want, want_out = ct.generate(vllm, reference, work, "reference")
+        assert want.returncode == 0, (label, want.stderr)
+        got_text, want_text = open(got_out).read(), open(want_out).read()
+        assert got_text == want_text, f"{label}: generated\n{got_text}\nthe dequantized checkpoint\n{want_text}"
+        print(f"ok: {label} generates exactly what its dequantized checkpoint does")
+
+    def nan_code(t):
+        t["model.layers.0.self_attn.q_proj.weight"].bits[3, 5] = 0x7F
+
+    def short_scales(t):
+        t["model.layers.1.mlp.up_proj.weight_scale_inv"] = t["model.layers.1.mlp.up_proj.weight_scale_inv"][:1]
+
+    per_tensor = {"quant_method": "fp8", "activation_scheme": "dynamic"}
+    blocks = dict(per_tensor, weight_block_size=[32, 16])
+    refused = {
+        "a NaN code": (per_tensor, fp8_layer(None, False), nan_code,
+                       "'model.layers.0.self_attn.q_proj.weight' holds an FP8 NaN at row 3, column 5"),
+        "e5m2": (dict(per_tensor, fmt="e5m2"), fp8_layer(None, False), None, "FP8 fmt 'e5m2' is not supported"),
+        "blocks not dividing the inputs": (dict(per_tensor, weight_block_size=[32, 48]), fp8_layer([32, 16], False),
+                                           None, "scale blocks of 48 columns do not divide its 64 inputs"),
+        "scales of the wrong shape": (blocks, fp8_layer([32, 16], False), short_scales,
+                                      "'model.layers.1.mlp.up_proj.weight_scale_inv' is F32 [1, 4], expected a float type (F32, BF16, F16) [4, 4]"),
+    }
+    for label, (quantization, layer, edit, expected) in refused.items():
+        write_fp8(bases["llama"], quantized, reference, quantization, layer, edit)
+        result, _ = ct.generate(vllm, quantized, work, "refused")
+        lines = result.stderr.strip().splitlines()
+        assert result.returncode != 0 and len(lines) == 1 and expected in lines[0], (label, result.stderr)
+    print(f"ok: {len(refused)} FP8 checkpoints refused with one line")
+
+
+if __name__ == "__main__":
+    main()
