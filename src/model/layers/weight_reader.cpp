@@ -102,7 +102,7 @@ Result<std::vector<float>> SourceWeightReader::vectors(const std::vector<std::st
         case DType::kI32:
         case DType::kI8:
         case DType::kI64:
-    case DType::kF8E4M3:
+        case DType::kF8E4M3:
           break;  // refused by checked()
       }
     }
