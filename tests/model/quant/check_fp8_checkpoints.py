@@ -31,6 +31,7 @@ except ImportError:
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import check_compressed_tensors as ct  # noqa: E402
+from quant_checkpoints import assert_refused, generate, make_bases  # noqa: E402
 from safetensors_io import Bf16, F8E4M3  # noqa: E402
 
 F32 = np.float32
@@ -142,12 +143,7 @@ def fp8_layer(block, static):
 def main():
     vllm, work = sys.argv[1], sys.argv[2]
     os.makedirs(work, exist_ok=True)
-    bases = {}
-    for arch in ("llama", "qwen2"):
-        bases[arch] = os.path.join(work, arch)
-        made = ct.subprocess.run([vllm, "make-test-model", "--arch", arch, "--preset", "tiny", "--out", bases[arch]],
-                                 capture_output=True, text=True)
-        assert made.returncode == 0, made.stderr
+    bases = make_bases(vllm, work)
     quantized, reference = os.path.join(work, "quantized"), os.path.join(work, "reference")
     dynamic = ct.args(8, "token", dynamic=True, type="float")
     cases = {
@@ -170,9 +166,9 @@ def main():
     }
     for label, (arch, quantization, layer) in cases.items():
         write_fp8(bases[arch], quantized, reference, quantization, layer)
-        got, got_out = ct.generate(vllm, quantized, work, "quantized")
+        got, got_out = generate(vllm, quantized, work, "quantized")
         assert got.returncode == 0, (label, got.stderr)
-        want, want_out = ct.generate(vllm, reference, work, "reference")
+        want, want_out = generate(vllm, reference, work, "reference")
         assert want.returncode == 0, (label, want.stderr)
         got_text, want_text = open(got_out).read(), open(want_out).read()
         assert got_text == want_text, f"{label}: generated\n{got_text}\nthe dequantized checkpoint\n{want_text}"
@@ -197,9 +193,8 @@ def main():
     }
     for label, (quantization, layer, edit, expected) in refused.items():
         write_fp8(bases["llama"], quantized, reference, quantization, layer, edit)
-        result, _ = ct.generate(vllm, quantized, work, "refused")
-        lines = result.stderr.strip().splitlines()
-        assert result.returncode != 0 and len(lines) == 1 and expected in lines[0], (label, result.stderr)
+        result, _ = generate(vllm, quantized, work, "refused")
+        assert_refused(result, label, expected)
     print(f"ok: {len(refused)} FP8 checkpoints refused with one line")
 
 

@@ -33,6 +33,24 @@ inline void use_tile_config(const TileConfig& config) {
   current = config;
 }
 
+// The GEMMs' block of `rows` (1..32) activation rows against one 32-column
+// panel: a 2 x 2 grid of 16 x 16 accumulators (tmm0-1 the top 16 rows,
+// tmm2-3 the rest), the two activation tiles (tmm4 top, tmm5 bottom) and
+// the panel's two weight tiles (tmm6-7: 16 rows of 64 bytes, each a pair of
+// k in BF16 or a quad of k in int8), every row 64 bytes.
+inline TileConfig block_config(int64_t rows) {
+  constexpr int64_t kTileRows = 16;
+  TileConfig c;
+  const auto top = static_cast<uint8_t>(rows < kTileRows ? rows : kTileRows);
+  const auto bottom = static_cast<uint8_t>(rows > kTileRows ? rows - kTileRows : 0);
+  for (int t = 0; t < 8; ++t) c.bytes_per_row[t] = 64;
+  c.rows[0] = c.rows[1] = c.rows[4] = top;
+  c.rows[2] = c.rows[3] = c.rows[5] = bottom;
+  c.rows[6] = c.rows[7] = kTileRows;
+  if (bottom == 0) c.bytes_per_row[2] = c.bytes_per_row[3] = c.bytes_per_row[5] = 0;
+  return c;
+}
+
 // Tile instructions with the tile numbers as template arguments.  (The
 // compiler's intrinsics paste their tile argument into the instruction's
 // text, so it must be a literal there; an "i" operand takes a constant

@@ -75,19 +75,6 @@ void round_activations(const float* x, int64_t rows, int64_t k_total, int64_t de
   }
 }
 
-// The configuration for a block of `rows` (1..32) rows.
-amx::TileConfig block_config(int64_t rows) {
-  amx::TileConfig c;
-  const auto top = static_cast<uint8_t>(std::min(rows, kTileRows));
-  const auto bottom = static_cast<uint8_t>(std::max<int64_t>(rows - kTileRows, 0));
-  for (int t = 0; t < 8; ++t) c.bytes_per_row[t] = 64;
-  c.rows[0] = c.rows[1] = c.rows[4] = top;
-  c.rows[2] = c.rows[3] = c.rows[5] = bottom;
-  c.rows[6] = c.rows[7] = kTileRows;  // the weights: 16 k pairs
-  if (bottom == 0) c.bytes_per_row[2] = c.bytes_per_row[3] = c.bytes_per_row[5] = 0;
-  return c;
-}
-
 // Stores accumulator tile T (16 columns) of `rows` rows at y, keeping only
 // the first `cols` columns.
 template <int T>
@@ -227,7 +214,7 @@ void amx_bf16_gemm(const float* x, int64_t m, const void* panels, int64_t k_tota
       const int64_t group_end = std::min(p_end, p + group);
       for (int64_t b = 0; b < pass_rows; b += kBlockRows) {
         const int64_t rows = std::min(kBlockRows, pass_rows - b);
-        amx::use_tile_config(block_config(rows));
+        amx::use_tile_config(amx::block_config(rows));
         for (int64_t q = p; q < group_end; ++q) {
           const int64_t cols = std::min(kPanelWidth, n - q * kPanelWidth);
           block_panel(tiles + b / kBlockRows * block_elements(depth), rows, depth, w + q * panel_elements, b == 0, cols,

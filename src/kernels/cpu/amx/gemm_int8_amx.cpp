@@ -38,19 +38,6 @@ int64_t panels_per_group(int64_t depth) {
   return std::max<int64_t>(1, kBytes / (depth * kPanelWidth));
 }
 
-// The configuration for a block of `rows` (1..32) rows.
-amx::TileConfig block_config(int64_t rows) {
-  amx::TileConfig c;
-  const auto top = static_cast<uint8_t>(std::min(rows, kTileRows));
-  const auto bottom = static_cast<uint8_t>(std::max<int64_t>(rows - kTileRows, 0));
-  for (int t = 0; t < 8; ++t) c.bytes_per_row[t] = 64;
-  c.rows[0] = c.rows[1] = c.rows[4] = top;
-  c.rows[2] = c.rows[3] = c.rows[5] = bottom;
-  c.rows[6] = c.rows[7] = kTileRows;  // the codes: 16 quads of k
-  if (bottom == 0) c.bytes_per_row[2] = c.bytes_per_row[3] = c.bytes_per_row[5] = 0;
-  return c;
-}
-
 // Accumulator tile T (rows x 16 int32 sums of columns first .. first + 15 of
 // panel p) scaled into y, columns past the matrix dropped.
 template <int T>
@@ -114,7 +101,7 @@ void amx_int8_gemm(const uint8_t* q, const float* row_scales, int64_t m, const P
       const int64_t group_end = std::min(p_end, p + group);
       for (int64_t b = r0; b < pass_end; b += kBlockRows) {
         const int64_t rows = std::min(kBlockRows, pass_end - b);
-        amx::use_tile_config(block_config(rows));
+        amx::use_tile_config(amx::block_config(rows));
         for (int64_t panel = p; panel < group_end; ++panel) {
           block_panel(q + b * depth, rows, depth, row_scales + b, w, panel, y + b * ldy, ldy);
         }
