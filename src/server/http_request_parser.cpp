@@ -13,7 +13,10 @@ void HttpRequestParser::reset() {
   parser_.emplace();
   parser_->header_limit(static_cast<uint32_t>(limits_.max_header_bytes));
   parser_->body_limit(limits_.max_body_bytes);
-  parser_->eager(true);
+  // Not eager until the header is checked: an eager put() runs on through
+  // the body and a chunked body's trailer fields, which Beast adds to the
+  // header's, so the fields counted would depend on how the bytes arrived.
+  parser_->eager(false);
   state_ = State::kIdle;
   request_line_parsed_ = false;
   expects_continue_ = false;
@@ -25,7 +28,7 @@ bool HttpRequestParser::fail(int status, std::string message) {
   return false;
 }
 
-bool HttpRequestParser::accept_header() {
+bool HttpRequestParser::within_field_limit() {
   const auto& header = parser_->get();
   size_t num_fields = 0;
   for (auto it = header.begin(); it != header.end(); ++it) ++num_fields;
@@ -33,7 +36,13 @@ bool HttpRequestParser::accept_header() {
     return fail(431, "the request has " + std::to_string(num_fields) + " header fields, more than the limit of " +
                          std::to_string(limits_.max_header_fields));
   }
-  expects_continue_ = beast::iequals(header[http::field::expect], "100-continue");
+  return true;
+}
+
+bool HttpRequestParser::accept_header() {
+  if (!within_field_limit()) return false;
+  expects_continue_ = beast::iequals(parser_->get()[http::field::expect], "100-continue");
+  parser_->eager(true);
   return true;
 }
 
@@ -77,7 +86,8 @@ size_t HttpRequestParser::feed(std::string_view bytes) {
     } else if (state_ == State::kHeader && parser_->is_header_done()) {
       if (accept_header()) state_ = State::kBody;
     }
-    if (state_ == State::kBody && parser_->is_done()) state_ = State::kDone;
+    // A chunked body's trailer fields count with the header's.
+    if (state_ == State::kBody && parser_->is_done() && within_field_limit()) state_ = State::kDone;
     if (n == 0 && !ec) break;
   }
   return skipped + used;

@@ -62,6 +62,9 @@ class HttpRequestParser {
   bool fail(int status, std::string message);
   // Checks the header once parsed; false when it passes a limit.
   bool accept_header();
+  // False (failed) when the header's fields, with a chunked body's trailer
+  // fields once the request is whole, are more than the limit.
+  bool within_field_limit();
 
   HttpLimits limits_;
   std::optional<boost::beast::http::request_parser<boost::beast::http::string_body>> parser_;

@@ -123,6 +123,27 @@ TEST(HttpRequestParserTest, EachLimitHasItsStatus) {
   EXPECT_EQ(status_of("POST / HTTP/1.1\r\nContent-Length: x\r\n\r\n"), 400);
 }
 
+// A chunked body's trailer fields count with the header's, and the same
+// way however the bytes arrive (all at once, an eager parse used to count
+// them with the header's and refuse; byte by byte, not).
+TEST(HttpRequestParserTest, TrailerFieldsCountWithTheHeaderWhateverTheChunks) {
+  HttpLimits limits;
+  limits.max_header_fields = 3;
+  const std::string head =
+      "POST /tokenize HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n5\r\n{\"a\":\r\n0\r\n";
+  const std::string within = head + "X-A: 1\r\n\r\n", beyond = head + "X-A: 1\r\nX-B: 2\r\n\r\n";
+  for (size_t chunk : {size_t{1}, size_t{6}, beyond.size()}) {
+    const Parsed ok = parse(within, chunk, limits);
+    ASSERT_FALSE(ok.error) << chunk;
+    ASSERT_EQ(ok.requests.size(), 1u) << chunk;
+    EXPECT_EQ(ok.requests[0].body, R"({"a":)");
+    const Parsed refused = parse(beyond, chunk, limits);
+    ASSERT_TRUE(refused.error) << chunk;
+    EXPECT_EQ(refused.error->status, 431) << chunk;
+    EXPECT_TRUE(refused.requests.empty()) << chunk;
+  }
+}
+
 TEST(HttpRequestParserTest, NothingIsTakenAfterAnError) {
   HttpRequestParser parser({});
   parser.feed("BAD\x01 / HTTP/1.1\r\n\r\n");
