@@ -40,8 +40,9 @@ void add_engine_flags(CLI::App& app, EngineFlags& f) {
                  "bfloat16, float32")
       ->capture_default_str();
   app.add_option("--quantization,-q", f.quantization,
-                 "int8: quantize an unquantized checkpoint's linear layers to int8 at load (W8A8); or the "
-                 "checkpoint's own method (gptq, awq, compressed-tensors), checked");
+                 "int8 | fp8: quantize an unquantized checkpoint's linear layers at load (int8: W8A8; fp8: "
+                 "E4M3 weights per tensor); or the checkpoint's own method (gptq, awq, compressed-tensors, "
+                 "fp8), checked");
   app.add_option("--cpu-isa", f.cpu_isa,
                  "Kernels' instruction set: auto (the fastest this CPU has), amx, avx512_bf16, avx512, avx2, scalar")
       ->capture_default_str();

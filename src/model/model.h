@@ -94,9 +94,9 @@ class Model {
 
 struct LoadOptions {
   // vLLM's --quantization: empty or "none" (the checkpoint as it is), the
-  // checkpoint's own quant_method (checked), or "int8": an unquantized
-  // checkpoint's linear layers (not the LM head) quantized at load to int8
-  // per output channel and computed against int8 activations (W8A8).
+  // checkpoint's own quant_method (checked), or "int8" / "fp8": an
+  // unquantized checkpoint's linear layers (not the LM head) quantized as
+  // they load (model/quant/dynamic_quantization.h).
   std::string quantization;
 };
 

@@ -1,5 +1,6 @@
 #include "tensor/dtype.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace vllm {
@@ -101,6 +102,23 @@ float e4m3_to_f32(uint8_t b) {
   if (e4m3_is_nan(b)) return std::copysign(std::nanf(""), sign);
   if (exponent == 0) return sign * std::ldexp(static_cast<float>(mantissa), -9);  // subnormal: m / 8 * 2^-6
   return sign * std::ldexp(static_cast<float>(8 + mantissa), exponent - 10);      // (1 + m / 8) * 2^(e - 7)
+}
+
+uint8_t f32_to_e4m3(float v) {
+  if (std::isnan(v)) return 0x7F;
+  const uint8_t sign = std::signbit(v) ? 0x80 : 0x00;
+  const float a = std::min(std::fabs(v), 448.0f);
+  if (a < 0x1p-6f) {  // subnormal steps of 2^-9; 8 of them is the least normal, code 8
+    return sign | static_cast<uint8_t>(std::nearbyint(a * 512.0f));
+  }
+  uint32_t bits;
+  std::memcpy(&bits, &a, sizeof bits);
+  int exponent = static_cast<int>(bits >> 23) - 127;  // -6 .. 8
+  uint32_t mantissa = (bits & 0x7FFFFFu) >> 20;       // FP32's top 3 mantissa bits
+  const uint32_t rest = bits & 0xFFFFFu, half = 0x80000u;
+  if (rest > half || (rest == half && (mantissa & 1u) != 0)) ++mantissa;  // to nearest, ties to even
+  if (mantissa == 8) mantissa = 0, ++exponent;
+  return sign | static_cast<uint8_t>((exponent + 7) << 3 | static_cast<int>(mantissa));
 }
 
 }  // namespace vllm

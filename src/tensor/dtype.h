@@ -40,6 +40,9 @@ float f16_to_f32(uint16_t h);
 // An FP8 E4M3 (OCP "e4m3fn": bias 7, no infinities, S.1111.111 NaN) value, exactly.
 float e4m3_to_f32(uint8_t b);
 inline bool e4m3_is_nan(uint8_t b) { return (b & 0x7F) == 0x7F; }
+// The E4M3 number nearest v (ties to the even code), v clamped to +-448
+// first (as vLLM's FP8 quantization clamps); NaN to NaN.
+uint8_t f32_to_e4m3(float v);
 uint16_t f32_to_f16(float f);
 
 }  // namespace vllm

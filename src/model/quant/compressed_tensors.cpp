@@ -82,21 +82,24 @@ class CompressedTensorsSource : public QuantizedLayerSource {
                               shape_to_string(weight.shape));
     }
     const int64_t n = weight.dim(0), k_total = weight.dim(1);
-    VLLM_ASSIGN_OR_RETURN(const std::vector<float> scales,
-                          layer_floats(prefix + ".weight_scale",
-                                       s.per_tensor_scale ? std::vector<int64_t>{1} : std::vector<int64_t>{n, 1}));
+    std::vector<float> scales;
+    if (s.per_tensor_scale) {
+      VLLM_ASSIGN_OR_RETURN(const float scale, layer_scalar(prefix + ".weight_scale"));
+      scales.assign(static_cast<size_t>(n), scale);
+    } else {
+      VLLM_ASSIGN_OR_RETURN(scales, layer_floats(prefix + ".weight_scale", {n, 1}));
+    }
     kernels::GroupQuantized q;
     q.rows = n, q.cols = k_total, q.group_size = k_total;
     q.codes.assign(weight.as<int8_t>(), weight.as<int8_t>() + n * k_total);
-    for (int64_t j = 0; j < n; ++j) q.scales.push_back(scales[s.per_tensor_scale ? 0 : static_cast<size_t>(j)]);
+    q.scales = std::move(scales);
     q.int8_activations = s.int8_inputs;
     if (s.static_inputs) {
-      VLLM_ASSIGN_OR_RETURN(const std::vector<float> input_scale, layer_floats(prefix + ".input_scale", {1}));
-      if (!(input_scale[0] > 0.0f) || std::isinf(input_scale[0])) {
-        return invalid_argument(where + ": input_scale " + std::to_string(input_scale[0]) +
-                                " is not a positive number");
+      VLLM_ASSIGN_OR_RETURN(const float input_scale, layer_scalar(prefix + ".input_scale"));
+      if (!(input_scale > 0.0f) || std::isinf(input_scale)) {
+        return invalid_argument(where + ": input_scale " + std::to_string(input_scale) + " is not a positive number");
       }
-      q.activation_scale = input_scale[0];
+      q.activation_scale = input_scale;
     }
     return q;
   }

@@ -1,5 +1,6 @@
 #include "model/quant/layer_source.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace vllm {
@@ -37,6 +38,18 @@ Result<Tensor> QuantizedLayerSource::packed_codes(const std::string& prefix, con
     return invalid_argument(where + ": qweight must be a 2-D int32 tensor");
   }
   return packed;
+}
+
+Result<float> QuantizedLayerSource::layer_scalar(const std::string& name) const {
+  Result<Tensor> t = base_.get(name);
+  if (!t.is_ok()) return not_found(base_.source() + ": quantized layer lacks tensor '" + name + "'");
+  const bool ones = std::all_of(t->shape.begin(), t->shape.end(), [](int64_t d) { return d == 1; });
+  if (!ones) {
+    return invalid_argument(base_.source() + ": tensor '" + name + "' is " + shape_to_string(t->shape) +
+                            ", expected one value");
+  }
+  VLLM_ASSIGN_OR_RETURN(const std::vector<float> value, layer_floats(name, t->shape));
+  return value[0];
 }
 
 Result<std::vector<float>> QuantizedLayerSource::layer_floats(const std::string& name,
@@ -94,13 +107,13 @@ Result<kernels::GroupQuantized> QuantizedLayerSource::fp8_block_scaled_layer(con
                             " columns do not divide its " + std::to_string(k_total) + " inputs");
   }
   const int64_t scale_rows = (n + rows - 1) / rows, scale_cols = k_total / cols;
-  std::vector<int64_t> scale_shape{scale_rows, scale_cols};
-  // One scale for the tensor: [1] as compressed-tensors writes it, or a 0-d tensor.
+  std::vector<float> scales;
   if (scale_rows == 1 && scale_cols == 1) {
-    VLLM_ASSIGN_OR_RETURN(const Tensor t, base_.get(prefix + scale_name));
-    scale_shape = t.numel() == 1 && t.rank() <= 1 ? t.shape : std::vector<int64_t>{1};
+    VLLM_ASSIGN_OR_RETURN(const float scale, layer_scalar(prefix + scale_name));
+    scales.push_back(scale);
+  } else {
+    VLLM_ASSIGN_OR_RETURN(scales, layer_floats(prefix + scale_name, {scale_rows, scale_cols}));
   }
-  VLLM_ASSIGN_OR_RETURN(const std::vector<float> scales, layer_floats(prefix + scale_name, scale_shape));
   for (const float s : scales) {
     if (!std::isfinite(s))
       return invalid_argument(base_.source() + ": tensor '" + prefix + scale_name + "' is not finite");

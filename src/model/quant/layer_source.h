@@ -39,6 +39,9 @@ class QuantizedLayerSource : public WeightSource {
   Result<Tensor> packed_codes(const std::string& prefix, const std::string& where) const;
   // `name`, which a layer must have, of that dtype and shape.
   Result<Tensor> layer_tensor(const std::string& name, DType dtype, const std::vector<int64_t>& shape) const;
+  // `name`, which a layer must have: one float value, whatever its shape of
+  // ones ([1] as compressed-tensors writes it, a 0-d tensor as others do).
+  Result<float> layer_scalar(const std::string& name) const;
   // `name`, which a layer must have, of that shape and a float dtype (F32, BF16, F16), widened.
   Result<std::vector<float>> layer_floats(const std::string& name, const std::vector<int64_t>& shape) const;
   // The columns of k_total inputs in the order of their groups (each

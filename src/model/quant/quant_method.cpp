@@ -4,7 +4,7 @@
 #include "base/json.h"
 #include "model/quant/awq.h"
 #include "model/quant/compressed_tensors.h"
-#include "model/quant/dynamic_int8.h"
+#include "model/quant/dynamic_quantization.h"
 #include "model/quant/fp8.h"
 #include "model/quant/gptq.h"
 
@@ -48,9 +48,9 @@ Result<std::unique_ptr<QuantMethod>> quant_method_for(const ModelConfig& config,
     return invalid_argument("--quantization " + requested + " does not match " + config.source +
                             ", which is quantized with " + method->name());
   }
-  if (requested == "int8") return make_dynamic_int8_method();
+  if (std::unique_ptr<QuantMethod> dynamic = make_dynamic_method(requested)) return dynamic;
   return invalid_argument("--quantization " + requested + ": " + config.source +
-                          " is not quantized (int8 quantizes an unquantized checkpoint as it loads)");
+                          " is not quantized (int8 and fp8 quantize an unquantized checkpoint as it loads)");
 }
 
 }  // namespace vllm

@@ -29,8 +29,8 @@ class QuantMethod {
 // The method of the checkpoint in `model_dir` that `config` describes: null
 // for an unquantized one; an error naming an unknown quant_method or a
 // setting the method cannot honour.  `requested` is --quantization: empty
-// or "none", the checkpoint's own method, or "int8" for an unquantized one
-// (dynamic_int8.h); anything else is an error.
+// or "none", the checkpoint's own method, or "int8" / "fp8" for an
+// unquantized one (dynamic_quantization.h); anything else is an error.
 Result<std::unique_ptr<QuantMethod>> quant_method_for(const ModelConfig& config, const std::string& model_dir,
                                                       const std::string& requested = "");
 

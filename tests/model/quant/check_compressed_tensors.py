@@ -154,7 +154,8 @@ def quantize_layer(w, name, quantization, scale_dtype):
     if group["format"] == "int-quantized":
         tensors, meant, int8 = quantize_int8(w, wa["strategy"] == "tensor", scale_dtype, scale_dtype == "at load")
         if inputs is not None and not inputs["dynamic"]:
-            tensors["input_scale"] = np.array([INPUT_SCALES[name]], F32)
+            # [1] as compressed-tensors writes it, and 0-d as other writers do (both one value).
+            tensors["input_scale"] = np.array(INPUT_SCALES[name], F32).reshape(() if name == "o_proj" else (1,))
         return tensors, meant, int8
     g_idx = act_order_g_idx(w.shape[1], wa["group_size"], w.shape[1]) if wa["actorder"] == "group" else None
     return quantize_packed(w, wa["num_bits"], wa["group_size"], wa["symmetric"], scale_dtype, g_idx)
@@ -214,7 +215,7 @@ def int8_reference(model_dir, ids, int8):
         if id(weight) not in layers:
             return x @ weight.T
         codes, scales, static_scale = layers[id(weight)]
-        q, row_scales = quantize_rows(x, None if static_scale is None else static_scale[0])
+        q, row_scales = quantize_rows(x, None if static_scale is None else static_scale.reshape(-1)[0])
         sums = (q @ codes.astype(np.int64).T).astype(F32)
         return (row_scales * (scales.astype(F32)[None, :] * sums)).astype(np.float64)
     matmul.rounds_inputs = False

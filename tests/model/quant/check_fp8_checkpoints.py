@@ -17,7 +17,10 @@ scales the way the tools lay them out:
 Each must generate exactly (the JSON bit for bit) what a plain checkpoint of
 its dequantized weights, scale * e4m3(code), generates; the activations
 stay FP32 (input scales of static schemes are written and not used).  Then
-what we cannot honour is refused with one line that names it.
+what we cannot honour is refused with one line that names it.  And
+`--quantization fp8` on the plain checkpoints must generate exactly what the
+fp8 checkpoint of their tensors quantized as vLLM's dynamic FP8 does (scale
+max|w| / 448, the E4M3 numbers nearest w * (1 / scale)) generates.
 """
 import json
 import os
@@ -145,6 +148,7 @@ def main():
     os.makedirs(work, exist_ok=True)
     bases = make_bases(vllm, work)
     quantized, reference = os.path.join(work, "quantized"), os.path.join(work, "reference")
+    per_tensor_dynamic = {"quant_method": "fp8", "activation_scheme": "dynamic"}
     dynamic = ct.args(8, "token", dynamic=True, type="float")
     cases = {
         "compressed-tensors FP8 per channel, dynamic activations (llama)":
@@ -173,6 +177,22 @@ def main():
         got_text, want_text = open(got_out).read(), open(want_out).read()
         assert got_text == want_text, f"{label}: generated\n{got_text}\nthe dequantized checkpoint\n{want_text}"
         print(f"ok: {label} generates exactly what its dequantized checkpoint does")
+
+    # --quantization fp8: the same bits as the fp8 checkpoint of each tensor quantized as vLLM's dynamic FP8.
+    def dynamic_fp8(w):
+        scale = np.abs(w).max() / F32(448)
+        codes = to_e4m3(w * (F32(1) / scale))
+        return {"weight": F8E4M3(codes), "weight_scale": np.array(scale, F32).reshape(())}, VALUES[codes] * scale
+    for arch in ("llama", "qwen2"):
+        label = f"--quantization fp8 on {arch}"
+        write_fp8(bases[arch], quantized, reference, per_tensor_dynamic, dynamic_fp8)
+        got, got_out = generate(vllm, bases[arch], work, "at-load", "--quantization", "fp8")
+        assert got.returncode == 0, (label, got.stderr)
+        want, want_out = generate(vllm, quantized, work, "checkpoint")
+        assert want.returncode == 0, (label, want.stderr)
+        got_text, want_text = open(got_out).read(), open(want_out).read()
+        assert got_text == want_text, f"{label}: generated\n{got_text}\nits fp8 checkpoint\n{want_text}"
+        print(f"ok: {label} generates exactly what an fp8 checkpoint of its tensors quantized as vLLM does")
 
     def nan_code(t):
         t["model.layers.0.self_attn.q_proj.weight"].bits[3, 5] = 0x7F
