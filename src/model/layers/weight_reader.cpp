@@ -10,7 +10,7 @@ namespace vllm {
 Result<Tensor> SourceWeightReader::checked(const std::string& name, const std::vector<int64_t>& shape) const {
   VLLM_ASSIGN_OR_RETURN(Tensor t, source_.get(name));
   const std::string where = source_.source() + ": tensor '" + name + "'";
-  if (t.dtype != DType::kF32 && t.dtype != DType::kBF16 && t.dtype != DType::kF16) {
+  if (!is_float_dtype(t.dtype)) {
     return invalid_argument(where + ": dtype " + dtype_name(t.dtype) + " is not a float type (F32, BF16, F16)");
   }
   if (t.shape != shape) {
@@ -87,25 +87,9 @@ Result<std::vector<float>> SourceWeightReader::vectors(const std::vector<std::st
                                                        const std::vector<int64_t>& n, WeightKind) {
   std::vector<float> out;
   for (size_t part = 0; part < names.size(); ++part) {
-    VLLM_ASSIGN_OR_RETURN(Tensor t, checked(names[part], {n[part]}));
-    for (int64_t i = 0; i < n[part]; ++i) {
-      switch (t.dtype) {
-        case DType::kF32:
-          out.push_back(t.as<float>()[i]);
-          break;
-        case DType::kBF16:
-          out.push_back(bf16_to_f32(t.as<uint16_t>()[i]));
-          break;
-        case DType::kF16:
-          out.push_back(f16_to_f32(t.as<uint16_t>()[i]));
-          break;
-        case DType::kI32:
-        case DType::kI8:
-        case DType::kI64:
-        case DType::kF8E4M3:
-          break;  // refused by checked()
-      }
-    }
+    VLLM_ASSIGN_OR_RETURN(Tensor t, checked(names[part], {n[part]}));  // a float type
+    const std::vector<float> values = widened_values(t);
+    out.insert(out.end(), values.begin(), values.end());
   }
   return out;
 }

@@ -32,7 +32,6 @@ line that names them.
 """
 import json
 import os
-import shutil
 import subprocess
 import sys
 
@@ -46,9 +45,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(HERE)), "reference"))
-from safetensors_io import Bf16, read_safetensors, write_safetensors  # noqa: E402
+from safetensors_io import Bf16, read_safetensors  # noqa: E402
 import reference_forward  # noqa: E402
-from quant_checkpoints import assert_refused, generate, make_bases, restate  # noqa: E402
+from quant_checkpoints import (assert_refused, assert_same_generation, generate, generations, make_bases,  # noqa: E402
+                               restate, write_twins)
 
 F32 = np.float32
 LINEARS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
@@ -165,8 +165,6 @@ def quantized_checkpoint(base, out, reference, quantization, scale_dtype="f32", 
     """`base` quantized in `out`, its dequantized twin in `reference`; returns each int8
     layer's (codes, scales) by the twin's tensor name."""
     weights = read_safetensors(os.path.join(base, "model.safetensors"))
-    with open(os.path.join(base, "config.json")) as f:
-        base_config = json.load(f)
     stored, meant, int8 = {}, {}, {}
     for name, w in weights.items():
         parts = name.split(".")
@@ -181,13 +179,7 @@ def quantized_checkpoint(base, out, reference, quantization, scale_dtype="f32", 
             int8[name] = layer_int8 + (tensors.get("input_scale"),)
     if edit:
         edit(stored)
-    for d, tensors, quantized in ((out, stored, True), (reference, meant, False)):
-        shutil.rmtree(d, ignore_errors=True)
-        shutil.copytree(base, d)
-        c = dict(base_config, quantization_config=quantization) if quantized else base_config
-        with open(os.path.join(d, "config.json"), "w") as f:
-            json.dump(c, f)
-        write_safetensors(os.path.join(d, "model.safetensors"), tensors)
+    write_twins(base, out, reference, quantization, stored, meant)
     return int8
 
 
@@ -281,11 +273,7 @@ def main():
     }
     for label, (arch, quantization, scale_dtype) in weight_only.items():
         quantized_checkpoint(bases[arch], quantized, reference, quantization, scale_dtype)
-        got, got_out = generate(vllm, quantized, work, "quantized")
-        assert got.returncode == 0, (label, got.stderr)
-        want, want_out = generate(vllm, reference, work, "reference")
-        assert want.returncode == 0, (label, want.stderr)
-        got_text, want_text = open(got_out).read(), open(want_out).read()
+        got_text, want_text = generations(vllm, quantized, reference, work, label)
         if "actorder" not in label:
             assert got_text == want_text, f"{label}: generated\n{got_text}\nthe dequantized checkpoint\n{want_text}"
             print(f"ok: {label} generates exactly what its dequantized checkpoint does")
@@ -313,12 +301,7 @@ def main():
         label = f"--quantization int8 on {arch}"
         quantized_checkpoint(bases[arch], quantized, reference,
                              config("int-quantized", args(8, "channel"), dynamic), "at load")
-        got, got_out = generate(vllm, bases[arch], work, "at-load", "--quantization", "int8")
-        assert got.returncode == 0, (label, got.stderr)
-        want, want_out = generate(vllm, quantized, work, "checkpoint")
-        assert want.returncode == 0, (label, want.stderr)
-        got_text, want_text = open(got_out).read(), open(want_out).read()
-        assert got_text == want_text, f"{label}: generated\n{got_text}\nits W8A8 checkpoint\n{want_text}"
+        assert_same_generation(vllm, bases[arch], quantized, work, label, ("--quantization", "int8"))
         print(f"ok: {label} generates exactly what a W8A8 checkpoint of its rows quantized as vLLM does")
     mismatched = {("int8", quantized): "does not match", ("awq", quantized): "does not match",
                   ("gptq", bases["llama"]): "is not quantized", ("fp16", bases["llama"]): "is not quantized"}

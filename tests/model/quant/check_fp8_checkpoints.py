@@ -22,7 +22,6 @@ what we cannot honour is refused with one line that names it.  And
 fp8 checkpoint of their tensors quantized as vLLM's dynamic FP8 does (scale
 max|w| / 448, the E4M3 numbers nearest w * (1 / scale)) generates.
 """
-import json
 import os
 import sys
 
@@ -34,7 +33,7 @@ except ImportError:
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import check_compressed_tensors as ct  # noqa: E402
-from quant_checkpoints import assert_refused, generate, make_bases  # noqa: E402
+from quant_checkpoints import assert_refused, assert_same_generation, generate, make_bases, write_twins  # noqa: E402
 from safetensors_io import Bf16, F8E4M3  # noqa: E402
 
 F32 = np.float32
@@ -93,8 +92,6 @@ def quantize_fp8(w, rows, cols, scale_dtype, scale_shape=None):
 def write_fp8(base, out, reference, quantization, layer_tensors, edit=None):
     """`base` with each linear layer's tensors from layer_tensors(w) -> (dict, meant)."""
     weights = ct.read_safetensors(os.path.join(base, "model.safetensors"))
-    with open(os.path.join(base, "config.json")) as f:
-        base_config = json.load(f)
     stored, meant = {}, {}
     for name, w in weights.items():
         parts = name.split(".")
@@ -107,13 +104,7 @@ def write_fp8(base, out, reference, quantization, layer_tensors, edit=None):
             stored[f"{prefix}.{suffix}"] = t
     if edit:
         edit(stored)
-    for d, tensors, quantized in ((out, stored, True), (reference, meant, False)):
-        ct.shutil.rmtree(d, ignore_errors=True)
-        ct.shutil.copytree(base, d)
-        c = dict(base_config, quantization_config=quantization) if quantized else base_config
-        with open(os.path.join(d, "config.json"), "w") as f:
-            json.dump(c, f)
-        ct.write_safetensors(os.path.join(d, "model.safetensors"), tensors)
+    write_twins(base, out, reference, quantization, stored, meant)
 
 
 def ct_fp8(strategy, block=None, inputs=None):
@@ -170,12 +161,7 @@ def main():
     }
     for label, (arch, quantization, layer) in cases.items():
         write_fp8(bases[arch], quantized, reference, quantization, layer)
-        got, got_out = generate(vllm, quantized, work, "quantized")
-        assert got.returncode == 0, (label, got.stderr)
-        want, want_out = generate(vllm, reference, work, "reference")
-        assert want.returncode == 0, (label, want.stderr)
-        got_text, want_text = open(got_out).read(), open(want_out).read()
-        assert got_text == want_text, f"{label}: generated\n{got_text}\nthe dequantized checkpoint\n{want_text}"
+        assert_same_generation(vllm, quantized, reference, work, label)
         print(f"ok: {label} generates exactly what its dequantized checkpoint does")
 
     # --quantization fp8: the same bits as the fp8 checkpoint of each tensor quantized as vLLM's dynamic FP8.
@@ -186,12 +172,7 @@ def main():
     for arch in ("llama", "qwen2"):
         label = f"--quantization fp8 on {arch}"
         write_fp8(bases[arch], quantized, reference, per_tensor_dynamic, dynamic_fp8)
-        got, got_out = generate(vllm, bases[arch], work, "at-load", "--quantization", "fp8")
-        assert got.returncode == 0, (label, got.stderr)
-        want, want_out = generate(vllm, quantized, work, "checkpoint")
-        assert want.returncode == 0, (label, want.stderr)
-        got_text, want_text = open(got_out).read(), open(want_out).read()
-        assert got_text == want_text, f"{label}: generated\n{got_text}\nits fp8 checkpoint\n{want_text}"
+        assert_same_generation(vllm, bases[arch], quantized, work, label, ("--quantization", "fp8"))
         print(f"ok: {label} generates exactly what an fp8 checkpoint of its tensors quantized as vLLM does")
 
     def nan_code(t):

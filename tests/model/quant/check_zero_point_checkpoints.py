@@ -21,7 +21,6 @@ honour are refused with one line that names them.
 """
 import json
 import os
-import shutil
 import sys
 
 try:
@@ -31,9 +30,9 @@ except ImportError:
     sys.exit(77)
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from safetensors_io import read_safetensors, write_safetensors  # noqa: E402
+from safetensors_io import read_safetensors  # noqa: E402
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from quant_checkpoints import assert_refused, generate, make_bases, restate  # noqa: E402
+from quant_checkpoints import assert_refused, generate, make_bases, restate, write_twins  # noqa: E402
 
 F32 = np.float32
 LINEARS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
@@ -129,8 +128,6 @@ def quantized_checkpoint(base, out, reference, quantization, zero_biases=False, 
     """`base` (a plain F32 checkpoint) quantized in `out` as quantization_config says, and its
     dequantized twin in `reference`."""
     weights = read_safetensors(os.path.join(base, "model.safetensors"))
-    with open(os.path.join(base, "config.json")) as f:
-        config = json.load(f)
     stored, meant = {}, {}
     for name, w in weights.items():
         parts = name.split(".")
@@ -145,13 +142,7 @@ def quantized_checkpoint(base, out, reference, quantization, zero_biases=False, 
             stored[f"{prefix}.bias"] = np.zeros(w.shape[0], np.float16)
     if edit:
         edit(stored)
-    for d, tensors, quantized in ((out, stored, True), (reference, meant, False)):
-        shutil.rmtree(d, ignore_errors=True)
-        shutil.copytree(base, d)
-        c = dict(config, quantization_config=quantization) if quantized else config
-        with open(os.path.join(d, "config.json"), "w") as f:
-            json.dump(c, f)
-        write_safetensors(os.path.join(d, "model.safetensors"), tensors)
+    write_twins(base, out, reference, quantization, stored, meant)
 
 
 def closeness(got, want, label):

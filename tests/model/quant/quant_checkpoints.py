@@ -1,8 +1,15 @@
 """What the quantized-checkpoint tests share: tiny random base checkpoints,
-generate runs, and the check that a checkpoint is refused with one line."""
+a quantized checkpoint written beside its dequantized twin, generate runs,
+the check that both generate the same, and that a checkpoint is refused
+with one line."""
 import json
 import os
+import shutil
 import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from safetensors_io import write_safetensors  # noqa: E402
 
 REQUESTS = [{"prompt_token_ids": [1, 5, 9, 14, 3, 27], "max_tokens": 16, "temperature": 0, "logprobs": 3,
              "prompt_logprobs": 3, "ignore_eos": True}]
@@ -44,3 +51,33 @@ def assert_refused(result, label, expected):
     """A run that failed with one line on stderr, naming `expected`."""
     lines = result.stderr.strip().splitlines()
     assert result.returncode != 0 and len(lines) == 1 and expected in lines[0], (label, result.stderr)
+
+
+def write_twins(base, out, reference, quantization, stored, meant):
+    """`base` copied to `out` with the quantized tensors `stored` and its quantization_config, and to
+    `reference` with the dequantized tensors `meant` and no quantization_config."""
+    with open(os.path.join(base, "config.json")) as f:
+        config = json.load(f)
+    for d, tensors, quantized in ((out, stored, True), (reference, meant, False)):
+        shutil.rmtree(d, ignore_errors=True)
+        shutil.copytree(base, d)
+        c = dict(config, quantization_config=quantization) if quantized else config
+        with open(os.path.join(d, "config.json"), "w") as f:
+            json.dump(c, f)
+        write_safetensors(os.path.join(d, "model.safetensors"), tensors)
+
+
+def generations(vllm, model, twin, work, label, model_flags=()):
+    """The JSON texts `generate` writes for `model` (with model_flags) and for `twin`, both runs required to succeed."""
+    got, got_out = generate(vllm, model, work, "model", *model_flags)
+    assert got.returncode == 0, (label, got.stderr)
+    want, want_out = generate(vllm, twin, work, "twin")
+    assert want.returncode == 0, (label, want.stderr)
+    with open(got_out) as a, open(want_out) as b:
+        return a.read(), b.read()
+
+
+def assert_same_generation(vllm, model, twin, work, label, model_flags=()):
+    """`model` (with model_flags) generates exactly, JSON bit for bit, what `twin` does."""
+    got, want = generations(vllm, model, twin, work, label, model_flags)
+    assert got == want, f"{label}: generated\n{got}\nwhile its twin generated\n{want}"
