@@ -37,7 +37,7 @@ void add_engine_flags(CLI::App& app, EngineFlags& f) {
       ->check(CLI::Range(0, 1 << 20));
   app.add_option("--kv-cache-dtype", f.kv_cache_dtype,
                  "KV cache element type: auto (the model's: bfloat16 for a bfloat16 checkpoint, else float32), "
-                 "bfloat16, float32")
+                 "bfloat16, float32, fp8 (= fp8_e4m3: scaled by the checkpoint's k_scale / v_scale, else 1)")
       ->capture_default_str();
   app.add_option("--quantization,-q", f.quantization,
                  "int8 | fp8: quantize an unquantized checkpoint's linear layers at load (int8: W8A8; fp8: "
@@ -83,8 +83,11 @@ Result<EngineConfig> make_engine_config(const EngineFlags& f) {
     config.cache.kv_cache_dtype = DType::kBF16;
   } else if (f.kv_cache_dtype == "float32") {
     config.cache.kv_cache_dtype = DType::kF32;
+  } else if (f.kv_cache_dtype == "fp8" || f.kv_cache_dtype == "fp8_e4m3") {
+    config.cache.kv_cache_dtype = DType::kF8E4M3;
   } else if (f.kv_cache_dtype != "auto") {
-    return invalid_argument("--kv-cache-dtype must be auto, bfloat16 or float32, got '" + f.kv_cache_dtype + "'");
+    return invalid_argument("--kv-cache-dtype must be auto, bfloat16, float32, fp8 or fp8_e4m3, got '" +
+                            f.kv_cache_dtype + "'");
   }
   config.num_threads = engine_threads(f);
   config.max_logprobs = f.max_logprobs;

@@ -95,9 +95,10 @@ void exp_shifted(const float* x, int64_t n, float shift, float* out);
 // One layer of the paged KV cache.  Per block and KV head, the keys are
 // stored transposed, [head_dim, block_size], so that scores over consecutive
 // keys are vectors; the values are [block_size, head_dim].  Both caches:
-// [num_blocks, num_kv_heads, block_size * head_dim] of `dtype`: F32, or BF16
+// [num_blocks, num_kv_heads, block_size * head_dim] of `dtype`: F32; BF16
 // (keys and values rounded to nearest even when written, widened exactly
-// when read: half the memory and half the bytes each decode step reads).
+// when read: half the memory and half the bytes each decode step reads); or
+// FP8 E4M3 (a quarter, scaled by KVScales below; --kv-cache-dtype fp8).
 struct PagedKVLayer {
   void* key_cache = nullptr;    // a latent layer's rows
   void* value_cache = nullptr;  // none for a latent layer
@@ -120,22 +121,32 @@ struct AttentionMetadata {
   const int32_t* slot_mapping = nullptr;  // [num_tokens]: block * block_size + offset
 };
 
+// An FP8 KV cache's per-tensor scales (vLLM's k_scale and v_scale, from the
+// checkpoint or 1): it holds e4m3(x / scale) and reads code * scale.  Other
+// dtypes ignore them.
+struct KVScales {
+  float key = 1.0f;
+  float value = 1.0f;
+};
+
 // Stores this step's keys and values in their slots.  k, v: [num_tokens, num_kv_heads, head_dim].
 void write_kv_cache(const float* k, const float* v, const int32_t* slot_mapping, int64_t num_tokens,
-                    const PagedKVLayer& layer);
+                    const PagedKVLayer& layer, const KVScales& scales = {});
 
 // Multi-head latent attention (DeepSeek's MLA with its up-projections
 // absorbed): a latent layer caches one row of layer.head_dim per token,
 // shared by every head as its key, whose first value_dim entries are also
 // its value.  Rows are stored in order, [num_blocks, block_size, head_dim].
 // rows: [num_tokens, head_dim].
-void write_latent_cache(const float* rows, const int32_t* slot_mapping, int64_t num_tokens, const PagedKVLayer& layer);
+// An FP8 cache holds e4m3(x / scale) and reads code * scale, as KVScales' key.
+void write_latent_cache(const float* rows, const int32_t* slot_mapping, int64_t num_tokens, const PagedKVLayer& layer,
+                        float scale = 1.0f);
 // Causal attention of every head of every query row over its sequence's
 // cached rows: scores q.row * scale, out = softmax-weighted sum of the rows'
 // first value_dim entries.  q: [num_tokens, num_heads, head_dim];
 // out: [num_tokens, num_heads, value_dim].
 void latent_attention(const float* q, int32_t num_heads, const PagedKVLayer& layer, const AttentionMetadata& meta,
-                      float scale, int32_t value_dim, float* out, ThreadPool& pool);
+                      float scale, int32_t value_dim, float* out, ThreadPool& pool, float cache_scale = 1.0f);
 
 // Causal attention of every query row over its sequence's cached keys and
 // values, read through the block table: a query at position i sees the keys
@@ -143,6 +154,7 @@ void latent_attention(const float* q, int32_t num_heads, const PagedKVLayer& lay
 // Scores are q.k * scale, then softcap * tanh(score / softcap) when softcap > 0.
 // q, out: [num_tokens, num_heads, head_dim].
 void paged_attention(const float* q, int32_t num_heads, const PagedKVLayer& layer, const AttentionMetadata& meta,
-                     float scale, int32_t sliding_window, float softcap, float* out, ThreadPool& pool);
+                     float scale, int32_t sliding_window, float softcap, float* out, ThreadPool& pool,
+                     const KVScales& scales = {});
 
 }  // namespace vllm::kernels

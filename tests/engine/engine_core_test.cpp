@@ -285,7 +285,7 @@ TEST_F(EngineCoreTest, RefusesConfigurationsThatCannotWork) {
   EXPECT_FALSE(EngineCore::create(*model_->model, no_chunking).is_ok());
 }
 
-// "auto" is the checkpoint's dtype; a BF16 cache holds twice the blocks.
+// "auto" is the checkpoint's dtype; a BF16 cache holds twice the blocks, an FP8 one four times.
 TEST_F(EngineCoreTest, KVCacheDtypeFollowsTheModelAndSizesTheBlocks) {
   ModelConfig model = model_->model->config();
   EngineConfig config;
@@ -302,6 +302,11 @@ TEST_F(EngineCoreTest, KVCacheDtypeFollowsTheModelAndSizesTheBlocks) {
   EXPECT_EQ(bf16->num_blocks, 20);
   config.cache.kv_cache_dtype = DType::kF32;  // --kv-cache-dtype float32 wins
   EXPECT_EQ(resolve_engine_config(config, model, model_->model->kv_cache_spec())->kv_shape.dtype, DType::kF32);
+  config.cache.kv_cache_dtype = DType::kF8E4M3;  // --kv-cache-dtype fp8: a byte an element
+  Result<ResolvedEngineConfig> fp8 = resolve_engine_config(config, model, model_->model->kv_cache_spec());
+  ASSERT_TRUE(fp8.is_ok());
+  EXPECT_EQ(fp8->kv_shape.bytes_per_block(), 5120u);
+  EXPECT_EQ(fp8->num_blocks, 40);
 }
 
 TEST_F(EngineCoreTest, StreamedDeltasConcatenateToTheFinalOutput) {

@@ -29,6 +29,8 @@ const Shape kUneven{6, 2, 48, 8, 96, {{70, 70}, {90, 1}, {80, 11}}};
 // a group of 7 (a tile's rows hold parts of several tokens).
 const Shape kWideHeads{8, 2, 128, 8, 96, {{130, 130}, {200, 1}, {150, 45}}};
 const Shape kOddGroup{14, 2, 96, 32, 48, {{100, 100}, {300, 1}, {140, 23}}};
+// An odd head_dim (F32 and FP8 caches only: BF16 pairs dimensions).
+const Shape kOddHeadDim{6, 3, 9, 4, 64, {{19, 19}, {40, 1}, {30, 6}}};
 
 struct Sequence {
   std::vector<float> k, v;  // [len, kv_heads, head_dim]: the whole context
@@ -36,26 +38,25 @@ struct Sequence {
   std::vector<int32_t> blocks;
 };
 
-// A layer's cache of either dtype, every slot NaN until written.
+// A layer's cache of any dtype, every slot NaN until written (an FP8 NaN
+// code reads as 480: as plain a mistake).
 struct KvCache {
   std::vector<float> f32_keys, f32_values;
   std::vector<uint16_t> bf16_keys, bf16_values;
+  std::vector<uint8_t> fp8_keys, fp8_values;
   PagedKVLayer layer;
 
   KvCache(DType dtype, int32_t blocks, int32_t block_size, int32_t kv_heads, int32_t head_dim) {
     const auto elements = static_cast<size_t>(blocks) * kv_heads * block_size * head_dim;
-    const bool bf16 = dtype == DType::kBF16;
-    bf16_keys.assign(bf16 ? elements : 0, 0x7fc0);
-    bf16_values.assign(bf16 ? elements : 0, 0x7fc0);
-    f32_keys.assign(bf16 ? 0 : elements, NAN);
-    f32_values.assign(bf16 ? 0 : elements, NAN);
-    layer = {bf16 ? static_cast<void*>(bf16_keys.data()) : f32_keys.data(),
-             bf16 ? static_cast<void*>(bf16_values.data()) : f32_values.data(),
-             dtype,
-             blocks,
-             block_size,
-             kv_heads,
-             head_dim};
+    const auto filled = [&](auto& keys, auto& values, auto unwritten) {
+      keys.assign(elements, unwritten);
+      values.assign(elements, unwritten);
+      return std::pair<void*, void*>{keys.data(), values.data()};
+    };
+    const auto [keys, values] = dtype == DType::kBF16     ? filled(bf16_keys, bf16_values, uint16_t{0x7fc0})
+                                : dtype == DType::kF8E4M3 ? filled(fp8_keys, fp8_values, uint8_t{0x7f})
+                                                          : filled(f32_keys, f32_values, float{NAN});
+    layer = {keys, values, dtype, blocks, block_size, kv_heads, head_dim};
   }
   KvCache(const KvCache&) = delete;  // layer points into this object's vectors
   KvCache& operator=(const KvCache&) = delete;
@@ -96,9 +97,23 @@ std::vector<double> reference(const Shape& shape, const float* q, const Sequence
   return out;
 }
 
+// What a cache of `dtype` gives back for x: x itself, BF16-rounded, or an
+// FP8 cache's E4M3 number nearest x / scale (saturated), times the scale.
+float as_cached(float x, DType dtype, float scale) {
+  if (dtype == DType::kBF16) return bf16_to_f32(f32_to_bf16(x));
+  if (dtype == DType::kF8E4M3) return e4m3_to_f32(f32_to_e4m3(x / scale)) * scale;
+  return x;
+}
+
+// Scales for an FP8 cache: ones that leave most values within E4M3's range,
+// and some beyond it (a value scale of 0.004 saturates |v| > 1.79, a few
+// percent of the normal values here).
+const KVScales kFp8Scales{0.03f, 0.004f};
+
 // Every ISA's output for the batch, checked against the float64 reference
-// (over the values as the cache holds them: BF16-rounded for a BF16 cache).
+// (over the values as the cache holds them: as_cached).
 std::vector<float> run_case(const Shape& shape, int32_t window, DType dtype, float softcap) {
+  const KVScales scales = dtype == DType::kF8E4M3 ? kFp8Scales : KVScales{};
   const int32_t kHeads = shape.heads, kKvHeads = shape.kv_heads, kHeadDim = shape.head_dim;
   const int32_t kBlockSize = shape.block_size, kNumBlocks = shape.num_blocks;
   std::mt19937_64 rng(42);
@@ -112,7 +127,6 @@ std::vector<float> run_case(const Shape& shape, int32_t window, DType dtype, flo
   // Slots nobody wrote hold NaN, so that reading one shows.
   KvCache cache(dtype, kNumBlocks, kBlockSize, kKvHeads, kHeadDim);
   const PagedKVLayer& layer = cache.layer;
-  const bool bf16 = dtype == DType::kBF16;
 
   std::vector<Sequence> seqs;
   std::vector<float> q, step_k, step_v;
@@ -134,10 +148,8 @@ std::vector<float> run_case(const Shape& shape, int32_t window, DType dtype, flo
     }
     // What the reference sees: the cache's values.
     Sequence stored = seq;
-    if (bf16) {
-      for (float& x : stored.k) x = bf16_to_f32(f32_to_bf16(x));
-      for (float& x : stored.v) x = bf16_to_f32(f32_to_bf16(x));
-    }
+    for (float& x : stored.k) x = as_cached(x, dtype, scales.key);
+    for (float& x : stored.v) x = as_cached(x, dtype, scales.value);
     // Earlier tokens were written by earlier steps; this step writes the queried ones.
     std::vector<int32_t> earlier_slots;
     for (int32_t pos = 0; pos < len; ++pos) {
@@ -145,7 +157,7 @@ std::vector<float> run_case(const Shape& shape, int32_t window, DType dtype, flo
       const float* kp = seq.k.data() + pos * kKvHeads * kHeadDim;
       const float* vp = seq.v.data() + pos * kKvHeads * kHeadDim;
       if (pos < len - nq) {
-        write_kv_cache(kp, vp, &slot, 1, layer);
+        write_kv_cache(kp, vp, &slot, 1, layer, scales);
       } else {
         slots.push_back(slot);
         step_k.insert(step_k.end(), kp, kp + kKvHeads * kHeadDim);
@@ -158,7 +170,7 @@ std::vector<float> run_case(const Shape& shape, int32_t window, DType dtype, flo
     seqs.push_back(std::move(stored));
   }
   const int64_t num_tokens = query_start.back();
-  write_kv_cache(step_k.data(), step_v.data(), slots.data(), num_tokens, layer);
+  write_kv_cache(step_k.data(), step_v.data(), slots.data(), num_tokens, layer, scales);
   AttentionMetadata meta{static_cast<int32_t>(seqs.size()),
                          query_start.data(),
                          seq_lens.data(),
@@ -168,7 +180,7 @@ std::vector<float> run_case(const Shape& shape, int32_t window, DType dtype, flo
   std::vector<float> out(static_cast<size_t>(num_tokens * kHeads * kHeadDim));
   ThreadPool pool(2);
   paged_attention(q.data(), kHeads, layer, meta, 1.0f / std::sqrt(static_cast<float>(kHeadDim)), window, softcap,
-                  out.data(), pool);
+                  out.data(), pool, scales);
   for (size_t s = 0; s < seqs.size(); ++s) {
     const int64_t row0 = query_start[s];
     const auto expected = reference(shape, q.data() + row0 * kHeads * kHeadDim, seqs[s], window, softcap);
@@ -189,7 +201,8 @@ std::vector<float> run_case(const Shape& shape, int32_t window, DType dtype, flo
 // but AMX's tiles over a BF16 cache (heads of 32k dimensions), a second
 // arithmetic that only the reference bounds.
 void run_every_isa(const Shape& shape, int32_t window, float softcap = 0) {
-  for (DType dtype : {DType::kF32, DType::kBF16}) {
+  for (DType dtype : {DType::kF32, DType::kBF16, DType::kF8E4M3}) {
+    if (dtype == DType::kBF16 && shape.head_dim % 2 != 0) continue;
     ASSERT_TRUE(force_cpu_isa("scalar").is_ok());
     const std::vector<float> scalar = run_case(shape, window, dtype, softcap);
     for (const char* isa : {"avx2", "avx512", "amx"}) {
@@ -221,6 +234,11 @@ TEST(PagedAttentionTest, WideHeadsInSmallBlocksMatchTheReference) {
 
 TEST(PagedAttentionTest, SevenHeadsPerKvHeadMatchTheReference) { run_every_isa(kOddGroup, 0); }
 
+TEST(PagedAttentionTest, OddHeadDimMatchesTheReference) {
+  run_every_isa(kOddHeadDim, 0);
+  run_every_isa(kOddHeadDim, 6);
+}
+
 // Gemma 2's logit soft-capping (a small cap, so that it changes the result).
 TEST(PagedAttentionTest, SoftCappedScoresMatchTheReference) {
   run_every_isa(kSmall, 0, 0.5f);
@@ -246,20 +264,22 @@ TEST(PagedAttentionTest, PrefillRowsEqualTheSameRowsDecodedAlone) {
   ThreadPool pool(2);
   for (const char* isa : {"scalar", "avx2", "avx512", "amx"}) {
     if (!force_cpu_isa(isa).is_ok()) continue;
-    for (DType dtype : {DType::kF32, DType::kBF16}) {
+    for (DType dtype : {DType::kF32, DType::kBF16, DType::kF8E4M3}) {
       KvCache cache(dtype, kBlocks, kBlockSize, kKvHeads, kHeadDim);
       const PagedKVLayer& layer = cache.layer;
-      write_kv_cache(k.data(), v.data(), slots.data(), kLen, layer);
+      const KVScales scales = dtype == DType::kF8E4M3 ? kFp8Scales : KVScales{};
+      write_kv_cache(k.data(), v.data(), slots.data(), kLen, layer, scales);
       const float scale = 1.0f / std::sqrt(static_cast<float>(kHeadDim));
       const int32_t prefill_start[] = {0, kLen}, prefill_len[] = {kLen};
       AttentionMetadata prefill{1, prefill_start, prefill_len, block_table.data(), kBlocks, slots.data()};
       std::vector<float> together(q.size());
-      paged_attention(q.data(), kHeads, layer, prefill, scale, 0, 0, together.data(), pool);
+      paged_attention(q.data(), kHeads, layer, prefill, scale, 0, 0, together.data(), pool, scales);
       for (int32_t t : {0, 15, 16, 63, 64, 65, 100, 149}) {
         const int32_t decode_start[] = {0, 1}, decode_len[] = {t + 1};
         AttentionMetadata decode{1, decode_start, decode_len, block_table.data(), kBlocks, slots.data() + t};
         std::vector<float> alone(kHeads * kHeadDim);
-        paged_attention(q.data() + t * kHeads * kHeadDim, kHeads, layer, decode, scale, 0, 0, alone.data(), pool);
+        paged_attention(q.data() + t * kHeads * kHeadDim, kHeads, layer, decode, scale, 0, 0, alone.data(), pool,
+                        scales);
         for (int32_t i = 0; i < kHeads * kHeadDim; ++i) {
           ASSERT_EQ(alone[i], together[t * kHeads * kHeadDim + i]) << isa << " " << dtype_name(dtype) << " token " << t;
         }

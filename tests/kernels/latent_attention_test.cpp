@@ -1,7 +1,7 @@
 // Latent attention (kernels.h) against a float64 loop over contiguous rows:
 // scattered blocks, a mixed batch (fresh prefill, decode with a long
-// context, a chunk after a cached prefix), both cache dtypes, any thread
-// count giving the same bits.
+// context, a chunk after a cached prefix), every cache dtype (an FP8 one
+// scaled), any thread count giving the same bits.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -22,6 +22,8 @@ constexpr int32_t kValueDim = 32;
 constexpr int32_t kBlockSize = 8;
 constexpr int32_t kNumBlocks = 64;
 constexpr float kScale = 0.3f;
+// An FP8 cache's scale: normal rows mostly within E4M3's range, |x| > 4.48 saturated.
+constexpr float kFp8CacheScale = 0.01f;
 // {context, queried}: a fresh prefill, a decode token past a tile of 64 keys, a chunk after a cached prefix.
 const std::vector<std::pair<int32_t, int32_t>> kSeqs = {{9, 9}, {150, 1}, {70, 11}};
 
@@ -60,7 +62,11 @@ Batch make_batch() {
 }
 
 // What a cache of `dtype` gives back for x.
-float stored(float x, DType dtype) { return dtype == DType::kBF16 ? bf16_to_f32(f32_to_bf16(x)) : x; }
+float stored(float x, DType dtype) {
+  if (dtype == DType::kBF16) return bf16_to_f32(f32_to_bf16(x));
+  if (dtype == DType::kF8E4M3) return e4m3_to_f32(f32_to_e4m3(x / kFp8CacheScale)) * kFp8CacheScale;
+  return x;
+}
 
 std::vector<float> run(const Batch& b, DType dtype, int threads) {
   std::vector<uint8_t> cache(static_cast<size_t>(kNumBlocks * kBlockSize * kRowDim) * dtype_size(dtype));
@@ -68,7 +74,7 @@ std::vector<float> run(const Batch& b, DType dtype, int threads) {
   size_t slot = 0;
   for (const std::vector<float>& rows : b.rows) {
     const auto len = static_cast<int64_t>(rows.size() / kRowDim);
-    write_latent_cache(rows.data(), b.slots.data() + slot, len, layer);
+    write_latent_cache(rows.data(), b.slots.data() + slot, len, layer, kFp8CacheScale);
     slot += static_cast<size_t>(len);
   }
   AttentionMetadata meta{static_cast<int32_t>(kSeqs.size()),
@@ -79,7 +85,7 @@ std::vector<float> run(const Batch& b, DType dtype, int threads) {
                          nullptr};
   std::vector<float> out(static_cast<size_t>(b.query_start.back() * kHeads * kValueDim));
   ThreadPool pool(threads);
-  latent_attention(b.q.data(), kHeads, layer, meta, kScale, kValueDim, out.data(), pool);
+  latent_attention(b.q.data(), kHeads, layer, meta, kScale, kValueDim, out.data(), pool, kFp8CacheScale);
   return out;
 }
 
@@ -122,9 +128,13 @@ TEST(LatentAttentionTest, MatchesFloat64OverTheBf16RoundedRowsOfABf16Cache) {
   expect_matches_reference(DType::kBF16, 2e-5);
 }
 
+TEST(LatentAttentionTest, MatchesFloat64OverTheScaledCodesOfAnFp8Cache) {
+  expect_matches_reference(DType::kF8E4M3, 2e-5);
+}
+
 TEST(LatentAttentionTest, SameBitsForAnyThreadCount) {
   const Batch b = make_batch();
-  for (DType dtype : {DType::kF32, DType::kBF16}) EXPECT_EQ(run(b, dtype, 1), run(b, dtype, 3));
+  for (DType dtype : {DType::kF32, DType::kBF16, DType::kF8E4M3}) EXPECT_EQ(run(b, dtype, 1), run(b, dtype, 3));
 }
 
 }  // namespace

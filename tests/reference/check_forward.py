@@ -5,9 +5,9 @@ Usage: check_forward.py VLLM_CPP DUMP_LOGITS WORKDIR --arch A --dtype D [--shard
 BF16 checkpoints are checked in both of the kernels' BF16 arithmetics where
 the CPU has them: widened to float32 (avx512 or lower) against the plain
 reference, and BF16 pairs (avx512_bf16) against the reference with
-bfloat16-rounded matrix inputs; and over both KV cache dtypes (float32,
-exact; bfloat16, their default, against a reference that rounds keys and
-values).
+bfloat16-rounded matrix inputs; and over every KV cache dtype (float32,
+exact; bfloat16, their default, and fp8, against a reference whose cache
+rounds keys and values the same way).
 Exit status: 0 pass, 1 fail, 77 skipped (numpy missing)."""
 import argparse
 import os
@@ -46,6 +46,9 @@ def main():
     # (CMakeLists.txt says which and why); default: the two above.
     ap.add_argument("--bf16-pairs-tolerance", type=float)
     ap.add_argument("--bf16-pairs-p90-tolerance", type=float)
+    # The FP8 KV cache pass of the same architectures (a flip is an E4M3 step there).
+    ap.add_argument("--fp8-kv-tolerance", type=float)
+    ap.add_argument("--fp8-kv-p90-tolerance", type=float)
     args = ap.parse_args()
 
     model_dir = os.path.join(args.workdir, f"{args.arch}-{args.dtype}-{args.shards}")
@@ -54,19 +57,23 @@ def main():
                     "--seed", str(args.seed), "--num-shards", str(args.shards), "--out", model_dir], check=True)
     vocab = reference_forward.json.load(open(os.path.join(model_dir, "config.json")))["vocab_size"]
     ids = np.random.default_rng(args.seed).integers(0, vocab, NUM_TOKENS).tolist()
-    # (ISA, KV cache dtype, reference with bf16-rounded activations?, with
-    # bf16-rounded keys and values?); dump_logits exits 77 for an ISA this CPU
-    # lacks.  BF16 weights widen to float32 on every ISA but avx512_bf16: the
-    # exact pass runs on the best of those (auto where there is no AVX-512);
-    # then the BF16 KV cache that bfloat16 checkpoints get by default, with
-    # widened weights and with the BF16 pair kernels.
-    passes = [("avx512" if args.dtype == "bf16" else "auto", "float32", False, False)]
+    # (ISA, KV cache dtype, reference with bf16-rounded activations?);
+    # dump_logits exits 77 for an ISA this CPU lacks.  BF16 weights widen to
+    # float32 on every ISA but avx512_bf16: the exact pass runs on the best of
+    # those (auto where there is no AVX-512); then the BF16 KV cache that
+    # bfloat16 checkpoints get by default, with widened weights and with the
+    # BF16 pair kernels; and an FP8 cache (--kv-cache-dtype fp8) once per
+    # architecture, on float32 weights.
+    widened = "avx512" if args.dtype == "bf16" else "auto"
+    passes = [(widened, "float32", False)]
     if args.dtype == "bf16":
-        passes += [("avx512", "bfloat16", False, True), ("avx512_bf16", "bfloat16", True, True)]
+        passes += [("avx512", "bfloat16", False), ("avx512_bf16", "bfloat16", True)]
+    if args.dtype == "f32":
+        passes.append((widened, "fp8", False))
     failed = False
     checked = 0
-    for isa, kv_dtype, bf16_activations, bf16_kv in passes:
-        expected = reference_forward.forward(model_dir, ids, bf16_activations, bf16_kv)
+    for isa, kv_dtype, bf16_activations in passes:
+        expected = reference_forward.forward(model_dir, ids, bf16_activations, kv_dtype)
         scale = np.abs(expected).max()
         for chunk in CHUNK_SIZES:
             out_path = os.path.join(model_dir, f"logits-{chunk}.f32")
@@ -85,9 +92,9 @@ def main():
             ours = np.fromfile(out_path, dtype="<f4").reshape(NUM_TOKENS, vocab)
             errors = np.abs(ours - expected) / scale
             error = errors.max()
-            if bf16_activations or bf16_kv:
+            if bf16_activations or kv_dtype != "float32":
                 # A value that float32 and float64 round to either side of a
-                # bfloat16 tie makes one input differ by a bfloat16 step, and
+                # bfloat16 (or E4M3) tie makes one input differ by a step, and
                 # with it the logits of its position and of the later ones that
                 # attend to it (causally, never earlier ones).  So the positions
                 # before the first such flip (at least 4), or half of all
@@ -99,6 +106,9 @@ def main():
                 if bf16_activations:
                     p90_tolerance = args.bf16_pairs_p90_tolerance or p90_tolerance
                     bound = args.bf16_pairs_tolerance or bound
+                if kv_dtype == "fp8":
+                    p90_tolerance = args.fp8_kv_p90_tolerance or p90_tolerance
+                    bound = args.fp8_kv_tolerance or bound
                 agree = np.quantile(errors, 0.9, axis=1) <= p90_tolerance
                 leading = NUM_TOKENS if agree.all() else int(np.argmin(agree))
                 ok = (leading >= 4 or 2 * int(agree.sum()) >= NUM_TOKENS) and error <= bound

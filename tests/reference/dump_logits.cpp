@@ -1,6 +1,6 @@
 // Test helper: prints the logits of every position of a token sequence, as
 // computed by the engine in prefill chunks, for the numpy reference check.
-// Usage: dump_logits MODEL_DIR CHUNK_TOKENS OUT_FILE [CPU_ISA [float32|bfloat16]] < ids (whitespace-separated)
+// Usage: dump_logits MODEL_DIR CHUNK_TOKENS OUT_FILE [CPU_ISA [float32|bfloat16|fp8]] < ids (whitespace-separated)
 // The last argument is the KV cache's dtype (default float32).
 // OUT_FILE receives float32 [num_tokens, vocab_size], little-endian.
 // Exit 77 when this CPU cannot run CPU_ISA.
@@ -16,10 +16,13 @@
 
 int main(int argc, char** argv) {
   if (argc < 4 || argc > 6) {
-    std::fprintf(stderr, "usage: dump_logits MODEL_DIR CHUNK_TOKENS OUT_FILE [CPU_ISA [float32|bfloat16]] < ids\n");
+    std::fprintf(stderr, "usage: dump_logits MODEL_DIR CHUNK_TOKENS OUT_FILE [CPU_ISA [float32|bfloat16|fp8]] < ids\n");
     return 2;
   }
-  const vllm::DType kv_dtype = argc == 6 && std::string(argv[5]) == "bfloat16" ? vllm::DType::kBF16 : vllm::DType::kF32;
+  const std::string kv_name = argc == 6 ? argv[5] : "float32";
+  const vllm::DType kv_dtype = kv_name == "bfloat16" ? vllm::DType::kBF16
+                               : kv_name == "fp8"    ? vllm::DType::kF8E4M3
+                                                     : vllm::DType::kF32;
   if (argc >= 5) {
     const vllm::Status forced = vllm::kernels::force_cpu_isa(argv[4]);
     if (!forced.is_ok()) {

@@ -54,7 +54,7 @@ def softmax(scores):
     return e / e.sum(axis=-1, keepdims=True)
 
 
-def attention(config, w, p, h, cos, sin, matmul, bf16_kv, absorbed):
+def attention(config, w, p, h, cos, sin, matmul, kv_cache, absorbed):
     n = h.shape[0]
     heads = config["num_attention_heads"]
     nope, rope, v_dim = config["qk_nope_head_dim"], config["qk_rope_head_dim"], config["v_head_dim"]
@@ -73,8 +73,7 @@ def attention(config, w, p, h, cos, sin, matmul, bf16_kv, absorbed):
         q_pe, k_pe = rotate_interleaved(q_pe, cos, sin), rotate_interleaved(k_pe, cos, sin)
     else:  # V3 with rope_interleave false: rotate_half on the stored order
         q_pe, k_pe = ref.rotate(q_pe, cos, sin), ref.rotate(k_pe, cos, sin)
-    if bf16_kv:  # what a BF16 cache of [c | rope(k_pe)] holds
-        c, k_pe = ref.round_to_bf16(c, flush=False), ref.round_to_bf16(k_pe, flush=False)
+    c, k_pe = kv_cache.keys(p, c), kv_cache.keys(p, k_pe)  # what the cache of rows [c | rope(k_pe)] holds
     kv_b = w[p + "kv_b_proj.weight"].reshape(heads, nope + v_dim, rank)
     w_uk, w_uv = kv_b[:, :nope, :], kv_b[:, nope:, :]
     mask = np.tril(np.ones((n, n), dtype=bool))
@@ -147,7 +146,7 @@ def moe(config, w, p, x, matmul, v3):
     return out + mlp(w, p + "shared_experts.", x, matmul)
 
 
-def forward(config, w, ids, matmul, bf16_kv):
+def forward(config, w, ids, matmul, kv_cache):
     v3 = config["architectures"][0] == "DeepseekV3ForCausalLM"
     eps = config["rms_norm_eps"]
     n = len(ids)
@@ -161,7 +160,7 @@ def forward(config, w, ids, matmul, bf16_kv):
     for layer in range(config["num_hidden_layers"]):
         p = f"model.layers.{layer}."
         h = ref.rms_norm(x, w[p + "input_layernorm.weight"], eps)
-        x = x + attention(config, w, p + "self_attn.", h, cos, sin, matmul, bf16_kv, matmul.rounds_inputs)
+        x = x + attention(config, w, p + "self_attn.", h, cos, sin, matmul, kv_cache, matmul.rounds_inputs)
         h = ref.rms_norm(x, w[p + "post_attention_layernorm.weight"], eps)
         if config.get("n_routed_experts") and layer >= first_dense and layer % frequency == 0:
             x = x + moe(config, w, p + "mlp.", h, matmul, v3)

@@ -38,7 +38,7 @@ def layer_is_sliding(config, version):
     return [(i + 1) % pattern != 0 for i in range(config["num_hidden_layers"])]
 
 
-def forward(config, w, ids, matmul, bf16_kv):
+def forward(config, w, ids, matmul, kv_cache):
     version = 2 if config["architectures"][0] == "Gemma2ForCausalLM" else 3
     hidden = config["hidden_size"]
     n_heads, n_kv = config["num_attention_heads"], config["num_key_value_heads"]
@@ -75,8 +75,7 @@ def forward(config, w, ids, matmul, bf16_kv):
             k = gemma_rms(k, w[p + "self_attn.k_norm.weight"], eps)
         angles = rope_local if (version == 3 and sliding[layer]) else rope_global
         q, k = ref.rotate(q, np.cos(angles), np.sin(angles)), ref.rotate(k, np.cos(angles), np.sin(angles))
-        if bf16_kv:
-            k, v = ref.round_to_bf16(k, flush=False), ref.round_to_bf16(v, flush=False)
+        k, v = kv_cache.keys(p + "self_attn.", k), kv_cache.values(p + "self_attn.", v)
         k = np.repeat(k, n_heads // n_kv, axis=1)
         v = np.repeat(v, n_heads // n_kv, axis=1)
         scores = np.einsum("qhd,khd->hqk", q, k) * scale

@@ -5,15 +5,17 @@ Llama, Mistral, Qwen2 and Qwen3 here, other families in ref_<family>.py
 itself and uses every bias / q-k norm tensor the checkpoint holds.
 With bf16_activations, every matrix product first rounds its input to
 bfloat16 (to nearest even, subnormals to zero), as the engine's BF16 pair
-kernels do for BF16 weights (kernels/cpu/gemm.h); with bf16_kv, keys (after
-the rotary embedding) and values are rounded to bfloat16 (to nearest even),
-as a BF16 KV cache stores them."""
+kernels do for BF16 weights (kernels/cpu/gemm.h); with a kv_dtype other
+than float32, keys (after the rotary embedding) and values are what a KV
+cache of that dtype gives back (KVCache)."""
 import json
 import math
 import os
 import struct
 
 import numpy as np
+
+import e4m3
 
 _DTYPES = {"F32": np.dtype("<f4"), "F16": np.dtype("<f2"), "BF16": np.dtype("<u2")}
 
@@ -137,6 +139,44 @@ def round_to_bf16(x, flush=True):
     return bits.view(np.float32).astype(np.float64)
 
 
+class KVCache:
+    """What a KV cache of `dtype` gives back for keys and values written to
+    it: float32 as they are; bfloat16 rounded to nearest even (subnormals
+    kept); fp8 as vLLM's FP8 E4M3 cache, e4m3(x / scale) * scale, with the
+    scales of the attention module at `prefix` that the checkpoint `w`
+    holds under vLLM's names (k_scale and v_scale, or one kv_scale: one
+    alone serves for both, none is 1).  A latent (MLA) cache's rows are all
+    keys."""
+
+    def __init__(self, dtype, w):
+        assert dtype in ("float32", "bfloat16", "fp8"), dtype
+        self.dtype, self.w = dtype, w
+
+    def scales(self, prefix):
+        def scale(name):
+            return float(self.w[prefix + name].reshape(-1)[0]) if prefix + name in self.w else None
+        k, v, both = scale("k_scale"), scale("v_scale"), scale("kv_scale")
+        if k is not None and v is not None:
+            return k, v
+        if k is None and v is None and both is None:
+            return 1.0, 1.0
+        larger = max(s for s in (k, v, both) if s is not None)
+        return larger, larger
+
+    def _stored(self, x, scale):
+        if self.dtype == "bfloat16":
+            return round_to_bf16(x, flush=False)
+        if self.dtype == "fp8":
+            return e4m3.VALUES[e4m3.to_e4m3(x / scale)].astype(np.float64) * scale
+        return x
+
+    def keys(self, prefix, k):
+        return self._stored(k, self.scales(prefix)[0])
+
+    def values(self, prefix, v):
+        return self._stored(v, self.scales(prefix)[1])
+
+
 def rms_norm(x, weight, eps):
     return x / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + eps) * weight
 
@@ -170,11 +210,12 @@ def sliding_window(config):
     return 0
 
 
-def forward(model_dir, ids, bf16_activations=False, bf16_kv=False):
+def forward(model_dir, ids, bf16_activations=False, kv_dtype="float32"):
     """Logits [len(ids), vocab] for the sequence `ids` (positions 0..n-1)."""
     with open(os.path.join(model_dir, "config.json")) as f:
         config = json.load(f)
     w = load_weights(model_dir)
+    kv_cache = KVCache(kv_dtype, w)
 
     def matmul(x, weight):
         return (round_to_bf16(x) if bf16_activations else x) @ weight.T
@@ -182,8 +223,8 @@ def forward(model_dir, ids, bf16_activations=False, bf16_kv=False):
 
     family = FAMILIES.get(config["architectures"][0])
     if family is not None:
-        return __import__(family).forward(config, w, ids, matmul, bf16_kv)
-    return llama_family_forward(config, w, ids, matmul, bf16_kv)
+        return __import__(family).forward(config, w, ids, matmul, kv_cache)
+    return llama_family_forward(config, w, ids, matmul, kv_cache)
 
 
 # Architectures whose forward pass lives in a module of its own.
@@ -191,7 +232,7 @@ FAMILIES = {"Gemma2ForCausalLM": "ref_gemma", "Gemma3ForCausalLM": "ref_gemma",
             "DeepseekV2ForCausalLM": "ref_deepseek", "DeepseekV3ForCausalLM": "ref_deepseek"}
 
 
-def llama_family_forward(config, w, ids, matmul, bf16_kv):
+def llama_family_forward(config, w, ids, matmul, kv_cache):
     """Llama, Mistral, Qwen2, Qwen3, Phi-3 (fused qkv_proj / gate_up_proj,
     partial rotary, LongRoPE), Granite (its four multipliers), StableLM
     (LayerNorms with biases, partial rotary), and the
@@ -248,8 +289,7 @@ def llama_family_forward(config, w, ids, matmul, bf16_kv):
             q = rms_norm(q, w[p + "self_attn.q_norm.weight"], eps)
             k = rms_norm(k, w[p + "self_attn.k_norm.weight"], eps)
         q, k = rotate(q, cos, sin), rotate(k, cos, sin)
-        if bf16_kv:
-            k, v = round_to_bf16(k, flush=False), round_to_bf16(v, flush=False)
+        k, v = kv_cache.keys(p + "self_attn.", k), kv_cache.values(p + "self_attn.", v)
         group = n_heads // n_kv
         k = np.repeat(k, group, axis=1)
         v = np.repeat(v, group, axis=1)

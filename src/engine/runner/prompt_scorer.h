@@ -12,9 +12,9 @@
 namespace vllm {
 
 // [token_ids.size(), vocab_size]; chunks of `chunk_tokens` tokens, over a KV
-// cache of `kv_dtype` (F32 or BF16).
-Result<std::vector<float>> score_all_positions(Model& model, ThreadPool& pool,
-                                               const std::vector<int32_t>& token_ids, int32_t chunk_tokens,
-                                               int32_t block_size = 16, DType kv_dtype = DType::kF32);
+// cache of `kv_dtype` (F32, BF16 or F8_E4M3).
+Result<std::vector<float>> score_all_positions(Model& model, ThreadPool& pool, const std::vector<int32_t>& token_ids,
+                                               int32_t chunk_tokens, int32_t block_size = 16,
+                                               DType kv_dtype = DType::kF32);
 
 }  // namespace vllm

@@ -12,14 +12,16 @@ inline int64_t block_offset(const PagedKVLayer& layer, int32_t block, int32_t kv
   return (static_cast<int64_t>(block) * layer.num_kv_heads + kv_head) * layer.block_size * layer.head_dim;
 }
 
-int64_t f32_key_offset(int32_t d, int32_t j, int32_t block_size) { return static_cast<int64_t>(d) * block_size + j; }
-int64_t f32_value_offset(int32_t c, int32_t) { return c; }
-float as_f32(float x) { return x; }
+int64_t element_key_offset(int32_t d, int32_t j, int32_t block_size) {
+  return static_cast<int64_t>(d) * block_size + j;
+}
+int64_t element_value_offset(int32_t c, int32_t) { return c; }
 
-template <typename T, T (*Store)(float), int64_t (*KeyOffset)(int32_t, int32_t, int32_t),
-          int64_t (*ValueOffset)(int32_t, int32_t)>
+// Each token's keys and values, `store`d as T, in their slots.
+template <typename T, int64_t (*KeyOffset)(int32_t, int32_t, int32_t), int64_t (*ValueOffset)(int32_t, int32_t),
+          typename StoreKey, typename StoreValue>
 void write_slots(const float* k, const float* v, const int32_t* slot_mapping, int64_t num_tokens,
-                 const PagedKVLayer& layer) {
+                 const PagedKVLayer& layer, const StoreKey& store_key, const StoreValue& store_value) {
   const int32_t hd = layer.head_dim, bs = layer.block_size;
   T* keys = static_cast<T*>(layer.key_cache);
   T* values = static_cast<T*>(layer.value_cache);
@@ -30,9 +32,9 @@ void write_slots(const float* k, const float* v, const int32_t* slot_mapping, in
       const int64_t base = block_offset(layer, block, h);
       const float* key = k + (t * layer.num_kv_heads + h) * hd;
       const float* value = v + (t * layer.num_kv_heads + h) * hd;
-      for (int32_t d = 0; d < hd; ++d) keys[base + KeyOffset(d, offset, bs)] = Store(key[d]);
+      for (int32_t d = 0; d < hd; ++d) keys[base + KeyOffset(d, offset, bs)] = store_key(key[d]);
       T* value_row = values + base + static_cast<int64_t>(offset) * hd;
-      for (int32_t d = 0; d < hd; ++d) value_row[ValueOffset(d, hd)] = Store(value[d]);
+      for (int32_t d = 0; d < hd; ++d) value_row[ValueOffset(d, hd)] = store_value(value[d]);
     }
   }
 }
@@ -40,14 +42,25 @@ void write_slots(const float* k, const float* v, const int32_t* slot_mapping, in
 }  // namespace
 
 void write_kv_cache(const float* k, const float* v, const int32_t* slot_mapping, int64_t num_tokens,
-                    const PagedKVLayer& layer) {
-  VLLM_CHECK(layer.dtype == DType::kF32 || layer.dtype == DType::kBF16, "KV cache must be F32 or BF16");
-  if (layer.dtype == DType::kBF16) {
-    VLLM_CHECK(layer.head_dim % 2 == 0, "a BF16 KV cache needs an even head_dim");
-    return write_slots<uint16_t, f32_to_bf16, cpu::bf16_key_offset, cpu::bf16_value_offset>(k, v, slot_mapping,
-                                                                                            num_tokens, layer);
+                    const PagedKVLayer& layer, const KVScales& scales) {
+  switch (layer.dtype) {
+    case DType::kF32: {
+      const auto as_is = [](float x) { return x; };
+      return write_slots<float, element_key_offset, element_value_offset>(k, v, slot_mapping, num_tokens, layer, as_is,
+                                                                          as_is);
+    }
+    case DType::kBF16:
+      VLLM_CHECK(layer.head_dim % 2 == 0, "a BF16 KV cache needs an even head_dim");
+      return write_slots<uint16_t, cpu::bf16_key_offset, cpu::bf16_value_offset>(k, v, slot_mapping, num_tokens, layer,
+                                                                                 f32_to_bf16, f32_to_bf16);
+    case DType::kF8E4M3:
+      // As vLLM stores an FP8 cache: x / scale to the nearest E4M3 number, saturated.
+      return write_slots<uint8_t, element_key_offset, element_value_offset>(
+          k, v, slot_mapping, num_tokens, layer, [&](float x) { return f32_to_e4m3(x / scales.key); },
+          [&](float x) { return f32_to_e4m3(x / scales.value); });
+    default:
+      VLLM_CHECK(false, "KV cache must be F32, BF16 or FP8 E4M3");
   }
-  write_slots<float, as_f32, f32_key_offset, f32_value_offset>(k, v, slot_mapping, num_tokens, layer);
 }
 
 namespace {
@@ -111,7 +124,8 @@ void attend_in_blocks(const float* q, int32_t num_heads, const PagedKVLayer& lay
 }  // namespace
 
 void paged_attention(const float* q, int32_t num_heads, const PagedKVLayer& layer, const AttentionMetadata& meta,
-                     float scale, int32_t sliding_window, float softcap, float* out, ThreadPool& pool) {
+                     float scale, int32_t sliding_window, float softcap, float* out, ThreadPool& pool,
+                     const KVScales& scales) {
   const cpu::AttentionTable& table = cpu::active_attention_table();
   if (layer.dtype == DType::kBF16 && table.attends_in_blocks(layer.head_dim)) {
     return attend_in_blocks(q, num_heads, layer, meta, scale, sliding_window, softcap, out, pool,
@@ -130,7 +144,12 @@ void paged_attention(const float* q, int32_t num_heads, const PagedKVLayer& laye
   for (int32_t s = 0; s < meta.num_seqs; ++s) {
     for (int32_t r = meta.query_start_loc[s]; r < meta.query_start_loc[s + 1]; ++r) row_seq[static_cast<size_t>(r)] = s;
   }
-  const cpu::AttentionRowFn attend_row = layer.dtype == DType::kBF16 ? table.attend_row_bf16 : table.attend_row;
+  const cpu::AttentionRowFn attend_row = layer.dtype == DType::kBF16     ? table.attend_row_bf16
+                                         : layer.dtype == DType::kF8E4M3 ? table.attend_row_fp8
+                                                                         : table.attend_row;
+  // An FP8 cache's codes times its scales: k_scale goes into the scores'
+  // scale, v_scale onto the output (both 1 for the other dtypes).
+  const bool fp8 = layer.dtype == DType::kF8E4M3;
   const int32_t num_kv_heads = layer.num_kv_heads;
   const int64_t num_items = num_tokens * num_kv_heads;
   // Items dealt round-robin rather than in contiguous ranges: a causal
@@ -146,8 +165,9 @@ void paged_attention(const float* q, int32_t num_heads, const PagedKVLayer& laye
     args.key_cache = layer.key_cache;
     args.value_cache = layer.value_cache;
     args.block_stride = static_cast<int64_t>(num_kv_heads) * layer.block_size * hd;
-    args.scale = scale;
+    args.scale = fp8 ? scale * scales.key : scale;
     args.softcap = softcap;
+    args.value_scale = fp8 ? scales.value : 1.0f;
     args.scratch = scratch.data();
     for (int64_t item = worker; item < num_items; item += pool.num_threads()) {
       const int64_t row = item / num_kv_heads;

@@ -29,16 +29,17 @@ struct AttentionRowArgs {
   int32_t group;
   int32_t head_dim;
   int32_t block_size;
-  const void* key_cache;    // the layer's: float, or uint16_t BF16 (AttentionTable picks the function)
+  const void* key_cache;    // the layer's: float, uint16_t BF16 or uint8_t FP8 (AttentionTable picks the function)
   const void* value_cache;  // same layout sizes
   int64_t block_stride;     // elements per block (all KV heads)
   int64_t head_offset;      // elements from a block's start to this KV head's slice
   const int32_t* block_table;
   int32_t first_key, last_key;  // inclusive
   float scale;
-  float softcap;   // > 0: scores become softcap * tanh(score / softcap)
-  float* out;      // [group, head_dim]
-  float* scratch;  // attention_scratch_floats(group, head_dim)
+  float softcap;             // > 0: scores become softcap * tanh(score / softcap)
+  float value_scale = 1.0f;  // the output's factor: an FP8 cache's v_scale (its k_scale is in `scale`)
+  float* out;                // [group, head_dim]
+  float* scratch;            // attention_scratch_floats(group, head_dim)
 };
 
 // Where a BF16 cache keeps element (dimension d, key j) of a block's keys
@@ -93,6 +94,7 @@ using AttentionBlockFn = void (*)(const AttentionBlockArgs& args);
 struct AttentionTable {
   AttentionRowFn attend_row;       // F32 KV cache
   AttentionRowFn attend_row_bf16;  // BF16 KV cache, widened on load
+  AttentionRowFn attend_row_fp8;   // FP8 E4M3 KV cache (the F32 layouts, a byte each), widened on load
   // BF16 KV cache on matrix units, where the ISA has them (else null), for
   // heads of a multiple of 32 dimensions (attends_in_blocks).
   AttentionBlockFn attend_block_bf16 = nullptr;

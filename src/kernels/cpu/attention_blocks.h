@@ -1,10 +1,11 @@
 // The attention of attention.h, written once for any vector ISA.  An ISA
 // file defines a traits struct V and instantiates attend_row<V, T> for the
-// KV cache's element type T (float, or uint16_t BF16):
+// KV cache's element type T (float, uint16_t BF16 or uint8_t FP8 E4M3):
 //   V::Reg, V::kLanes, V::zero(), V::set1(float), V::load(const float*, count),
 //   V::load_bf16(const uint16_t*, count) (widened exactly),
 //   V::load_bf16_words(const uint16_t*, count, high): count 32-bit words, the
 //   low (or high) BF16 of each widened,
+//   V::load_e4m3(const uint8_t*, count) (widened exactly, e4m3_widening.h),
 //   V::store(float*, Reg, count) (count <= kLanes lanes), V::add, V::sub,
 //   V::mul, V::fmadd(a, b, c) = a * b + c, V::max, V::round (to nearest
 //   even) and V::pow2(Reg n) = 2^n for integral n in [-126, 127];
@@ -26,15 +27,31 @@ namespace vllm::kernels::cpu::blocks {
 template <typename T>
 struct KVLayout;
 
-template <>
-struct KVLayout<float> {
-  static const float* key_column(const float* slice, int32_t j) { return slice + j; }
-  // Dimensions d and d + 1 of `count` consecutive keys from key_column.
+// F32 and FP8 caches: keys [head_dim][block_size], values in order, one
+// element each (kernels.h); Widen reads `count` consecutive ones.
+template <typename T, typename V>
+typename V::Reg widen(const T* p, int64_t count) {
+  if constexpr (std::is_same_v<T, float>) {
+    return V::load(p, count);
+  } else {
+    return V::load_e4m3(p, count);
+  }
+}
+
+template <typename T>
+struct ElementLayout {
+  static const T* key_column(const T* slice, int32_t j) { return slice + j; }
+  // Dimension d of `count` consecutive keys from key_column.
   template <typename V>
-  static void key_dims(const float* column, int32_t d, int32_t block_size, int64_t count, typename V::Reg& even,
+  static typename V::Reg key_dim(const T* column, int32_t d, int32_t block_size, int64_t count) {
+    return widen<T, V>(column + static_cast<int64_t>(d) * block_size, count);
+  }
+  // Dimensions d and d + 1.
+  template <typename V>
+  static void key_dims(const T* column, int32_t d, int32_t block_size, int64_t count, typename V::Reg& even,
                        typename V::Reg& odd) {
-    even = V::load(column + static_cast<int64_t>(d) * block_size, count);
-    odd = V::load(column + static_cast<int64_t>(d + 1) * block_size, count);
+    even = key_dim<V>(column, d, block_size, count);
+    odd = key_dim<V>(column, d + 1, block_size, count);
   }
   // Where a value row's vector of dimensions from `dim` is, and how to read it.
   struct ValueSpot {
@@ -42,10 +59,15 @@ struct KVLayout<float> {
   };
   static ValueSpot value_spot(int32_t dim, int32_t) { return {dim}; }
   template <typename V>
-  static typename V::Reg load_value(const float* row, const ValueSpot& spot, int64_t count) {
-    return V::load(row + spot.offset, count);
+  static typename V::Reg load_value(const T* row, const ValueSpot& spot, int64_t count) {
+    return widen<T, V>(row + spot.offset, count);
   }
 };
+
+template <>
+struct KVLayout<float> : ElementLayout<float> {};
+template <>
+struct KVLayout<uint8_t> : ElementLayout<uint8_t> {};
 
 template <>
 struct KVLayout<uint16_t> {
@@ -119,13 +141,13 @@ void score_chunks(const RowGeometry<T>& geo, const float* const* q, int32_t pos,
       for (int c = 0; c < NC; ++c) odd[h][c] = V::fmadd(qo, ko[c], odd[h][c]);
     }
   }
-  if constexpr (std::is_same_v<T, float>) {
+  if constexpr (!std::is_same_v<T, uint16_t>) {
     if (paired < a.head_dim) {
       for (int h = 0; h < NH; ++h) {
         const typename V::Reg qe = V::set1(q[h][paired]);
         for (int c = 0; c < NC; ++c) {
           even[h][c] =
-              V::fmadd(qe, V::load(keys[c] + static_cast<int64_t>(paired) * a.block_size, geo.chunk), even[h][c]);
+              V::fmadd(qe, KVLayout<T>::template key_dim<V>(keys[c], paired, a.block_size, geo.chunk), even[h][c]);
         }
       }
     }
@@ -286,7 +308,7 @@ void attend_row(const AttentionRowArgs& a) {
     });
   }
   for (int32_t g = 0; g < g_count; ++g) {
-    for (int32_t d = 0; d < hd; ++d) a.out[g * hd + d] = acc[g * hd + d] / denom[g];
+    for (int32_t d = 0; d < hd; ++d) a.out[g * hd + d] = acc[g * hd + d] / denom[g] * a.value_scale;
   }
 }
 

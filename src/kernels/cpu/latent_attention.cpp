@@ -40,12 +40,18 @@ int64_t row_offset(const PagedKVLayer& layer, int32_t block, int32_t offset) {
 }
 
 // Row `pos` of a sequence as float32: in place for an F32 cache, widened
-// into `buffer` for a BF16 one.
-const float* cached_row(const PagedKVLayer& layer, const int32_t* block_table, int32_t pos, float* buffer) {
+// into `buffer` for a BF16 one, and for an FP8 one times its scale.
+const float* cached_row(const PagedKVLayer& layer, const int32_t* block_table, int32_t pos, float scale,
+                        float* buffer) {
   const int64_t at = row_offset(layer, block_table[pos / layer.block_size], pos % layer.block_size);
   if (layer.dtype == DType::kF32) return static_cast<const float*>(layer.key_cache) + at;
-  const uint16_t* row = static_cast<const uint16_t*>(layer.key_cache) + at;
-  for (int32_t d = 0; d < layer.head_dim; ++d) buffer[d] = bf16_to_f32(row[d]);
+  if (layer.dtype == DType::kBF16) {
+    const uint16_t* row = static_cast<const uint16_t*>(layer.key_cache) + at;
+    for (int32_t d = 0; d < layer.head_dim; ++d) buffer[d] = bf16_to_f32(row[d]);
+  } else {
+    const uint8_t* row = static_cast<const uint8_t*>(layer.key_cache) + at;
+    for (int32_t d = 0; d < layer.head_dim; ++d) buffer[d] = e4m3_to_f32(row[d]) * scale;
+  }
   return buffer;
 }
 
@@ -59,7 +65,7 @@ struct LatentItem {
 
 // One query row's block of heads, in tiles of kKeyTile keys, each an online
 // softmax update as attention.h's rows have it.
-void attend_latent(const PagedKVLayer& layer, const LatentItem& item, float scale, int32_t value_dim,
+void attend_latent(const PagedKVLayer& layer, const LatentItem& item, float scale, int32_t value_dim, float cache_scale,
                    std::vector<float>& scratch) {
   using cpu::kKeyTile;
   const int32_t hd = layer.head_dim, nh = item.num_heads;
@@ -76,7 +82,7 @@ void attend_latent(const PagedKVLayer& layer, const LatentItem& item, float scal
   for (int32_t tile = 0; tile <= item.last_key; tile += kKeyTile) {
     const int32_t count = std::min(kKeyTile, item.last_key + 1 - tile);
     for (int32_t j = 0; j < count; ++j) {
-      rows[j] = cached_row(layer, item.block_table, tile + j, widened + static_cast<int64_t>(j) * hd);
+      rows[j] = cached_row(layer, item.block_table, tile + j, cache_scale, widened + static_cast<int64_t>(j) * hd);
     }
     for (int32_t h = 0; h < nh; ++h) {
       const float* q = item.q + static_cast<int64_t>(h) * hd;
@@ -112,23 +118,30 @@ void attend_latent(const PagedKVLayer& layer, const LatentItem& item, float scal
 
 }  // namespace
 
-void write_latent_cache(const float* rows, const int32_t* slot_mapping, int64_t num_tokens, const PagedKVLayer& layer) {
-  VLLM_CHECK(layer.dtype == DType::kF32 || layer.dtype == DType::kBF16, "KV cache must be F32 or BF16");
+void write_latent_cache(const float* rows, const int32_t* slot_mapping, int64_t num_tokens, const PagedKVLayer& layer,
+                        float scale) {
   const int32_t hd = layer.head_dim, bs = layer.block_size;
   for (int64_t t = 0; t < num_tokens; ++t) {
     const int64_t at = row_offset(layer, slot_mapping[t] / bs, slot_mapping[t] % bs);
     const float* row = rows + t * hd;
-    if (layer.dtype == DType::kF32) {
-      std::memcpy(static_cast<float*>(layer.key_cache) + at, row, static_cast<size_t>(hd) * sizeof(float));
-    } else {
-      uint16_t* out = static_cast<uint16_t*>(layer.key_cache) + at;
-      for (int32_t d = 0; d < hd; ++d) out[d] = f32_to_bf16(row[d]);
+    switch (layer.dtype) {
+      case DType::kF32:
+        std::memcpy(static_cast<float*>(layer.key_cache) + at, row, static_cast<size_t>(hd) * sizeof(float));
+        break;
+      case DType::kBF16:
+        for (int32_t d = 0; d < hd; ++d) static_cast<uint16_t*>(layer.key_cache)[at + d] = f32_to_bf16(row[d]);
+        break;
+      case DType::kF8E4M3:
+        for (int32_t d = 0; d < hd; ++d) static_cast<uint8_t*>(layer.key_cache)[at + d] = f32_to_e4m3(row[d] / scale);
+        break;
+      default:
+        VLLM_CHECK(false, "KV cache must be F32, BF16 or FP8 E4M3");
     }
   }
 }
 
 void latent_attention(const float* q, int32_t num_heads, const PagedKVLayer& layer, const AttentionMetadata& meta,
-                      float scale, int32_t value_dim, float* out, ThreadPool& pool) {
+                      float scale, int32_t value_dim, float* out, ThreadPool& pool, float cache_scale) {
   VLLM_CHECK(value_dim <= layer.head_dim, "latent attention's values are a prefix of its rows");
   const int64_t num_tokens = meta.query_start_loc[meta.num_seqs];
   const int32_t blocks_per_row = (num_heads + kHeadsPerItem - 1) / kHeadsPerItem;
@@ -155,7 +168,7 @@ void latent_attention(const float* q, int32_t num_heads, const PagedKVLayer& lay
   pool.run([&](int worker) {
     thread_local std::vector<float> scratch;
     for (size_t i = static_cast<size_t>(worker); i < items.size(); i += static_cast<size_t>(pool.num_threads())) {
-      attend_latent(layer, items[i], scale, value_dim, scratch);
+      attend_latent(layer, items[i], scale, value_dim, cache_scale, scratch);
     }
   });
 }

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "model/layers/kv_cache_scales.h"
+
 namespace vllm {
 
 Result<std::unique_ptr<Attention>> Attention::load(WeightReader& weights, const AttentionWeights& names,
@@ -26,6 +28,7 @@ Result<std::unique_ptr<Attention>> Attention::load(WeightReader& weights, const 
   VLLM_ASSIGN_OR_RETURN(a->o_proj_, Linear::load(weights, {p + "o_proj.weight"}, {h}, q_dim,
                                                  names.o_bias ? std::vector<std::string>{p + "o_proj.bias"}
                                                               : std::vector<std::string>{}));
+  VLLM_ASSIGN_OR_RETURN(a->kv_scales_, load_kv_cache_scales(weights, p));
   if (config.qk_norm != AttentionConfig::QKNorm::kNone) {
     const bool whole = config.qk_norm == AttentionConfig::QKNorm::kWhole;
     VLLM_ASSIGN_OR_RETURN(a->q_norm_,
@@ -68,9 +71,9 @@ void Attention::forward(const float* x, const LayerContext& ctx, float* out) con
   const int64_t rotary_dim = ctx.rope.rotary_dim[rope];
   kernels::rope(q, t, nh, hd, rotary_dim, ctx.rope.cos[rope].data(), ctx.rope.sin[rope].data(), ctx.pool);
   kernels::rope(k, t, nkv, hd, rotary_dim, ctx.rope.cos[rope].data(), ctx.rope.sin[rope].data(), ctx.pool);
-  kernels::write_kv_cache(k, v, ctx.batch.attention.slot_mapping, t, ctx.kv);
+  kernels::write_kv_cache(k, v, ctx.batch.attention.slot_mapping, t, ctx.kv, kv_scales_);
   kernels::paged_attention(q, static_cast<int32_t>(nh), ctx.kv, ctx.batch.attention, c_.scale, c_.sliding_window,
-                           c_.softcap, attn, ctx.pool);
+                           c_.softcap, attn, ctx.pool, kv_scales_);
   o_proj_.forward(attn, t, out, ctx.pool);
 }
 

@@ -50,6 +50,7 @@ class Attention : public SequenceMixer {
   Linear qkv_proj_;  // [(heads + 2 * kv_heads) * head_dim, hidden]: q, k, v rows
   Linear o_proj_;    // [hidden, heads * head_dim]
   Norm q_norm_, k_norm_;
+  kernels::KVScales kv_scales_;  // of an FP8 cache
 };
 
 }  // namespace vllm

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "model/layers/kv_cache_scales.h"
+
 namespace vllm {
 namespace {
 
@@ -40,6 +42,9 @@ Result<std::unique_ptr<MlaAttention>> MlaAttention::load(WeightReader& w, const 
   a->k_up_t_ = as_linears(std::move(k_up));
   a->v_up_ = as_linears(std::move(v_up));
   VLLM_ASSIGN_OR_RETURN(a->o_proj_, Linear::load(w, {p + "o_proj.weight"}, {hidden}, heads * v));
+  // One cache of latent rows: vLLM scales an FP8 one by the key's scale.
+  VLLM_ASSIGN_OR_RETURN(const kernels::KVScales scales, load_kv_cache_scales(w, p));
+  a->cache_scale_ = scales.key;
   return a;
 }
 
@@ -88,7 +93,7 @@ void MlaAttention::forward(const float* x, const LayerContext& ctx, float* out) 
     std::copy_n(latent + r * rank, rank, rows + r * row_dim);
     std::copy_n(in + r * in_dim + qf + rank, rope_dim, rows + r * row_dim + rank);
   }
-  kernels::write_latent_cache(rows, ctx.batch.attention.slot_mapping, t, ctx.kv);
+  kernels::write_latent_cache(rows, ctx.batch.attention.slot_mapping, t, ctx.kv, cache_scale_);
 
   // Latent queries [T, heads, rank + rope]: W_UK^T q_nope per head, then q_pe.
   const int64_t per_head_dim = std::max({nope, rank, v});
@@ -108,7 +113,7 @@ void MlaAttention::forward(const float* x, const LayerContext& ctx, float* out) 
   }
   float* latent_out = scratch.get(ScratchSlot::kAttnOut, static_cast<size_t>(t * heads * rank));
   kernels::latent_attention(latent_q, static_cast<int32_t>(heads), ctx.kv, ctx.batch.attention, c_.scale,
-                            static_cast<int32_t>(rank), latent_out, ctx.pool);
+                            static_cast<int32_t>(rank), latent_out, ctx.pool, cache_scale_);
 
   // Values: W_UV per head of the attended latent, heads concatenated for o_proj.
   for (int64_t r = 0; r < t; ++r) {

@@ -62,6 +62,7 @@ class MlaAttention : public SequenceMixer {
   std::vector<Linear> k_up_t_;  // per head [kv_lora_rank, nope]: W_UK^T, q_nope -> latent query
   std::vector<Linear> v_up_;    // per head [v_head_dim, kv_lora_rank]: W_UV, latent output -> value
   Linear o_proj_;               // [hidden, heads * v_head_dim]
+  float cache_scale_ = 1.0f;    // of an FP8 cache
 };
 
 }  // namespace vllm

@@ -94,6 +94,17 @@ Result<std::vector<float>> SourceWeightReader::vectors(const std::vector<std::st
   return out;
 }
 
+Result<std::optional<float>> SourceWeightReader::scalar_if_present(const std::string& name) {
+  if (!source_.has(name)) return std::optional<float>{};
+  VLLM_ASSIGN_OR_RETURN(const Tensor t, source_.get(name));
+  const bool one_value = std::all_of(t.shape.begin(), t.shape.end(), [](int64_t d) { return d == 1; });
+  if (!one_value || !is_float_dtype(t.dtype)) {
+    return invalid_argument(source_.source() + ": tensor '" + name + "' is " + dtype_name(t.dtype) + " " +
+                            shape_to_string(t.shape) + ", expected one value of a float type (F32, BF16, F16)");
+  }
+  return std::optional<float>{widened_values(t)[0]};
+}
+
 Result<kernels::PackedMatrix> WeightLister::matrices(const std::vector<std::string>& names,
                                                      const std::vector<int64_t>& rows, int64_t cols) {
   for (size_t i = 0; i < names.size(); ++i) specs.push_back({names[i], {rows[i], cols}, WeightKind::kMatrix});

@@ -5,6 +5,7 @@
 // exactly that list).  A layer describes its weights once, for both.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -40,6 +41,9 @@ class WeightReader {
   // Checkpoint vectors [n[i]] concatenated.
   virtual Result<std::vector<float>> vectors(const std::vector<std::string>& names, const std::vector<int64_t>& n,
                                              WeightKind kind) = 0;
+  // A checkpoint tensor of one value (of any shape of ones, [] included, of
+  // a float dtype) that a layer may go without: nullopt where it is absent.
+  virtual Result<std::optional<float>> scalar_if_present(const std::string& name) = 0;
 
   Result<kernels::PackedMatrix> matrix(const std::string& name, int64_t rows, int64_t cols) {
     return matrices({name}, {rows}, cols);
@@ -61,6 +65,7 @@ class SourceWeightReader : public WeightReader {
                                                         bool transpose) override;
   Result<std::vector<float>> vectors(const std::vector<std::string>& names, const std::vector<int64_t>& n,
                                      WeightKind kind) override;
+  Result<std::optional<float>> scalar_if_present(const std::string& name) override;
 
  private:
   Result<Tensor> checked(const std::string& name, const std::vector<int64_t>& shape) const;
@@ -79,6 +84,8 @@ class WeightLister : public WeightReader {
                                                         bool transpose) override;
   Result<std::vector<float>> vectors(const std::vector<std::string>& names, const std::vector<int64_t>& n,
                                      WeightKind kind) override;
+  // Optional weights are not listed (a test model goes without them).
+  Result<std::optional<float>> scalar_if_present(const std::string&) override { return std::optional<float>{}; }
 
   std::vector<WeightSpec> specs;
 };

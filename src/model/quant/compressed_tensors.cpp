@@ -274,6 +274,32 @@ Result<Scheme> parse_scheme(const std::string& group, const Json& json, const st
   return s;
 }
 
+// A kv_cache_scheme is the FP8 KV cache's k_scale / v_scale tensors
+// (model/layers/kv_cache_scales.h), used with --kv-cache-dtype fp8; vLLM
+// takes only 8-bit floats, symmetric, one scale a tensor, and so do we.
+Status check_kv_cache_scheme(const Json& quantization_config, const std::string& where) {
+  if (!quantization_config.contains("kv_cache_scheme") || quantization_config["kv_cache_scheme"].is_null()) {
+    return Status::ok();
+  }
+  const std::string here = where + " kv_cache_scheme";
+  if (!quantization_config["kv_cache_scheme"].is_object()) return invalid_argument(here + " must be an object");
+  const ConfigReader r(quantization_config["kv_cache_scheme"], here);
+  VLLM_ASSIGN_OR_RETURN(const std::string type, r.string("type", "int"));
+  VLLM_ASSIGN_OR_RETURN(const int64_t bits, r.integer("num_bits", 8));
+  VLLM_ASSIGN_OR_RETURN(const std::string strategy, r.string("strategy", "tensor"));
+  VLLM_ASSIGN_OR_RETURN(const bool symmetric, r.boolean("symmetric", true));
+  VLLM_ASSIGN_OR_RETURN(const bool dynamic, r.boolean("dynamic", false));
+  if (type != "float" || bits != 8) {
+    return unimplemented(here + ": only num_bits 8 of type float (FP8) is supported, not num_bits " +
+                         std::to_string(bits) + " of type '" + type + "'");
+  }
+  if (strategy != "tensor")
+    return unimplemented(here + ": only strategy 'tensor' is supported, not '" + strategy + "'");
+  if (!symmetric) return unimplemented(here + ": only symmetric scales are supported");
+  if (dynamic) return unimplemented(here + ": dynamic KV cache scales are not supported");
+  return Status::ok();
+}
+
 }  // namespace
 
 Result<std::unique_ptr<QuantMethod>> make_compressed_tensors_method(const Json& quantization_config,
@@ -281,7 +307,7 @@ Result<std::unique_ptr<QuantMethod>> make_compressed_tensors_method(const Json& 
   const std::string where = source + " quantization_config";
   const ConfigReader r(quantization_config, where);
   // What would change the numbers and we do not do: refused, not ignored.
-  if (r.present("kv_cache_scheme")) return unimplemented(where + ": kv_cache_scheme is not supported");
+  VLLM_RETURN_IF_ERROR(check_kv_cache_scheme(quantization_config, where));
   for (const char* key : {"sparsity_config", "transform_config"}) {
     if (r.present(key) && !quantization_config[key].empty()) {
       return unimplemented(where + ": compressed-tensors " + key + " is not supported");

@@ -25,10 +25,13 @@
 //     scale * e4m3(code), widened in registers, the activations left in FP32
 //     whatever input_activations says (as vLLM's W8A16 fallback on hardware
 //     without FP8 products).
+// A kv_cache_scheme (FP8, per tensor, static) gives each attention module
+// k_scale and v_scale for --kv-cache-dtype fp8 (model/layers/kv_cache_scales.h).
 // Scales are F32, BF16 or F16.  What vLLM refuses (asymmetric weights in
-// int-quantized, group-wise int8 weights with activations) and what we do
-// not have yet (NVFP4 and other formats, asymmetric int8 activations,
-// sparsity, transforms, a kv_cache_scheme) are refused with one line naming it.
+// int-quantized, group-wise int8 weights with activations, any other
+// kv_cache_scheme) and what we do not have yet (NVFP4 and other formats,
+// asymmetric int8 activations, sparsity, transforms) are refused with one
+// line naming it.
 #pragma once
 
 #include <memory>

@@ -211,13 +211,14 @@ def int8_reference(model_dir, ids, int8):
         sums = (q @ codes.astype(np.int64).T).astype(F32)
         return (row_scales * (scales.astype(F32)[None, :] * sums)).astype(np.float64)
     matmul.rounds_inputs = False
-    return reference_forward.llama_family_forward(c, w, ids, matmul, False)
+    return reference_forward.llama_family_forward(c, w, ids, matmul, reference_forward.KVCache("float32", w))
 
 
-def dump_logits(dump, model, ids, isa, chunk, work):
-    """The engine's logits of every position of `ids` (prefill in chunks), or None where this CPU lacks `isa`."""
+def dump_logits(dump, model, ids, isa, chunk, work, kv_dtype="float32"):
+    """The engine's logits of every position of `ids` (prefill in chunks, a KV cache of kv_dtype),
+    or None where this CPU lacks `isa`."""
     out = os.path.join(work, f"logits-{isa}-{chunk}.f32")
-    run = subprocess.run([dump, model, str(chunk), out, isa], input=" ".join(map(str, ids)).encode(),
+    run = subprocess.run([dump, model, str(chunk), out, isa, kv_dtype], input=" ".join(map(str, ids)).encode(),
                          capture_output=True)
     if run.returncode == 77:
         return None
@@ -330,8 +331,6 @@ def main():
                                            "must be dynamic per token or static per tensor"),
         "group-wise int8 weights": (w8a8_dynamic, config("int-quantized", args(8, "group", group_size=32), dynamic),
                                     None, "group-wise int-quantized weights"),
-        "kv_cache_scheme": (g32, dict(g32, kv_cache_scheme=args(8, "tensor", type="float")), None,
-                            "kv_cache_scheme is not supported"),
         "sparsity": (g32, dict(g32, sparsity_config={"format": "sparse-24-bitmask"}), None,
                      "sparsity_config is not supported"),
         "3-bit packing": (g32, config("pack-quantized", args(3, "group", group_size=32)), None,

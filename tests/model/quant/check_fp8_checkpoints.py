@@ -1,11 +1,10 @@
 #!/usr/bin/env python3
 """FP8 checkpoints run as the dequantized checkpoints they stand for.
 
-Usage: check_fp8_checkpoints.py VLLM_CPP WORK_DIR
+Usage: check_fp8_checkpoints.py VLLM_CPP DUMP_LOGITS WORK_DIR
 
-With numpy only (which has no FP8: E4M3 is encoded and decoded here from
-its definition: sign, 4 exponent bits of bias 7, 3 mantissa bits,
-subnormals, no infinities, S.1111.111 NaN), from tiny random llama and
+With numpy only (which has no FP8: tests/reference/e4m3.py encodes and
+decodes E4M3 from its definition), from tiny random llama and
 qwen2 checkpoints, writes each linear layer as an F8_E4M3 weight and its
 scales the way the tools lay them out:
   - compressed-tensors float-quantized (llm-compressor's FP8 / FP8_DYNAMIC /
@@ -21,7 +20,13 @@ what we cannot honour is refused with one line that names it.  And
 `--quantization fp8` on the plain checkpoints must generate exactly what the
 fp8 checkpoint of their tensors quantized as vLLM's dynamic FP8 does (scale
 max|w| / 448, the E4M3 numbers nearest w * (1 / scale)) generates.
+Last, the FP8 KV cache's scales: a compressed-tensors checkpoint with a
+kv_cache_scheme and per-layer self_attn.k_scale / v_scale (and an older
+one's single kv_scale), under --kv-cache-dtype fp8, must give the logits
+of reference_forward's pass whose cache stores e4m3(x / scale) * scale
+with those scales.
 """
+import json
 import os
 import sys
 
@@ -32,35 +37,14 @@ except ImportError:
     sys.exit(77)
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import check_compressed_tensors as ct  # noqa: E402
-from quant_checkpoints import assert_refused, assert_same_generation, generate, make_bases, write_twins  # noqa: E402
-from safetensors_io import Bf16, F8E4M3  # noqa: E402
+import check_compressed_tensors as ct  # noqa: E402  (it puts tests/reference on the path too)
+import reference_forward  # noqa: E402
+from e4m3 import VALUES, to_e4m3  # noqa: E402
+from quant_checkpoints import (assert_refused, assert_same_generation, generate, make_bases, restate,  # noqa: E402
+                               write_twins)
+from safetensors_io import Bf16, F8E4M3, read_safetensors, write_safetensors  # noqa: E402
 
 F32 = np.float32
-
-
-def e4m3_values():
-    """The value of each byte 0..255 (NaN for the two NaN codes)."""
-    b = np.arange(256)
-    exponent, mantissa = (b >> 3) & 0xF, b & 7
-    magnitude = np.where(exponent == 0, mantissa / 8 * 2.0 ** -6, (1 + mantissa / 8) * 2.0 ** (exponent - 7))
-    values = np.where(b & 0x80, -magnitude, magnitude)
-    values[(b & 0x7F) == 0x7F] = np.nan
-    return values.astype(F32)
-
-
-VALUES = e4m3_values()
-
-
-def to_e4m3(x):
-    """Bytes of the E4M3 numbers nearest x (ties to the even code), clamped to +-448."""
-    positive = VALUES[:127]  # bytes 0..126 ascend
-    a = np.minimum(np.abs(x).astype(np.float64), 448.0)
-    hi = np.clip(np.searchsorted(positive, a), 1, 126)
-    lo = hi - 1
-    d_lo, d_hi = a - positive[lo], positive[hi] - a
-    code = np.where(d_lo < d_hi, lo, np.where(d_hi < d_lo, hi, np.where(lo % 2 == 0, lo, hi)))
-    return (code | np.where(x < 0, 0x80, 0)).astype(np.uint8)
 
 
 def scales_for(w, rows, cols):
@@ -134,8 +118,50 @@ def fp8_layer(block, static):
     return layer
 
 
+def check_kv_cache_scales(vllm, dump, base, quantized, reference, work):
+    """Per-layer FP8 KV cache scales, as llm-compressor's kv_cache_scheme writes them ([1]; a 0-d one
+    too) and as older FP8 checkpoints did (one kv_scale), with channel-wise FP8 weights."""
+    scheme = dict(ct_fp8("channel", inputs=ct.args(8, "token", dynamic=True, type="float")),
+                  kv_cache_scheme=ct.args(8, "tensor", type="float"))
+    # Scales that move most codes well away from scale 1's (keys and values
+    # here are about 0.01 to 2), and saturate the largest values of layer 1.
+    scales = {"model.layers.0.self_attn.k_scale": np.array([0.004], F32),
+              "model.layers.0.self_attn.v_scale": np.array(0.0025, F32).reshape(()),
+              "model.layers.1.self_attn.kv_scale": np.array([0.002], F32)}
+
+    def add_scales(t):
+        t.update(scales)
+    write_fp8(base, quantized, reference, scheme, ct_layer("channel", None, "f32"), add_scales)
+    vocab = json.load(open(os.path.join(quantized, "config.json")))["vocab_size"]
+    ids = np.random.default_rng(5).integers(0, vocab, 48).tolist()
+    unscaled = reference_forward.forward(reference, ids, kv_dtype="fp8")  # no scale tensors yet: 1
+    # The dequantized twin gets the same scale tensors for reference_forward's cache.
+    path = os.path.join(reference, "model.safetensors")
+    tensors = {name: np.array(t) for name, t in read_safetensors(path).items()}
+    write_safetensors(path, dict(tensors, **scales))
+    want = reference_forward.forward(reference, ids, kv_dtype="fp8")
+    magnitude = np.abs(want).max()
+    for chunk in (48, 5, 1):
+        got = ct.dump_logits(dump, quantized, ids, "auto", chunk, work, "fp8")
+        error, without = np.abs(got - want).max() / magnitude, np.abs(got - unscaled).max() / magnitude
+        assert error < 1e-5 and error * 100 < without, ("KV cache scales", chunk, error, without)
+    print(f"ok: FP8 KV cache scales from the checkpoint: logits within {error:.1e} of the reference "
+          f"({without:.1e} from scales of 1)")
+    refused = {
+        "an 8-bit int KV cache scheme": (dict(scheme, kv_cache_scheme=ct.args(8, "tensor")),
+                                         "only num_bits 8 of type float (FP8) is supported"),
+        "per-head KV cache scales": (dict(scheme, kv_cache_scheme=ct.args(8, "channel", type="float")),
+                                     "only strategy 'tensor' is supported, not 'channel'"),
+    }
+    for label, (stated, expected) in refused.items():
+        restate(quantized, stated)
+        result, _ = generate(vllm, quantized, work, "refused", "--kv-cache-dtype", "fp8")
+        assert_refused(result, label, expected)
+    print(f"ok: {len(refused)} KV cache schemes we cannot honour refused with one line")
+
+
 def main():
-    vllm, work = sys.argv[1], sys.argv[2]
+    vllm, dump, work = sys.argv[1], sys.argv[2], sys.argv[3]
     os.makedirs(work, exist_ok=True)
     bases = make_bases(vllm, work)
     quantized, reference = os.path.join(work, "quantized"), os.path.join(work, "reference")
@@ -197,6 +223,8 @@ def main():
         result, _ = generate(vllm, quantized, work, "refused")
         assert_refused(result, label, expected)
     print(f"ok: {len(refused)} FP8 checkpoints refused with one line")
+
+    check_kv_cache_scales(vllm, dump, bases["llama"], quantized, reference, work)
 
 
 if __name__ == "__main__":

@@ -4,6 +4,8 @@
 
 namespace vllm::kernels::cpu {
 
-AttentionTable avx2_attention_table() { return {blocks::attend_row<Avx2, float>, blocks::attend_row<Avx2, uint16_t>}; }
+AttentionTable avx2_attention_table() {
+  return {blocks::attend_row<Avx2, float>, blocks::attend_row<Avx2, uint16_t>, blocks::attend_row<Avx2, uint8_t>};
+}
 
 }  // namespace vllm::kernels::cpu

@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "kernels/cpu/e4m3_widening.h"
+
 namespace vllm::kernels::cpu {
 
 struct Avx2 {
@@ -45,6 +47,18 @@ struct Avx2 {
                                       : _mm256_maskload_epi32(words, mask(count));
     return _mm256_castsi256_ps(high ? _mm256_and_si256(w, _mm256_set1_epi32(static_cast<int>(0xffff0000u)))
                                     : _mm256_slli_epi32(w, 16));
+  }
+  // count FP8 E4M3 codes widened exactly (vec_math.h's e4m3_bits); the rest of the lanes zero.
+  static Reg load_e4m3(const uint8_t* p, int64_t count) {
+    if (count < kLanes) {
+      alignas(8) uint8_t part[kLanes] = {};
+      std::copy_n(p, count, part);
+      return load_e4m3(part, kLanes);
+    }
+    const __m256i b = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)));
+    const __m256i bits = _mm256_or_si256(_mm256_slli_epi32(_mm256_and_si256(b, _mm256_set1_epi32(0x80)), 24),
+                                         _mm256_slli_epi32(_mm256_and_si256(b, _mm256_set1_epi32(0x7F)), 20));
+    return _mm256_mul_ps(_mm256_castsi256_ps(bits), _mm256_set1_ps(kE4m3Unbias));
   }
   static void store(float* p, Reg v, int64_t count) {
     if (count == kLanes) return _mm256_storeu_ps(p, v);

@@ -5,7 +5,7 @@
 namespace vllm::kernels::cpu {
 
 AttentionTable avx512_attention_table() {
-  return {blocks::attend_row<Avx512, float>, blocks::attend_row<Avx512, uint16_t>};
+  return {blocks::attend_row<Avx512, float>, blocks::attend_row<Avx512, uint16_t>, blocks::attend_row<Avx512, uint8_t>};
 }
 
 }  // namespace vllm::kernels::cpu

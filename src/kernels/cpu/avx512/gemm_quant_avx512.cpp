@@ -14,6 +14,7 @@
 
 #include <algorithm>
 
+#include "kernels/cpu/avx512/avx512_vec.h"
 #include "kernels/cpu/gemm.h"
 
 namespace vllm::kernels::cpu {
@@ -66,17 +67,7 @@ void load_codes(const uint8_t* pair, __m512 table, __m512 out[4]) {
     out[2] = _mm512_permutexvar_ps(_mm512_srli_epi32(low_columns, 4), table);
     out[3] = _mm512_permutexvar_ps(_mm512_srli_epi32(high_columns, 4), table);
   } else if constexpr (kCodes == QuantCodes::kFp8) {
-    // E4M3's sign, then its exponent and mantissa where FP32's sit (bias
-    // 127 instead of 7, subnormals onto subnormals): the value times
-    // 2^-120, exactly, taken back by a power of two.  (A NaN code would
-    // read as 480; the loaders refuse them.)
-    const __m512 unbias = _mm512_set1_ps(0x1p120f);
-    for (int v = 0; v < 4; ++v) {
-      const __m512i b = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(pair + 16 * v)));
-      const __m512i bits = _mm512_or_si512(_mm512_slli_epi32(_mm512_and_si512(b, _mm512_set1_epi32(0x80)), 24),
-                                           _mm512_slli_epi32(_mm512_and_si512(b, _mm512_set1_epi32(0x7F)), 20));
-      out[v] = _mm512_mul_ps(_mm512_castsi512_ps(bits), unbias);
-    }
+    for (int v = 0; v < 4; ++v) out[v] = Avx512::load_e4m3(pair + 16 * v, Avx512::kLanes);
   } else {
     for (int v = 0; v < 4; ++v) {
       const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(pair + 16 * v));

@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <cstring>
 
+#include "kernels/cpu/e4m3_widening.h"
+
 namespace vllm::kernels::cpu {
 
 struct Scalar {
@@ -26,6 +28,13 @@ struct Scalar {
     float f;
     std::memcpy(&f, &bits, sizeof f);
     return f;
+  }
+  static Reg load_e4m3(const uint8_t* p, int64_t count) {
+    if (count <= 0) return 0.0f;
+    const uint32_t bits = (static_cast<uint32_t>(*p & 0x80u) << 24) | (static_cast<uint32_t>(*p & 0x7Fu) << 20);
+    float f;
+    std::memcpy(&f, &bits, sizeof f);
+    return f * kE4m3Unbias;
   }
   static void store(float* p, Reg v, int64_t count) {
     if (count > 0) *p = v;
