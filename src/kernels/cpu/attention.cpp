@@ -69,8 +69,8 @@ namespace {
 // token, the group's heads of each) in blocks of up to kAttentionBlockRows,
 // per KV head.
 void attend_in_blocks(const float* q, int32_t num_heads, const PagedKVLayer& layer, const AttentionMetadata& meta,
-                      float scale, int32_t sliding_window, float softcap, float* out, ThreadPool& pool,
-                      cpu::AttentionBlockFn attend_block) {
+                      float scale, float value_scale, int32_t sliding_window, float softcap, float* out,
+                      ThreadPool& pool, cpu::AttentionBlockFn attend_block) {
   const int32_t group = num_heads / layer.num_kv_heads;
   const int32_t hd = layer.head_dim, num_kv_heads = layer.num_kv_heads;
   struct Block {
@@ -84,18 +84,17 @@ void attend_in_blocks(const float* q, int32_t num_heads, const PagedKVLayer& lay
     for (int32_t r = 0; r < rows; r += cpu::kAttentionBlockRows) blocks.push_back({s, r});
   }
   const int64_t num_items = static_cast<int64_t>(blocks.size()) * num_kv_heads;
-  const auto* keys = static_cast<const uint16_t*>(layer.key_cache);
-  const auto* values = static_cast<const uint16_t*>(layer.value_cache);
   // Dealt round-robin: a causal prompt's later blocks attend to more keys.
   pool.run([&](int worker) {
     cpu::AttentionBlockArgs args{};
     args.head_dim = hd;
     args.block_size = layer.block_size;
-    args.key_cache = keys;
-    args.value_cache = values;
+    args.key_cache = layer.key_cache;
+    args.value_cache = layer.value_cache;
     args.block_stride = static_cast<int64_t>(num_kv_heads) * layer.block_size * hd;
     args.scale = scale;
     args.softcap = softcap;
+    args.value_scale = value_scale;
     for (int64_t item = worker; item < num_items; item += pool.num_threads()) {
       const Block& block = blocks[static_cast<size_t>(item / num_kv_heads)];
       const int32_t kv_head = static_cast<int32_t>(item % num_kv_heads);
@@ -127,9 +126,13 @@ void paged_attention(const float* q, int32_t num_heads, const PagedKVLayer& laye
                      float scale, int32_t sliding_window, float softcap, float* out, ThreadPool& pool,
                      const KVScales& scales) {
   const cpu::AttentionTable& table = cpu::active_attention_table();
-  if (layer.dtype == DType::kBF16 && table.attends_in_blocks(layer.head_dim)) {
-    return attend_in_blocks(q, num_heads, layer, meta, scale, sliding_window, softcap, out, pool,
-                            table.attend_block_bf16);
+  // An FP8 cache's codes times its scales: k_scale goes into the scores'
+  // scale, v_scale onto the output (both 1 for the other dtypes).
+  const bool fp8 = layer.dtype == DType::kF8E4M3;
+  const float key_scale = fp8 ? scale * scales.key : scale, value_scale = fp8 ? scales.value : 1.0f;
+  if (const cpu::AttentionBlockFn block = table.block_fn(layer.dtype, layer.head_dim)) {
+    return attend_in_blocks(q, num_heads, layer, meta, key_scale, value_scale, sliding_window, softcap, out, pool,
+                            block);
   }
   const int64_t num_tokens = meta.query_start_loc[meta.num_seqs];
   const int32_t group = num_heads / layer.num_kv_heads;
@@ -147,9 +150,6 @@ void paged_attention(const float* q, int32_t num_heads, const PagedKVLayer& laye
   const cpu::AttentionRowFn attend_row = layer.dtype == DType::kBF16     ? table.attend_row_bf16
                                          : layer.dtype == DType::kF8E4M3 ? table.attend_row_fp8
                                                                          : table.attend_row;
-  // An FP8 cache's codes times its scales: k_scale goes into the scores'
-  // scale, v_scale onto the output (both 1 for the other dtypes).
-  const bool fp8 = layer.dtype == DType::kF8E4M3;
   const int32_t num_kv_heads = layer.num_kv_heads;
   const int64_t num_items = num_tokens * num_kv_heads;
   // Items dealt round-robin rather than in contiguous ranges: a causal
@@ -165,9 +165,9 @@ void paged_attention(const float* q, int32_t num_heads, const PagedKVLayer& laye
     args.key_cache = layer.key_cache;
     args.value_cache = layer.value_cache;
     args.block_stride = static_cast<int64_t>(num_kv_heads) * layer.block_size * hd;
-    args.scale = fp8 ? scale * scales.key : scale;
+    args.scale = key_scale;
     args.softcap = softcap;
-    args.value_scale = fp8 ? scales.value : 1.0f;
+    args.value_scale = value_scale;
     args.scratch = scratch.data();
     for (int64_t item = worker; item < num_items; item += pool.num_threads()) {
       const int64_t row = item / num_kv_heads;

@@ -20,6 +20,8 @@
 #include <cstdint>
 #include <cstring>
 
+#include "tensor/dtype.h"
+
 namespace vllm::kernels::cpu {
 
 inline constexpr int32_t kKeyTile = 64;
@@ -66,7 +68,7 @@ inline int64_t attention_scratch_floats(int32_t group, int32_t head_dim) {
 using AttentionRowFn = void (*)(const AttentionRowArgs& args);
 
 // Up to kAttentionBlockRows query rows of one sequence against one KV head
-// of a BF16 cache, on matrix units (the AMX tiles): each row is one token's
+// of a BF16 or FP8 cache, on matrix units (the AMX tiles): each row is one token's
 // query for one head of the KV head's group, with its own key range.  A
 // row's result depends only on its own query and keys, never on the rows
 // beside it in the block: the key tiles are fixed by absolute positions,
@@ -80,13 +82,14 @@ struct AttentionBlockArgs {
   int32_t first_key[kAttentionBlockRows], last_key[kAttentionBlockRows];  // inclusive: all the block reads
   int32_t head_dim;
   int32_t block_size;
-  const uint16_t* key_cache;
-  const uint16_t* value_cache;
+  const void* key_cache;  // uint16_t BF16 or uint8_t FP8, as the function taking the args reads
+  const void* value_cache;
   int64_t block_stride;
   int64_t head_offset;
   const int32_t* block_table;
   float scale;
   float softcap;
+  float value_scale = 1.0f;  // as AttentionRowArgs'
 };
 
 using AttentionBlockFn = void (*)(const AttentionBlockArgs& args);
@@ -95,11 +98,16 @@ struct AttentionTable {
   AttentionRowFn attend_row;       // F32 KV cache
   AttentionRowFn attend_row_bf16;  // BF16 KV cache, widened on load
   AttentionRowFn attend_row_fp8;   // FP8 E4M3 KV cache (the F32 layouts, a byte each), widened on load
-  // BF16 KV cache on matrix units, where the ISA has them (else null), for
-  // heads of a multiple of 32 dimensions (attends_in_blocks).
+  // BF16 and FP8 KV caches on matrix units, where the ISA has them (else
+  // null), for heads of a multiple of 32 dimensions.
   AttentionBlockFn attend_block_bf16 = nullptr;
+  AttentionBlockFn attend_block_fp8 = nullptr;
 
-  bool attends_in_blocks(int32_t head_dim) const { return attend_block_bf16 != nullptr && head_dim % 32 == 0; }
+  // The block function for a cache of `dtype` and heads of head_dim, or null.
+  AttentionBlockFn block_fn(DType dtype, int32_t head_dim) const {
+    if (head_dim % 32 != 0) return nullptr;
+    return dtype == DType::kBF16 ? attend_block_bf16 : dtype == DType::kF8E4M3 ? attend_block_fp8 : nullptr;
+  }
 };
 
 AttentionTable ref_attention_table();

@@ -1,10 +1,11 @@
 // Compiled with -mamx-tile -mamx-bf16 -mavx512f -mavx512bf16; reached only
-// through the dispatch table.  Attention over a BF16 KV cache on the AMX
-// tiles (attention.h's AttentionBlockArgs): a block of up to 16 query rows
-// against tiles of 64 keys, scores Q.K^T and the weighted values P.V as tile
-// products, the online softmax between them in AVX-512.
+// through the dispatch table.  Attention over a BF16 or FP8 KV cache on the
+// AMX tiles (attention.h's AttentionBlockArgs): a block of up to 16 query
+// rows against tiles of 64 keys, scores Q.K^T and the weighted values P.V as
+// tile products, the online softmax between them in AVX-512.
 //
-// Precision: the keys and values are BF16 already, but the queries and the
+// Precision: the keys and values are BF16 already (E4M3 numbers are BF16
+// numbers too: an FP8 cache's are widened into the operands exactly), but the queries and the
 // softmax weights are FP32.  Each is split into two BF16 parts, hi = bf16(x)
 // and lo = bf16(x - hi), and both parts are multiplied (x = hi + lo to about
 // 2^-17 of x): twice the tile products of plain BF16 operands, which the
@@ -20,8 +21,10 @@
 #include <immintrin.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
+#include <type_traits>
 #include <utility>
 
 #include "base/aligned_buffer.h"
@@ -125,13 +128,59 @@ struct KeyOperands {
   int64_t pitch[4];
 };
 
+// The BF16 words of the E4M3 magnitudes 0..127: E4M3 numbers are BF16
+// numbers (exponents -9..8, 3 mantissa bits), so each is exact.
+constexpr std::array<uint16_t, 128> kE4m3Bf16 = [] {
+  std::array<uint16_t, 128> words{};
+  for (int m = 1; m < 128; ++m) {
+    const int exponent = m >> 3, mantissa = m & 7;
+    if (exponent > 0) {  // (1 + mantissa / 8) * 2^(exponent - 7)
+      words[m] = static_cast<uint16_t>((exponent + 120) << 7 | mantissa << 4);
+    } else {  // mantissa * 2^-9, normalised: its top bit p is the implicit one
+      const int p = mantissa >= 4 ? 2 : mantissa >= 2 ? 1 : 0;
+      words[m] = static_cast<uint16_t>((p - 9 + 127) << 7 | (mantissa - (1 << p)) << (7 - p));
+    }
+  }
+  return words;
+}();
+
+// 16 codes from `even` and 16 from `odd` as the BF16 words of a tile
+// operand: lane i of the result holds even[i]'s in its low half and
+// odd[i]'s in its high half.  The words come from kE4m3Bf16 by two-table
+// permutes, 32 codes at once; a NaN code reads as 480, as e4m3_widening.h
+// has it.  Codes outside each one's lanes are not read, and zero.
+__m512i e4m3_pairs(const uint8_t* even, __mmask16 even_lanes, const uint8_t* odd, __mmask16 odd_lanes) {
+  const __m256i codes = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_maskz_loadu_epi8(even_lanes, even)),
+                                                _mm_maskz_loadu_epi8(odd_lanes, odd), 1);
+  const __m512i c = _mm512_cvtepu8_epi16(codes);
+  const auto* table = reinterpret_cast<const __m512i*>(kE4m3Bf16.data());
+  const __m512i below_64 = _mm512_permutex2var_epi16(_mm512_loadu_si512(table), c, _mm512_loadu_si512(table + 1));
+  const __m512i from_64 = _mm512_permutex2var_epi16(_mm512_loadu_si512(table + 2), c, _mm512_loadu_si512(table + 3));
+  const __m512i magnitude =
+      _mm512_mask_blend_epi16(_mm512_test_epi16_mask(c, _mm512_set1_epi16(0x40)), below_64, from_64);
+  const __m512i words = _mm512_or_si512(magnitude, _mm512_slli_epi16(_mm512_and_si512(c, _mm512_set1_epi16(0x80)), 8));
+  // Words 0-15 are even's, 16-31 odd's: interleaved.
+  const __m512i interleave = _mm512_set_epi16(31, 15, 30, 14, 29, 13, 28, 12, 27, 11, 26, 10, 25, 9, 24, 8, 23, 7, 22,
+                                              6, 21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
+  return _mm512_permutexvar_epi16(interleave, words);
+}
+
+// The cache slice of key or value `pos`'s block for the block's KV head.
+template <typename T>
+const T* block_slice(const AttentionBlockArgs& a, const void* cache, int32_t pos) {
+  return static_cast<const T*>(cache) + a.block_table[pos / a.block_size] * a.block_stride + a.head_offset;
+}
+
 // Keys [lo, hi) of the tile from `tile`, every other key zero.  A group of
-// 16 keys all inside [lo, hi) and in one block is read where the cache
-// holds it ([head_dim / 2][block_size][2]: already the operand's layout);
-// a group with none of them is the zero rows; the rest are gathered into
-// `keys` ([head_dim / 2][64][2]).
+// 16 keys with none of them is the zero rows.  In a BF16 cache, a group all
+// inside [lo, hi) and in one block is read where the cache holds it
+// ([head_dim / 2][block_size][2]: already the operand's layout); the rest,
+// and every group of an FP8 cache ([head_dim][block_size] codes), are
+// gathered into `keys` ([head_dim / 2][64][2]).
+template <typename T>
 KeyOperands key_operands(const AttentionBlockArgs& a, int32_t tile, int32_t lo, int32_t hi, const uint16_t* zeros,
                          uint16_t* keys) {
+  constexpr bool kFp8 = std::is_same_v<T, uint8_t>;
   const int32_t pair_rows = a.head_dim / 2;
   KeyOperands ops;
   for (int32_t t = 0; t < 4; ++t) {
@@ -139,9 +188,8 @@ KeyOperands key_operands(const AttentionBlockArgs& a, int32_t tile, int32_t lo, 
     if (group + 16 <= lo || group >= hi) {
       ops.base[t] = zeros;
       ops.pitch[t] = 32;
-    } else if (group >= lo && group + 16 <= hi && a.block_size % 16 == 0) {
-      ops.base[t] = a.key_cache + a.block_table[group / a.block_size] * a.block_stride + a.head_offset +
-                    2 * (group % a.block_size);
+    } else if (!kFp8 && group >= lo && group + 16 <= hi && a.block_size % 16 == 0) {
+      ops.base[t] = block_slice<uint16_t>(a, a.key_cache, group) + 2 * (group % a.block_size);
       ops.pitch[t] = 2 * static_cast<int64_t>(a.block_size);
     } else {
       auto* dst = reinterpret_cast<uint32_t*>(keys) + (group - tile);
@@ -151,13 +199,23 @@ KeyOperands key_operands(const AttentionBlockArgs& a, int32_t tile, int32_t lo, 
         const int32_t offset = pos % a.block_size;
         const int32_t end = std::min({group + 16, hi, pos - offset + a.block_size});
         const __mmask16 lanes = lanes_between(group, pos, end);
-        // Word (i, key) of the block's slice is at i * block_size + key.
-        const auto* src = reinterpret_cast<const uint32_t*>(
-                              a.key_cache + a.block_table[pos / a.block_size] * a.block_stride + a.head_offset) +
-                          offset - (pos - group);
-        for (int32_t i = 0; i < pair_rows; ++i) {
-          uint32_t* row = dst + i * kTileKeys;
-          _mm512_store_si512(row, _mm512_mask_loadu_epi32(_mm512_load_si512(row), lanes, src + i * a.block_size));
+        if constexpr (kFp8) {
+          // Code (d, key) of the block's slice is at d * block_size + key.
+          const uint8_t* src = block_slice<uint8_t>(a, a.key_cache, pos) + offset - (pos - group);
+          for (int32_t i = 0; i < pair_rows; ++i) {
+            uint32_t* row = dst + i * kTileKeys;
+            const __m512i words =
+                e4m3_pairs(src + 2 * i * a.block_size, lanes, src + (2 * i + 1) * a.block_size, lanes);
+            _mm512_store_si512(row, _mm512_mask_mov_epi32(_mm512_load_si512(row), lanes, words));
+          }
+        } else {
+          // Word (i, key) of the block's slice is at i * block_size + key.
+          const auto* src =
+              reinterpret_cast<const uint32_t*>(block_slice<uint16_t>(a, a.key_cache, pos)) + offset - (pos - group);
+          for (int32_t i = 0; i < pair_rows; ++i) {
+            uint32_t* row = dst + i * kTileKeys;
+            _mm512_store_si512(row, _mm512_mask_loadu_epi32(_mm512_load_si512(row), lanes, src + i * a.block_size));
+          }
         }
         pos = end;
       }
@@ -170,26 +228,41 @@ KeyOperands key_operands(const AttentionBlockArgs& a, int32_t tile, int32_t lo, 
 
 // Values of keys [lo, hi) of the tile (the rest zero) as [32 key pairs][head_dim][2]:
 // a 32-key chunk's right operand for 16 dimensions is then 16 rows of 64 bytes.
-// The cache holds a value row's dimensions c and c + 16 (within each 32) in one word.
+// A BF16 cache holds a value row's dimensions c and c + 16 (within each 32)
+// in one word; an FP8 one holds the row in order.
+template <typename T>
 void gather_values(const AttentionBlockArgs& a, int32_t tile, int32_t lo, int32_t hi, uint16_t* values) {
   const int32_t hd = a.head_dim;
-  const uint16_t* rows[kTileKeys];
+  const T* rows[kTileKeys];
   for (int32_t j = 0; j < kTileKeys; ++j) {
     const int32_t pos = tile + j;
-    rows[j] = pos < lo || pos >= hi ? nullptr
-                                    : a.value_cache + a.block_table[pos / a.block_size] * a.block_stride +
-                                          a.head_offset + static_cast<int64_t>(pos % a.block_size) * hd;
+    rows[j] = pos < lo || pos >= hi
+                  ? nullptr
+                  : block_slice<T>(a, a.value_cache, pos) + static_cast<int64_t>(pos % a.block_size) * hd;
   }
-  constexpr __mmask32 kOdd = 0xaaaaaaaau;
-  for (int32_t p = 0; p < kTileKeys / 2; ++p) {
-    const uint16_t* even = rows[2 * p];
-    const uint16_t* odd = rows[2 * p + 1];
-    uint16_t* dst = values + static_cast<int64_t>(p) * hd * 2;
-    for (int32_t c = 0; c < hd; c += 32) {
-      const __m512i w0 = even ? _mm512_loadu_si512(even + c) : _mm512_setzero_si512();
-      const __m512i w1 = odd ? _mm512_loadu_si512(odd + c) : _mm512_setzero_si512();
-      _mm512_store_si512(dst + 2 * c, _mm512_mask_blend_epi16(kOdd, w0, _mm512_slli_epi32(w1, 16)));
-      _mm512_store_si512(dst + 2 * c + 32, _mm512_mask_blend_epi16(kOdd, _mm512_srli_epi32(w0, 16), w1));
+  if constexpr (std::is_same_v<T, uint8_t>) {
+    for (int32_t p = 0; p < kTileKeys / 2; ++p) {
+      const uint8_t* even = rows[2 * p];
+      const uint8_t* odd = rows[2 * p + 1];
+      auto* dst = reinterpret_cast<uint32_t*>(values + static_cast<int64_t>(p) * hd * 2);
+      // A row outside [lo, hi) is null: no lanes read, zeros.
+      const __mmask16 even_lanes = even ? 0xFFFF : 0, odd_lanes = odd ? 0xFFFF : 0;
+      for (int32_t c = 0; c < hd; c += 16) {
+        _mm512_store_si512(dst + c, e4m3_pairs(even + c, even_lanes, odd + c, odd_lanes));
+      }
+    }
+  } else {
+    constexpr __mmask32 kOdd = 0xaaaaaaaau;
+    for (int32_t p = 0; p < kTileKeys / 2; ++p) {
+      const uint16_t* even = rows[2 * p];
+      const uint16_t* odd = rows[2 * p + 1];
+      uint16_t* dst = values + static_cast<int64_t>(p) * hd * 2;
+      for (int32_t c = 0; c < hd; c += 32) {
+        const __m512i w0 = even ? _mm512_loadu_si512(even + c) : _mm512_setzero_si512();
+        const __m512i w1 = odd ? _mm512_loadu_si512(odd + c) : _mm512_setzero_si512();
+        _mm512_store_si512(dst + 2 * c, _mm512_mask_blend_epi16(kOdd, w0, _mm512_slli_epi32(w1, 16)));
+        _mm512_store_si512(dst + 2 * c + 32, _mm512_mask_blend_epi16(kOdd, _mm512_srli_epi32(w0, 16), w1));
+      }
     }
   }
 }
@@ -304,6 +377,7 @@ void softmax_row(float* s, int32_t tile, int32_t lo, int32_t hi, float softcap, 
   }
 }
 
+template <typename T>
 void amx_attend_block(const AttentionBlockArgs& a) {
   thread_local Scratch scratch;
   scratch.size_for(a.head_dim);
@@ -325,8 +399,8 @@ void amx_attend_block(const AttentionBlockArgs& a) {
     }
     if (!any) continue;
     const int32_t lo = std::max(tile, first), hi = std::min(tile + kTileKeys, last + 1);
-    const KeyOperands keys = key_operands(a, tile, lo, hi, scratch.zeros, scratch.keys);
-    gather_values(a, tile, lo, hi, scratch.values);
+    const KeyOperands keys = key_operands<T>(a, tile, lo, hi, scratch.zeros, scratch.keys);
+    gather_values<T>(a, tile, lo, hi, scratch.values);
     score_tile(scratch.query, chunks, keys, scratch.scores);
     for (int32_t r = 0; r < rows; ++r) {
       float* s = scratch.scores + static_cast<int64_t>(r) * kTileKeys;
@@ -357,8 +431,10 @@ void amx_attend_block(const AttentionBlockArgs& a) {
   }
   for (int32_t r = 0; r < rows; ++r) {
     const float* acc = scratch.acc + static_cast<int64_t>(r) * hd;
-    const __m512 denom = _mm512_set1_ps(state[r].denom);
-    for (int32_t d = 0; d < hd; d += 16) _mm512_storeu_ps(a.out[r] + d, _mm512_div_ps(_mm512_load_ps(acc + d), denom));
+    const __m512 denom = _mm512_set1_ps(state[r].denom), value_scale = _mm512_set1_ps(a.value_scale);
+    for (int32_t d = 0; d < hd; d += 16) {
+      _mm512_storeu_ps(a.out[r] + d, _mm512_mul_ps(_mm512_div_ps(_mm512_load_ps(acc + d), denom), value_scale));
+    }
   }
 }
 
@@ -366,7 +442,8 @@ void amx_attend_block(const AttentionBlockArgs& a) {
 
 AttentionTable amx_attention_table() {
   AttentionTable t = avx512_attention_table();
-  t.attend_block_bf16 = amx_attend_block;
+  t.attend_block_bf16 = amx_attend_block<uint16_t>;
+  t.attend_block_fp8 = amx_attend_block<uint8_t>;
   return t;
 }
 

@@ -48,17 +48,17 @@ struct Avx2 {
     return _mm256_castsi256_ps(high ? _mm256_and_si256(w, _mm256_set1_epi32(static_cast<int>(0xffff0000u)))
                                     : _mm256_slli_epi32(w, 16));
   }
-  // count FP8 E4M3 codes widened exactly (vec_math.h's e4m3_bits); the rest of the lanes zero.
+  // count FP8 E4M3 codes widened exactly (e4m3_widening.h); the rest of the lanes zero.
   static Reg load_e4m3(const uint8_t* p, int64_t count) {
     if (count < kLanes) {
       alignas(8) uint8_t part[kLanes] = {};
       std::copy_n(p, count, part);
       return load_e4m3(part, kLanes);
     }
-    const __m256i b = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)));
-    const __m256i bits = _mm256_or_si256(_mm256_slli_epi32(_mm256_and_si256(b, _mm256_set1_epi32(0x80)), 24),
-                                         _mm256_slli_epi32(_mm256_and_si256(b, _mm256_set1_epi32(0x7F)), 20));
-    return _mm256_mul_ps(_mm256_castsi256_ps(bits), _mm256_set1_ps(kE4m3Unbias));
+    const __m128i b = _mm_cvtepu8_epi16(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)));
+    const __m128i half = _mm_or_si128(_mm_slli_epi16(_mm_and_si128(b, _mm_set1_epi16(0x80)), 8),
+                                      _mm_slli_epi16(_mm_and_si128(b, _mm_set1_epi16(0x7F)), 7));
+    return _mm256_mul_ps(_mm256_cvtph_ps(half), _mm256_set1_ps(kE4m3HalfUnscale));
   }
   static void store(float* p, Reg v, int64_t count) {
     if (count == kLanes) return _mm256_storeu_ps(p, v);

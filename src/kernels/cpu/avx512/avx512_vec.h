@@ -44,17 +44,21 @@ struct Avx512 {
     return _mm512_castsi512_ps(high ? _mm512_and_si512(words, _mm512_set1_epi32(static_cast<int>(0xffff0000u)))
                                     : _mm512_slli_epi32(words, 16));
   }
-  // count FP8 E4M3 codes widened exactly (vec_math.h's e4m3_bits); the rest of the lanes zero.
+  // count FP8 E4M3 codes widened exactly (e4m3_widening.h); the rest of the lanes zero.
   static Reg load_e4m3(const uint8_t* p, int64_t count) {
     if (count < kLanes) {
       alignas(16) uint8_t part[kLanes] = {};
       std::copy_n(p, count, part);
       return load_e4m3(part, kLanes);
     }
-    const __m512i b = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
-    const __m512i bits = _mm512_or_si512(_mm512_slli_epi32(_mm512_and_si512(b, _mm512_set1_epi32(0x80)), 24),
-                                         _mm512_slli_epi32(_mm512_and_si512(b, _mm512_set1_epi32(0x7F)), 20));
-    return _mm512_mul_ps(_mm512_castsi512_ps(bits), _mm512_set1_ps(kE4m3Unbias));
+    return widen_e4m3(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+  }
+  // 16 codes (e4m3_widening.h: through halves).
+  static Reg widen_e4m3(__m128i codes) {
+    const __m256i b = _mm256_cvtepu8_epi16(codes);
+    const __m256i half = _mm256_or_si256(_mm256_slli_epi16(_mm256_and_si256(b, _mm256_set1_epi16(0x80)), 8),
+                                         _mm256_slli_epi16(_mm256_and_si256(b, _mm256_set1_epi16(0x7F)), 7));
+    return _mm512_mul_ps(_mm512_cvtph_ps(half), _mm512_set1_ps(kE4m3HalfUnscale));
   }
   static void store(float* p, Reg v, int64_t count) {
     if (count == kLanes) return _mm512_storeu_ps(p, v);

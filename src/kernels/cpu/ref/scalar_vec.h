@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "kernels/cpu/e4m3_widening.h"
+#include "tensor/dtype.h"
 
 namespace vllm::kernels::cpu {
 
@@ -30,11 +31,7 @@ struct Scalar {
     return f;
   }
   static Reg load_e4m3(const uint8_t* p, int64_t count) {
-    if (count <= 0) return 0.0f;
-    const uint32_t bits = (static_cast<uint32_t>(*p & 0x80u) << 24) | (static_cast<uint32_t>(*p & 0x7Fu) << 20);
-    float f;
-    std::memcpy(&f, &bits, sizeof f);
-    return f * kE4m3Unbias;
+    return count > 0 ? f16_to_f32(e4m3_half_bits(*p)) * kE4m3HalfUnscale : 0.0f;
   }
   static void store(float* p, Reg v, int64_t count) {
     if (count > 0) *p = v;
