@@ -35,9 +35,14 @@ struct GroupQuantized {
   // is then an int32 sum of code times activation (gemm.h's int8
   // arithmetic) rather than a sum over dequantized weights.
   // activation_scale: the activations' static per-tensor scale, or 0 for
-  // one per row from its largest magnitude.
+  // one per row from its largest magnitude (or its range, if asymmetric).
+  // asymmetric_activations: with zero points (gemm.h's
+  // quantize_int8_rows_asymmetric): activation_zero_point with a static
+  // scale, else one per row.
   bool int8_activations = false;
   float activation_scale = 0.0f;
+  bool asymmetric_activations = false;
+  int32_t activation_zero_point = 0;
   // Optionally the same scales and offsets in two levels, exactly (ggml's
   // K-quants: a super-block's FP16 d times each group's small integer):
   // scales[g] = scale_bases[g / super_groups] * scale_steps[g] in FP32, and

@@ -49,7 +49,8 @@ PackedMatrix pack_int8_dot_matrices(const std::vector<const GroupQuantized*>& pa
                    part->scales.size() == static_cast<size_t>(part->rows) && part->offsets.empty() &&
                    part->super_groups == 0 && part->input_order.empty(),
                "pack_int8_dot_matrices: parts must be int8 rows of one width with a scale each");
-    VLLM_CHECK((part->activation_scale == 0.0f) == (parts[0]->activation_scale == 0.0f),
+    VLLM_CHECK((part->activation_scale == 0.0f) == (parts[0]->activation_scale == 0.0f) &&
+                   part->asymmetric_activations == parts[0]->asymmetric_activations,
                "pack_int8_dot_matrices: stacked parts quantize their activations differently");
     m.rows += part->rows;
   }
@@ -57,10 +58,16 @@ PackedMatrix pack_int8_dot_matrices(const std::vector<const GroupQuantized*>& pa
   m.quant.codes = QuantCodes::kInt8Dot;
   m.quant.group_size = m.cols;
   // Stacked parts read one input: their static scales (calibrated on it)
-  // agree in practice; where not, the largest clips no part's range.
+  // agree in practice; where not, the largest (with its zero point) clips
+  // no part's range.
   // (vLLM keeps whichever part it loaded last.)
-  for (const GroupQuantized* part : parts)
-    m.quant.activation_scale = std::max(m.quant.activation_scale, part->activation_scale);
+  for (const GroupQuantized* part : parts) {
+    if (part->activation_scale >= m.quant.activation_scale) {
+      m.quant.activation_scale = part->activation_scale;
+      m.quant.activation_zero_point = part->activation_zero_point;  // with its scale
+    }
+  }
+  m.quant.asymmetric_activations = parts[0]->asymmetric_activations;
   // Zero-filled: the padding's codes (and absent columns') are zeros.
   m.data = AlignedBuffer(static_cast<size_t>(m.num_panels() * m.quant.panel_code_bytes(m.cols)));
   m.group_params = AlignedBuffer(static_cast<size_t>(m.num_panels() * m.quant.panel_param_bytes(m.cols)));

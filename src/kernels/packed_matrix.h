@@ -100,9 +100,10 @@ struct QuantFormat {
   QuantParams params = QuantParams::kF32;
   int64_t super_groups = 0;  // kSteps: groups per base
   bool has_offsets = false;
-  // kInt8Dot: the activations' static per-tensor scale, or 0 for one per row
-  // (group_quantized.h).
+  // kInt8Dot: how the activations are quantized (group_quantized.h).
   float activation_scale = 0.0f;
+  bool asymmetric_activations = false;
+  int32_t activation_zero_point = 0;
 
   // Bytes of one pair of k of a panel, and of a panel's codes.
   int64_t pair_bytes() const { return codes == QuantCodes::kInt4 ? kPanelWidth : 2 * kPanelWidth; }

@@ -4,12 +4,14 @@
 // integer sums computed here in int64, through linear() too.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <random>
 #include <vector>
 
 #include "base/thread_pool.h"
+#include "kernels/cpu/gemm.h"
 #include "kernels/cpu/isa.h"
 #include "kernels/kernels.h"
 #include "kernels/packed_matrix.h"
@@ -50,6 +52,34 @@ QuantizedRow quantize_row(const float* x, int64_t k, float static_scale) {
     const float v = static_scale != 0.0f ? x[i] / static_scale : x[i] * multiplier;
     const long rounded = std::isnan(v) ? -128 : std::lrint(std::fmax(-128.0f, std::fmin(127.0f, v)));
     row.q.push_back(static_cast<int>(rounded));
+  }
+  return row;
+}
+
+// vLLM's asymmetric (azp) quantization of one row, with 0 in the dynamic
+// range (gemm.h): q = clamp(round(x / s) + zp) under a static scale and
+// zero point, else s = (max - min) / 255, zp = round(-128 - min / s), q =
+// clamp(round(x * (1 / s)) + zp); a row of zeros all zeros.
+struct AsymmetricRow {
+  std::vector<int> q;
+  float scale = 0.0f;
+  int zero_point = 0;
+};
+AsymmetricRow quantize_row_asymmetric(const float* x, int64_t k, float static_scale, int static_zero_point) {
+  AsymmetricRow row;
+  float lo = 0.0f, hi = 0.0f;
+  for (int64_t i = 0; i < k; ++i) lo = std::fmin(lo, x[i]), hi = std::fmax(hi, x[i]);
+  if (static_scale == 0.0f && hi == lo) {
+    row.q.assign(static_cast<size_t>(k), 0);
+    return row;
+  }
+  row.scale = static_scale != 0.0f ? static_scale : (hi - lo) / 255.0f;
+  row.zero_point = static_scale != 0.0f ? static_zero_point : static_cast<int>(std::lrint(-128.0f - lo / row.scale));
+  const float inverse = 1.0f / row.scale;
+  for (int64_t i = 0; i < k; ++i) {
+    const float v = static_scale != 0.0f ? x[i] / static_scale : x[i] * inverse;
+    const long q = std::isnan(v) ? -128 : std::lrint(std::fmax(-1e9f, std::fmin(1e9f, v))) + row.zero_point;
+    row.q.push_back(static_cast<int>(std::clamp<long>(q, -128, 127)));
   }
   return row;
 }
@@ -164,7 +194,78 @@ TEST(Int8GemmTest, EveryIsaGivesTheExactIntegerProducts) {
       std::vector<float> row_scales(static_cast<size_t>(s.m));
       table.quantize_int8_rows(x.data(), s.m, s.k, 0.0f, a.data(), row_scales.data());
       std::vector<float> y(want.size(), -1.0f);
-      table.int8(a.data(), row_scales.data(), s.m, packed, 0, packed.num_panels(), y.data(), s.n);
+      table.int8(a.data(), row_scales.data(), nullptr, s.m, packed, 0, packed.num_panels(), y.data(), s.n);
+      for (size_t i = 0; i < y.size(); ++i) {
+        ASSERT_EQ(y[i], want[i]) << cpu::cpu_isa_name(isa) << " m=" << s.m << " n=" << s.n << " k=" << s.k << " at "
+                                 << i;
+      }
+    }
+  }
+}
+
+// Asymmetric activations: every ISA's rows as quantize_row_asymmetric gives
+// them (dynamic: mixed signs, one sign, zeros, a NaN; static: a zero point,
+// values past int8), and every ISA's products y = s_row * (s_j *
+// float(sum (q - zp) * code)) exactly, at shapes across the kernels' blocks.
+TEST(Int8GemmTest, AsymmetricActivationsOnEveryIsa) {
+  ThreadPool pool(1);
+  for (const auto& [static_scale, static_zero_point] : {std::pair{0.0f, 0}, std::pair{0.02f, -37}}) {
+    constexpr int64_t k = 200;
+    auto x = testing::random_normal(5 * k, 21);
+    for (int64_t i = 0; i < k; ++i) x[static_cast<size_t>(k + i)] = std::fabs(x[static_cast<size_t>(k + i)]) + 3.0f;
+    for (int64_t i = 0; i < k; ++i) x[static_cast<size_t>(2 * k + i)] = 0.0f;
+    x[static_cast<size_t>(3 * k + 5)] = 1e6f;
+    x[static_cast<size_t>(4 * k + 9)] = std::numeric_limits<float>::quiet_NaN();
+    const int64_t depth = int8_dot_depth(k);
+    std::vector<uint8_t> q(static_cast<size_t>(5 * depth), 7);
+    std::vector<float> scales(5, -1.0f);
+    std::vector<int32_t> zero_points(5, 99);
+    cpu::quantize_int8_rows_asymmetric(x.data(), 5, k, static_scale, static_zero_point, q.data(), scales.data(),
+                                       zero_points.data());
+    for (int64_t r = 0; r < 4; ++r) {  // row 4's NaN spoils its range; its codes are checked below
+      const AsymmetricRow want = quantize_row_asymmetric(x.data() + r * k, k, static_scale, static_zero_point);
+      EXPECT_EQ(scales[static_cast<size_t>(r)], want.scale) << "row " << r;
+      EXPECT_EQ(zero_points[static_cast<size_t>(r)], want.zero_point) << "row " << r;
+      for (int64_t i = 0; i < depth; ++i) {
+        ASSERT_EQ(q[static_cast<size_t>(r * depth + i)], i < k ? want.q[static_cast<size_t>(i)] + 128 : 128)
+            << "static=" << static_scale << " row " << r << " at " << i;
+      }
+    }
+    if (static_scale != 0.0f) {
+      EXPECT_EQ(q[static_cast<size_t>(3 * depth + 5)], 255);  // 1e6 / 0.02 - 37 clamped to 127
+      EXPECT_EQ(q[static_cast<size_t>(4 * depth + 9)], 0);    // NaN: -128
+    }
+  }
+  struct Shape {
+    int64_t m, n, k;
+  };
+  for (const Shape s :
+       {Shape{1, 130, 96}, Shape{3, 140, 320}, Shape{5, 33, 130}, Shape{17, 40, 1100}, Shape{33, 96, 128}}) {
+    const GroupQuantized w = random_int8(s.n, s.k, 22);
+    const PackedMatrix packed = pack_int8_dot_matrices({&w}, pool);
+    auto x = testing::random_normal(s.m * s.k, 23);
+    for (int64_t i = 0; i < s.k; ++i) x[static_cast<size_t>(i)] = 0.5f * x[static_cast<size_t>(i)] + 1.0f;  // skewed
+    const int64_t depth = int8_dot_depth(s.k);
+    std::vector<uint8_t> a(static_cast<size_t>(s.m * depth));
+    std::vector<float> row_scales(static_cast<size_t>(s.m));
+    std::vector<int32_t> zero_points(static_cast<size_t>(s.m));
+    cpu::quantize_int8_rows_asymmetric(x.data(), s.m, s.k, 0.0f, 0, a.data(), row_scales.data(), zero_points.data());
+    std::vector<float> want;
+    for (int64_t r = 0; r < s.m; ++r) {
+      const AsymmetricRow row = quantize_row_asymmetric(x.data() + r * s.k, s.k, 0.0f, 0);
+      for (int64_t j = 0; j < s.n; ++j) {
+        int64_t sum = 0;
+        for (int64_t i = 0; i < s.k; ++i) {
+          sum += int64_t{row.q[static_cast<size_t>(i)] - row.zero_point} * w.codes[static_cast<size_t>(j * s.k + i)];
+        }
+        want.push_back(row.scale * (w.scales[static_cast<size_t>(j)] * static_cast<float>(sum)));
+      }
+    }
+    ASSERT_NE(zero_points[0], 0);  // the skewed row has a zero point
+    for (cpu::CpuIsa isa : supported_isas()) {
+      std::vector<float> y(want.size(), -1.0f);
+      cpu::gemm_table(isa).int8(a.data(), row_scales.data(), zero_points.data(), s.m, packed, 0, packed.num_panels(),
+                                y.data(), s.n);
       for (size_t i = 0; i < y.size(); ++i) {
         ASSERT_EQ(y[i], want[i]) << cpu::cpu_isa_name(isa) << " m=" << s.m << " n=" << s.n << " k=" << s.k << " at "
                                  << i;
@@ -199,7 +300,7 @@ TEST(Int8GemmTest, LinearOnTwoThreadsGivesTheExactProducts) {
   float row_scale = 0;
   cpu::active_gemm_table().quantize_int8_rows(x.data(), 1, 128, 0.0f, q.data(), &row_scale);
   std::vector<float> y(160, 7.0f);
-  cpu::active_gemm_table().int8(q.data(), &row_scale, 1, packed, 1, 3, y.data(), 160);
+  cpu::active_gemm_table().int8(q.data(), &row_scale, nullptr, 1, packed, 1, 3, y.data(), 160);
   for (size_t j = 0; j < 160; ++j) EXPECT_EQ(y[j], j >= 32 && j < 96 ? want[j] : 7.0f) << j;
 }
 

@@ -36,11 +36,29 @@ using QuantizedGemmFn = void (*)(const float* x, int64_t m, const PackedMatrix& 
 // each output, acc = sum over k of q[k] * code[j, k] in int32 (exact, so
 // every ISA and every batch gives the same bits: the unsigned products'
 // excess is 128 times the column's code sum, taken off), and
-//   y = s_row * (scale[j] * float(acc)).
+//   y = s_row * (scale[j] * float(acc - zp_row * colsum[j]))
+// where colsum[j] is the column's code sum and zp_row the row's zero point:
+// 0, or where the activations are asymmetric (quantize_int8_rows_asymmetric)
+// the row's, as vLLM's azp epilogue computes it.
 using QuantizeInt8Fn = void (*)(const float* x, int64_t m, int64_t k_total, float static_scale, uint8_t* q,
                                 float* row_scales);
-using Int8GemmFn = void (*)(const uint8_t* q, const float* row_scales, int64_t m, const PackedMatrix& w,
-                            int64_t p_begin, int64_t p_end, float* y, int64_t ldy);
+// row_zero_points: [m], or null for zeros.
+using Int8GemmFn = void (*)(const uint8_t* q, const float* row_scales, const int32_t* row_zero_points, int64_t m,
+                            const PackedMatrix& w, int64_t p_begin, int64_t p_end, float* y, int64_t ldy);
+
+// Asymmetric int8 activations (vLLM's azp quantization), one definition for
+// every ISA: a row's zero point zp and q = clamp(round(x / s) + zp) with a
+// static scale and zero point (static_scale > 0), else per row from its
+// range [min, max] with 0 in it: s = (max - min) / 255, zp = round(-128 -
+// min / s), q = clamp(round(x * (1 / s)) + zp); rounding to the nearest
+// even, clamped to [-128, 127], stored as q + 128 like the symmetric rows.
+// (vLLM's kernel takes the row's range as it is: the same for a row with
+// values of both signs, as activations have; for a one-signed row its zero
+// point leaves int8 and its integer products overflow.  With 0 in the
+// range, as compressed-tensors' calibration takes it, zp stays in [-128,
+// 127].)  A row of zeros is all zeros, zp 0.
+void quantize_int8_rows_asymmetric(const float* x, int64_t m, int64_t k_total, float static_scale,
+                                   int32_t static_zero_point, uint8_t* q, float* row_scales, int32_t* row_zero_points);
 
 struct GemmTable {
   PackedGemmFn f32;

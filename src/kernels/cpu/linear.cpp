@@ -44,10 +44,14 @@ struct Operand {
   const float* x = nullptr;
   const uint8_t* q = nullptr;  // kInt8Dot: rows int8_dot_depth(w.cols) bytes apart
   const float* row_scales = nullptr;
+  const int32_t* row_zero_points = nullptr;  // kInt8Dot with asymmetric activations
 
   Operand from_row(int64_t r, const PackedMatrix& w) const {
-    if (q != nullptr) return {nullptr, q + r * int8_dot_depth(w.cols), row_scales + r};
-    return {x + r * w.cols, nullptr, nullptr};
+    if (q != nullptr) {
+      return {nullptr, q + r * int8_dot_depth(w.cols), row_scales + r,
+              row_zero_points != nullptr ? row_zero_points + r : nullptr};
+    }
+    return {x + r * w.cols, nullptr, nullptr, nullptr};
   }
 };
 
@@ -56,6 +60,7 @@ struct OperandBuffers {
   std::vector<float> gathered;
   AlignedBuffer q;
   std::vector<float> row_scales;
+  std::vector<int32_t> row_zero_points;
 };
 
 // Rows quantized in one piece below this, split over the pool above.
@@ -70,16 +75,26 @@ Operand prepare(const float* x, int64_t m, const PackedMatrix& w, OperandBuffers
     buffers.row_scales.resize(static_cast<size_t>(m));
     uint8_t* q = buffers.q.as<uint8_t>();
     float* scales = buffers.row_scales.data();
+    const bool asymmetric = w.quant.asymmetric_activations;
+    if (asymmetric) buffers.row_zero_points.resize(static_cast<size_t>(m));
+    int32_t* zero_points = asymmetric ? buffers.row_zero_points.data() : nullptr;
     const cpu::QuantizeInt8Fn quantize = cpu::active_gemm_table().quantize_int8_rows;
     const auto rows = [&](int64_t begin, int64_t end) {
-      quantize(x + begin * k_total, end - begin, k_total, w.quant.activation_scale, q + begin * depth, scales + begin);
+      if (asymmetric) {
+        cpu::quantize_int8_rows_asymmetric(x + begin * k_total, end - begin, k_total, w.quant.activation_scale,
+                                           w.quant.activation_zero_point, q + begin * depth, scales + begin,
+                                           zero_points + begin);
+      } else {
+        quantize(x + begin * k_total, end - begin, k_total, w.quant.activation_scale, q + begin * depth,
+                 scales + begin);
+      }
     };
     if (m < kParallelQuantizeRows) {
       rows(0, m);
     } else {
       pool.parallel_for(m, rows);
     }
-    return {nullptr, q, scales};
+    return {nullptr, q, scales, zero_points};
   }
   if (w.input_order.empty()) return {x, nullptr, nullptr};
   buffers.gathered.resize(static_cast<size_t>(m * k_total));
@@ -95,7 +110,7 @@ bool needs_preparing(const PackedMatrix& w) { return w.int8_dot() || !w.input_or
 // The GEMM of w's format: m rows of a against panels [p_begin, p_end), into y (rows w.rows apart).
 void gemm(const Operand& a, int64_t m, const PackedMatrix& w, int64_t p_begin, int64_t p_end, float* y) {
   const cpu::GemmTable& table = cpu::active_gemm_table();
-  if (w.int8_dot()) return table.int8(a.q, a.row_scales, m, w, p_begin, p_end, y, w.rows);
+  if (w.int8_dot()) return table.int8(a.q, a.row_scales, a.row_zero_points, m, w, p_begin, p_end, y, w.rows);
   if (w.quantized()) return table.quantized(a.x, m, w, p_begin, p_end, y, w.rows);
   gemm_for(w)(a.x, m, w.data.data(), w.cols, w.rows, p_begin, p_end, y, w.rows);
 }

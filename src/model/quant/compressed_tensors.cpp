@@ -32,11 +32,12 @@ struct Scheme {
   int64_t block_rows = 0, block_cols = 0;
   int bits = 8;
   bool symmetric = true;
-  int64_t group_size = 0;         // 0: one group a row (strategy "channel" or "tensor")
-  bool per_tensor_scale = false;  // int-quantized strategy "tensor"
-  bool group_order = false;       // actorder "group": weight_g_idx
-  bool int8_inputs = false;       // input_activations given (int-quantized)
-  bool static_inputs = false;     // ... with a static per-tensor input_scale
+  int64_t group_size = 0;          // 0: one group a row (strategy "channel" or "tensor")
+  bool per_tensor_scale = false;   // int-quantized strategy "tensor"
+  bool group_order = false;        // actorder "group": weight_g_idx
+  bool int8_inputs = false;        // input_activations given (int-quantized)
+  bool static_inputs = false;      // ... with a static per-tensor input_scale
+  bool asymmetric_inputs = false;  // ... with zero points (input_zero_point if static)
 };
 
 struct CompressedTensorsConfig {
@@ -100,6 +101,14 @@ class CompressedTensorsSource : public QuantizedLayerSource {
         return invalid_argument(where + ": input_scale " + std::to_string(input_scale) + " is not a positive number");
       }
       q.activation_scale = input_scale;
+    }
+    q.asymmetric_activations = s.asymmetric_inputs;
+    if (s.static_inputs && s.asymmetric_inputs) {
+      VLLM_ASSIGN_OR_RETURN(const int64_t zero_point, layer_integer(prefix + ".input_zero_point"));
+      if (zero_point < -128 || zero_point > 127) {
+        return invalid_argument(where + ": input_zero_point " + std::to_string(zero_point) + " is not an int8");
+      }
+      q.activation_zero_point = static_cast<int32_t>(zero_point);
     }
     return q;
   }
@@ -262,15 +271,13 @@ Result<Scheme> parse_scheme(const std::string& group, const Json& json, const st
   if (input_type != "int" || input_bits != 8) {
     return unimplemented(where + ": input_activations other than 8-bit int are not supported");
   }
-  if (!input_symmetric) {
-    return unimplemented(where + ": asymmetric input_activations (zero points) are not supported yet");
-  }
   if (!(input_strategy == "token" && input_dynamic) && !(input_strategy == "tensor" && !input_dynamic)) {
     return unimplemented(where + ": input_activations must be dynamic per token or static per tensor, not " +
                          (input_dynamic ? "dynamic " : "static ") + "strategy '" + input_strategy + "'");
   }
   s.int8_inputs = true;
   s.static_inputs = !input_dynamic;
+  s.asymmetric_inputs = !input_symmetric;
   return s;
 }
 

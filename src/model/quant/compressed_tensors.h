@@ -10,7 +10,9 @@
 //     <prefix>.weight_scale [N, 1] (strategy "channel") or [1] ("tensor"),
 //     symmetric: w = scale * code; with input_activations, int8 activations
 //     per token (dynamic) or with <prefix>.input_scale [1] (static,
-//     strategy "tensor"), computed in int8 (gemm.h's int8 arithmetic);
+//     strategy "tensor"), symmetric or with zero points (asymmetric: per
+//     token, or <prefix>.input_zero_point int8 [1] if static), computed in
+//     int8 (gemm.h's int8 arithmetic);
 //   pack-quantized (W4A16, W8A16): <prefix>.weight_packed int32
 //     [N, K * b / 32], input k's code (stored plus 2^(b-1)) in bits
 //     b * (k % (32 / b)) of word k / (32 / b); <prefix>.weight_shape int64
@@ -30,8 +32,7 @@
 // Scales are F32, BF16 or F16.  What vLLM refuses (asymmetric weights in
 // int-quantized, group-wise int8 weights with activations, any other
 // kv_cache_scheme) and what we do not have yet (NVFP4 and other formats,
-// asymmetric int8 activations, sparsity, transforms) are refused with one
-// line naming it.
+// sparsity, transforms) are refused with one line naming it.
 #pragma once
 
 #include <memory>

@@ -52,6 +52,24 @@ Result<float> QuantizedLayerSource::layer_scalar(const std::string& name) const 
   return value[0];
 }
 
+Result<int64_t> QuantizedLayerSource::layer_integer(const std::string& name) const {
+  Result<Tensor> t = base_.get(name);
+  if (!t.is_ok()) return not_found(base_.source() + ": quantized layer lacks tensor '" + name + "'");
+  const bool ones = std::all_of(t->shape.begin(), t->shape.end(), [](int64_t d) { return d == 1; });
+  if (!ones || (t->dtype != DType::kI8 && t->dtype != DType::kI32 && t->dtype != DType::kI64)) {
+    return invalid_argument(base_.source() + ": tensor '" + name + "' is " + dtype_name(t->dtype) + " " +
+                            shape_to_string(t->shape) + ", expected one integer (I8, I32, I64)");
+  }
+  switch (t->dtype) {
+    case DType::kI8:
+      return int64_t{t->as<int8_t>()[0]};
+    case DType::kI32:
+      return int64_t{t->as<int32_t>()[0]};
+    default:
+      return t->as<int64_t>()[0];
+  }
+}
+
 Result<std::vector<float>> QuantizedLayerSource::layer_floats(const std::string& name,
                                                               const std::vector<int64_t>& shape) const {
   Result<Tensor> t = base_.get(name);

@@ -42,6 +42,8 @@ class QuantizedLayerSource : public WeightSource {
   // `name`, which a layer must have: one float value, whatever its shape of
   // ones ([1] as compressed-tensors writes it, a 0-d tensor as others do).
   Result<float> layer_scalar(const std::string& name) const;
+  // The same for an integer (I8, I32 or I64) value: a zero point.
+  Result<int64_t> layer_integer(const std::string& name) const;
   // `name`, which a layer must have, of that shape and a float dtype (F32, BF16, F16), widened.
   Result<std::vector<float>> layer_floats(const std::string& name, const std::vector<int64_t>& shape) const;
   // The columns of k_total inputs in the order of their groups (each

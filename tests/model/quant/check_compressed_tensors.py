@@ -23,7 +23,11 @@ round-half-even(w / scale + zero point) clamped):
     quantize their inputs as vLLM does (s = max|x| / 127, q = round-half-even(x
     * 127 / max|x|), or x / input_scale; int sums; y = s_x * (s_w * sum)), far
     closer than the forward pass without that quantization, and be the same
-    bits on every ISA this CPU runs (the sums are exact).
+    bits on every ISA this CPU runs (the sums are exact).  Asymmetric
+    activations likewise, with vLLM's zero points: per token from the row's
+    range with 0 in it (s = (max - min) / 255, zp = round(-128 - min / s), q
+    = clamp(round(x * (1 / s)) + zp)) or static with input_zero_point int8
+    [1] (q = clamp(round(x / input_scale) + zp)); sums of (q - zp) * code.
 `--quantization int8` on the plain checkpoints must generate exactly what the
 W8A8 checkpoint of their rows quantized as vLLM quantizes activations (per
 row, F32 scales) generates.  Then settings we cannot honour, and
@@ -55,6 +59,9 @@ LINEARS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down
 # Static input scales: layers that read one input share one, as calibration gives them.
 INPUT_SCALES = {"q_proj": 0.03, "k_proj": 0.03, "v_proj": 0.03, "o_proj": 0.01, "gate_proj": 0.03, "up_proj": 0.03,
                 "down_proj": 0.004}
+# Static asymmetric inputs' zero points, alike.
+INPUT_ZERO_POINTS = {"q_proj": -9, "k_proj": -9, "v_proj": -9, "o_proj": 3, "gate_proj": 21, "up_proj": 21,
+                     "down_proj": -40}
 NUM_TOKENS = 48
 
 
@@ -71,7 +78,7 @@ def quantize_int8(w, per_tensor, scale_dtype, as_vllm_at_load=False):
     observer does, or (as_vllm_at_load) as --quantization int8 should, each row as vLLM
     quantizes an activation row (quantize_rows)."""
     if as_vllm_at_load:
-        q, scale = quantize_rows(w, None)
+        q, scale, _ = quantize_rows(w, None)
         return {"weight": q.astype(np.int8), "weight_scale": scale}, (q * scale).astype(F32), None
     amax = np.abs(w).max() if per_tensor else np.abs(w).max(axis=1, keepdims=True)
     tensor, scale = stored_scale(np.reshape(amax / F32(127.5), (1,) if per_tensor else (-1, 1)), scale_dtype)
@@ -153,10 +160,15 @@ def quantize_layer(w, name, quantization, scale_dtype):
     wa, inputs = group["weights"], group["input_activations"]
     if group["format"] == "int-quantized":
         tensors, meant, int8 = quantize_int8(w, wa["strategy"] == "tensor", scale_dtype, scale_dtype == "at load")
+        zero_point = None
         if inputs is not None and not inputs["dynamic"]:
             # [1] as compressed-tensors writes it, and 0-d as other writers do (both one value).
             tensors["input_scale"] = np.array(INPUT_SCALES[name], F32).reshape(() if name == "o_proj" else (1,))
-        return tensors, meant, int8
+            if not inputs["symmetric"]:
+                zero_point = INPUT_ZERO_POINTS[name]
+                tensors["input_zero_point"] = np.array([zero_point], np.int8)
+        asymmetric = inputs is not None and not inputs["symmetric"]
+        return tensors, meant, None if int8 is None else int8 + (asymmetric, zero_point)
     g_idx = act_order_g_idx(w.shape[1], wa["group_size"], w.shape[1]) if wa["actorder"] == "group" else None
     return quantize_packed(w, wa["num_bits"], wa["group_size"], wa["symmetric"], scale_dtype, g_idx)
 
@@ -176,16 +188,27 @@ def quantized_checkpoint(base, out, reference, quantization, scale_dtype="f32", 
         for suffix, t in tensors.items():
             stored[f"{prefix}.{suffix}"] = t
         if layer_int8 is not None:
-            int8[name] = layer_int8 + (tensors.get("input_scale"),)
+            int8[name] = layer_int8[:2] + (tensors.get("input_scale"),) + layer_int8[2:]
     if edit:
         edit(stored)
     write_twins(base, out, reference, quantization, stored, meant)
     return int8
 
 
-def quantize_rows(x, static_scale):
-    """vLLM's int8 quantization of each row of float32 x: codes and each row's scale."""
+def quantize_rows(x, static_scale, asymmetric=False, static_zero_point=None):
+    """vLLM's int8 quantization of each row of float32 x: codes, each row's scale and zero point."""
     x = x.astype(F32)
+    if asymmetric:
+        if static_scale is not None:
+            scales = np.full((x.shape[0], 1), static_scale, F32)
+            zps = np.full((x.shape[0], 1), static_zero_point, np.int64)
+            scaled = x / scales
+        else:
+            lo, hi = np.minimum(x.min(axis=1, keepdims=True), 0), np.maximum(x.max(axis=1, keepdims=True), 0)
+            scales = ((hi - lo) / F32(255)).astype(F32)
+            zps = np.rint(F32(-128) - lo / scales).astype(np.int64)
+            scaled = x * (F32(1) / scales)
+        return np.clip(np.rint(scaled) + zps, -128, 127).astype(np.int64), scales, zps
     if static_scale is not None:
         scales = np.full((x.shape[0], 1), static_scale, F32)
         scaled = x / scales
@@ -193,7 +216,7 @@ def quantize_rows(x, static_scale):
         amax = np.abs(x).max(axis=1, keepdims=True)
         multiplier = np.where(amax == 0, F32(0), F32(127) / np.where(amax == 0, F32(1), amax)).astype(F32)
         scaled, scales = x * multiplier, (amax / F32(127)).astype(F32)
-    return np.clip(np.rint(scaled), -128, 127).astype(np.int64), scales
+    return np.clip(np.rint(scaled), -128, 127).astype(np.int64), scales, 0
 
 
 def int8_reference(model_dir, ids, int8):
@@ -206,9 +229,10 @@ def int8_reference(model_dir, ids, int8):
     def matmul(x, weight):
         if id(weight) not in layers:
             return x @ weight.T
-        codes, scales, static_scale = layers[id(weight)]
-        q, row_scales = quantize_rows(x, None if static_scale is None else static_scale.reshape(-1)[0])
-        sums = (q @ codes.astype(np.int64).T).astype(F32)
+        codes, scales, static_scale, asymmetric, zero_point = layers[id(weight)]
+        q, row_scales, zps = quantize_rows(x, None if static_scale is None else static_scale.reshape(-1)[0],
+                                           asymmetric, zero_point)
+        sums = ((q - zps) @ codes.astype(np.int64).T).astype(F32)
         return (row_scales * (scales.astype(F32)[None, :] * sums)).astype(np.float64)
     matmul.rounds_inputs = False
     return reference_forward.llama_family_forward(c, w, ids, matmul, reference_forward.KVCache("float32", w))
@@ -292,6 +316,10 @@ def main():
             "int-quantized", args(8, "channel"), dynamic), "bf16"),
         "W8A8 llama per-tensor weights, static per-tensor activations": ("llama", config(
             "int-quantized", args(8, "tensor"), static), "f32"),
+        "W8A8 qwen2 per-channel weights, dynamic asymmetric per-token activations": ("qwen2", config(
+            "int-quantized", args(8, "channel"), args(8, "token", symmetric=False, dynamic=True)), "f32"),
+        "W8A8 llama per-channel weights, static asymmetric activations (input_zero_point)": ("llama", config(
+            "int-quantized", args(8, "channel"), args(8, "tensor", symmetric=False)), "f32"),
     }
     for label, (arch, quantization, scale_dtype) in w8a8.items():
         int8 = quantized_checkpoint(bases[arch], quantized, reference, quantization, scale_dtype)
@@ -323,9 +351,6 @@ def main():
     refused = {
         "NVFP4": (w8a8_dynamic, config("nvfp4-pack-quantized", args(4, "tensor_group", group_size=16, type="float")),
                   None, "format 'nvfp4-pack-quantized' is not supported"),
-        "asymmetric activations": (w8a8_dynamic, config("int-quantized", args(8, "channel"),
-                                                        args(8, "token", symmetric=False, dynamic=True)), None,
-                                   "asymmetric input_activations"),
         "dynamic per-tensor activations": (w8a8_dynamic, config("int-quantized", args(8, "channel"),
                                                                 args(8, "tensor", dynamic=True)), None,
                                            "must be dynamic per token or static per tensor"),

@@ -41,16 +41,19 @@ int64_t panels_per_group(int64_t depth) {
 // Accumulator tile T (rows x 16 int32 sums of columns first .. first + 15 of
 // panel p) scaled into y, columns past the matrix dropped.
 template <int T>
-void store_tile(const PackedMatrix& w, int64_t p, int64_t half, int64_t rows, const float* row_scales, float* y,
-                int64_t ldy) {
+void store_tile(const PackedMatrix& w, int64_t p, int64_t half, int64_t rows, const float* row_scales,
+                const int32_t* row_zero_points, float* y, int64_t ldy) {
   const int64_t first = p * kPanelWidth + half * 16;
   if (first >= w.rows) return;
   alignas(64) int32_t sums[kTileRows * 16];
   amx::tile_store<T>(sums, 64);
-  const __m512i excess = _mm512_slli_epi32(_mm512_loadu_si512(int8_dot_code_sums(w, p) + half * 16), 7);
+  const __m512i colsums = _mm512_loadu_si512(int8_dot_code_sums(w, p) + half * 16);
   const __m512 scales = _mm512_loadu_ps(int8_dot_scales(w, p) + half * 16);
   const auto mask = static_cast<__mmask16>((1u << std::min<int64_t>(16, w.rows - first)) - 1u);
   for (int64_t r = 0; r < rows; ++r) {
+    // The unsigned rows' excess, 128 times the code sums, and the zero point's.
+    const int32_t offset = 128 + (row_zero_points != nullptr ? row_zero_points[r] : 0);
+    const __m512i excess = _mm512_mullo_epi32(colsums, _mm512_set1_epi32(offset));
     const __m512 exact = _mm512_cvtepi32_ps(_mm512_sub_epi32(_mm512_load_si512(sums + r * 16), excess));
     _mm512_mask_storeu_ps(y + r * ldy + first, mask,
                           _mm512_mul_ps(_mm512_set1_ps(row_scales[r]), _mm512_mul_ps(scales, exact)));
@@ -58,8 +61,8 @@ void store_tile(const PackedMatrix& w, int64_t p, int64_t half, int64_t rows, co
 }
 
 // One block of `rows` rows (their activations at q) against panel p.
-void block_panel(const uint8_t* q, int64_t rows, int64_t depth, const float* row_scales, const PackedMatrix& w,
-                 int64_t p, float* y, int64_t ldy) {
+void block_panel(const uint8_t* q, int64_t rows, int64_t depth, const float* row_scales, const int32_t* row_zero_points,
+                 const PackedMatrix& w, int64_t p, float* y, int64_t ldy) {
   const bool two = rows > kTileRows;
   const int8_t* codes = int8_dot_codes(w, p);
   _tile_zero(0);
@@ -81,18 +84,19 @@ void block_panel(const uint8_t* q, int64_t rows, int64_t depth, const float* row
     }
   }
   const int64_t top = std::min(rows, kTileRows);
-  store_tile<0>(w, p, 0, top, row_scales, y, ldy);
-  store_tile<1>(w, p, 1, top, row_scales, y, ldy);
+  store_tile<0>(w, p, 0, top, row_scales, row_zero_points, y, ldy);
+  store_tile<1>(w, p, 1, top, row_scales, row_zero_points, y, ldy);
   if (two) {
     float* bottom = y + kTileRows * ldy;
-    store_tile<2>(w, p, 0, rows - kTileRows, row_scales + kTileRows, bottom, ldy);
-    store_tile<3>(w, p, 1, rows - kTileRows, row_scales + kTileRows, bottom, ldy);
+    const int32_t* bottom_zero_points = row_zero_points != nullptr ? row_zero_points + kTileRows : nullptr;
+    store_tile<2>(w, p, 0, rows - kTileRows, row_scales + kTileRows, bottom_zero_points, bottom, ldy);
+    store_tile<3>(w, p, 1, rows - kTileRows, row_scales + kTileRows, bottom_zero_points, bottom, ldy);
   }
 }
 
-void amx_int8_gemm(const uint8_t* q, const float* row_scales, int64_t m, const PackedMatrix& w, int64_t p_begin,
-                   int64_t p_end, float* y, int64_t ldy) {
-  if (m < kTileMinRows) return avx512_vnni_int8_gemm()(q, row_scales, m, w, p_begin, p_end, y, ldy);
+void amx_int8_gemm(const uint8_t* q, const float* row_scales, const int32_t* row_zero_points, int64_t m,
+                   const PackedMatrix& w, int64_t p_begin, int64_t p_end, float* y, int64_t ldy) {
+  if (m < kTileMinRows) return avx512_vnni_int8_gemm()(q, row_scales, row_zero_points, m, w, p_begin, p_end, y, ldy);
   const int64_t depth = int8_dot_depth(w.cols);
   const int64_t pass = rows_per_pass(depth), group = panels_per_group(depth);
   for (int64_t r0 = 0; r0 < m; r0 += pass) {
@@ -103,7 +107,8 @@ void amx_int8_gemm(const uint8_t* q, const float* row_scales, int64_t m, const P
         const int64_t rows = std::min(kBlockRows, pass_end - b);
         amx::use_tile_config(amx::block_config(rows));
         for (int64_t panel = p; panel < group_end; ++panel) {
-          block_panel(q + b * depth, rows, depth, row_scales + b, w, panel, y + b * ldy, ldy);
+          block_panel(q + b * depth, rows, depth, row_scales + b,
+                      row_zero_points != nullptr ? row_zero_points + b : nullptr, w, panel, y + b * ldy, ldy);
         }
       }
     }

@@ -65,8 +65,8 @@ void quantize_int8_rows(const float* x, int64_t m, int64_t k_total, float static
 // accumulators of four columns each, lanes (2c, 2c + 1) column c's two
 // halves of each quad.
 template <int R>
-void rows_half(const uint8_t* q, int64_t depth, const float* row_scales, const PackedMatrix& w, int64_t p, int h,
-               float* y, int64_t ldy) {
+void rows_half(const uint8_t* q, int64_t depth, const float* row_scales, const int32_t* row_zero_points,
+               const PackedMatrix& w, int64_t p, int h, float* y, int64_t ldy) {
   __m256i acc[R][4];
   for (auto& row : acc) {
     for (auto& a : row) a = _mm256_setzero_si256();
@@ -90,26 +90,34 @@ void rows_half(const uint8_t* q, int64_t depth, const float* row_scales, const P
   }
   const int64_t first = p * kPanelWidth + h * 16, count = std::min<int64_t>(16, w.rows - first);
   const float* scales = int8_dot_scales(w, p) + h * 16;
+  const int32_t* colsums = int8_dot_code_sums(w, p) + h * 16;
   for (int r = 0; r < R; ++r) {
     alignas(32) int32_t sums[16];
     for (int half = 0; half < 2; ++half) {  // columns 0-7, then 8-15
       const __m256i pairs = _mm256_hadd_epi32(acc[r][2 * half], acc[r][2 * half + 1]);
       _mm256_store_si256(reinterpret_cast<__m256i*>(sums + 8 * half), _mm256_permute4x64_epi64(pairs, 0xD8));
     }
+    const int32_t zp = row_zero_points != nullptr ? row_zero_points[r] : 0;
     for (int64_t c = 0; c < count; ++c) {
-      y[r * ldy + first + c] = row_scales[r] * (scales[c] * static_cast<float>(sums[c]));
+      y[r * ldy + first + c] = row_scales[r] * (scales[c] * static_cast<float>(sums[c] - zp * colsums[c]));
     }
   }
 }
 
-void int8_gemm(const uint8_t* q, const float* row_scales, int64_t m, const PackedMatrix& w, int64_t p_begin,
-               int64_t p_end, float* y, int64_t ldy) {
+void int8_gemm(const uint8_t* q, const float* row_scales, const int32_t* row_zero_points, int64_t m,
+               const PackedMatrix& w, int64_t p_begin, int64_t p_end, float* y, int64_t ldy) {
   const int64_t depth = int8_dot_depth(w.cols);
   for (int64_t p = p_begin; p < p_end; ++p) {
     for (int h = 0; h < 2 && p * kPanelWidth + h * 16 < w.rows; ++h) {
       int64_t r = 0;
-      for (; r + 2 <= m; r += 2) rows_half<2>(q + r * depth, depth, row_scales + r, w, p, h, y + r * ldy, ldy);
-      if (r < m) rows_half<1>(q + r * depth, depth, row_scales + r, w, p, h, y + r * ldy, ldy);
+      for (; r + 2 <= m; r += 2) {
+        rows_half<2>(q + r * depth, depth, row_scales + r, row_zero_points ? row_zero_points + r : nullptr, w, p, h,
+                     y + r * ldy, ldy);
+      }
+      if (r < m) {
+        rows_half<1>(q + r * depth, depth, row_scales + r, row_zero_points ? row_zero_points + r : nullptr, w, p, h,
+                     y + r * ldy, ldy);
+      }
     }
   }
 }

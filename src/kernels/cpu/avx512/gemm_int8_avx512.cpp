@@ -54,9 +54,14 @@ void quantize_int8_rows(const float* x, int64_t m, int64_t k_total, float static
 }
 
 // R rows against P panels, every k: accumulators acc[r][panel half].
+// Rows from r of a null-or-[m] list of zero points.
+const int32_t* from_row(const int32_t* row_zero_points, int64_t r) {
+  return row_zero_points != nullptr ? row_zero_points + r : nullptr;
+}
+
 template <int R, int P>
-void rows_panels(const uint8_t* q, int64_t depth, const float* row_scales, const PackedMatrix& w, int64_t p, float* y,
-                 int64_t ldy) {
+void rows_panels(const uint8_t* q, int64_t depth, const float* row_scales, const int32_t* row_zero_points,
+                 const PackedMatrix& w, int64_t p, float* y, int64_t ldy) {
   __m512i acc[R][2 * P];
   for (auto& row : acc) {
     for (auto& a : row) a = _mm512_setzero_si512();
@@ -80,10 +85,13 @@ void rows_panels(const uint8_t* q, int64_t depth, const float* row_scales, const
   }
   for (int h = 0; h < 2 * P; ++h) {
     const int64_t panel = p + h / 2, first = panel * kPanelWidth + h % 2 * 16;
-    const __m512i excess = _mm512_slli_epi32(_mm512_loadu_si512(int8_dot_code_sums(w, panel) + h % 2 * 16), 7);
+    const __m512i colsums = _mm512_loadu_si512(int8_dot_code_sums(w, panel) + h % 2 * 16);
     const __m512 scales = _mm512_loadu_ps(int8_dot_scales(w, panel) + h % 2 * 16);
     const __mmask16 mask = lanes(w.rows - first);
     for (int r = 0; r < R; ++r) {
+      // The unsigned rows' excess, 128 times the code sums, and the zero point's.
+      const int32_t offset = 128 + (row_zero_points != nullptr ? row_zero_points[r] : 0);
+      const __m512i excess = _mm512_mullo_epi32(colsums, _mm512_set1_epi32(offset));
       const __m512 sums = _mm512_cvtepi32_ps(_mm512_sub_epi32(acc[r][h], excess));
       const __m512 out = _mm512_mul_ps(_mm512_set1_ps(row_scales[r]), _mm512_mul_ps(scales, sums));
       _mm512_mask_storeu_ps(y + r * ldy + first, mask, out);
@@ -93,14 +101,14 @@ void rows_panels(const uint8_t* q, int64_t depth, const float* row_scales, const
 
 // Rows [0, rows) (< 4) against panels [p, p_end), up to four panels at once.
 template <int R>
-void few_rows(const uint8_t* q, int64_t depth, const float* row_scales, const PackedMatrix& w, int64_t p, int64_t p_end,
-              float* y, int64_t ldy) {
-  for (; p + 4 <= p_end; p += 4) rows_panels<R, 4>(q, depth, row_scales, w, p, y, ldy);
-  for (; p < p_end; ++p) rows_panels<R, 1>(q, depth, row_scales, w, p, y, ldy);
+void few_rows(const uint8_t* q, int64_t depth, const float* row_scales, const int32_t* row_zero_points,
+              const PackedMatrix& w, int64_t p, int64_t p_end, float* y, int64_t ldy) {
+  for (; p + 4 <= p_end; p += 4) rows_panels<R, 4>(q, depth, row_scales, row_zero_points, w, p, y, ldy);
+  for (; p < p_end; ++p) rows_panels<R, 1>(q, depth, row_scales, row_zero_points, w, p, y, ldy);
 }
 
-void vnni_int8_gemm(const uint8_t* q, const float* row_scales, int64_t m, const PackedMatrix& w, int64_t p_begin,
-                    int64_t p_end, float* y, int64_t ldy) {
+void vnni_int8_gemm(const uint8_t* q, const float* row_scales, const int32_t* row_zero_points, int64_t m,
+                    const PackedMatrix& w, int64_t p_begin, int64_t p_end, float* y, int64_t ldy) {
   const int64_t depth = int8_dot_depth(w.cols);
   int64_t r = 0;
   // Four rows by two panels: 16 accumulators, 4 weight vectors.
@@ -108,17 +116,19 @@ void vnni_int8_gemm(const uint8_t* q, const float* row_scales, int64_t m, const 
     const uint8_t* rows = q + r * depth;
     float* out = y + r * ldy;
     int64_t p = p_begin;
-    for (; p + 2 <= p_end; p += 2) rows_panels<4, 2>(rows, depth, row_scales + r, w, p, out, ldy);
-    if (p < p_end) rows_panels<4, 1>(rows, depth, row_scales + r, w, p, out, ldy);
+    const int32_t* zero_points = from_row(row_zero_points, r);
+    for (; p + 2 <= p_end; p += 2) rows_panels<4, 2>(rows, depth, row_scales + r, zero_points, w, p, out, ldy);
+    if (p < p_end) rows_panels<4, 1>(rows, depth, row_scales + r, zero_points, w, p, out, ldy);
   }
   const uint8_t* rest = q + r * depth;
+  const int32_t* rest_zero_points = from_row(row_zero_points, r);
   switch (m - r) {
     case 1:
-      return few_rows<1>(rest, depth, row_scales + r, w, p_begin, p_end, y + r * ldy, ldy);
+      return few_rows<1>(rest, depth, row_scales + r, rest_zero_points, w, p_begin, p_end, y + r * ldy, ldy);
     case 2:
-      return few_rows<2>(rest, depth, row_scales + r, w, p_begin, p_end, y + r * ldy, ldy);
+      return few_rows<2>(rest, depth, row_scales + r, rest_zero_points, w, p_begin, p_end, y + r * ldy, ldy);
     case 3:
-      return few_rows<3>(rest, depth, row_scales + r, w, p_begin, p_end, y + r * ldy, ldy);
+      return few_rows<3>(rest, depth, row_scales + r, rest_zero_points, w, p_begin, p_end, y + r * ldy, ldy);
     default:
       return;
   }

@@ -99,15 +99,19 @@ void quantize_int8_rows(const float* x, int64_t m, int64_t k_total, float static
 }
 
 // The definition of gemm.h's int8 arithmetic.
-void int8_gemm(const uint8_t* q, const float* row_scales, int64_t m, const PackedMatrix& w, int64_t p_begin,
-               int64_t p_end, float* y, int64_t ldy) {
+void int8_gemm(const uint8_t* q, const float* row_scales, const int32_t* row_zero_points, int64_t m,
+               const PackedMatrix& w, int64_t p_begin, int64_t p_end, float* y, int64_t ldy) {
   const int64_t depth = int8_dot_depth(w.cols);
   for (int64_t p = p_begin; p < p_end; ++p) {
     const int8_t* codes = int8_dot_codes(w, p);
     for (int64_t c = 0; c < kPanelWidth && p * kPanelWidth + c < w.rows; ++c) {
       for (int64_t r = 0; r < m; ++r) {
-        int32_t acc = 0;
-        for (int64_t k = 0; k < w.cols; ++k) acc += (q[r * depth + k] - 128) * codes[int8_dot_offset(c, k)];
+        int32_t acc = 0, colsum = 0;
+        for (int64_t k = 0; k < w.cols; ++k) {
+          acc += (q[r * depth + k] - 128) * codes[int8_dot_offset(c, k)];
+          colsum += codes[int8_dot_offset(c, k)];
+        }
+        if (row_zero_points != nullptr) acc -= row_zero_points[r] * colsum;
         y[r * ldy + p * kPanelWidth + c] = row_scales[r] * (int8_dot_scales(w, p)[c] * static_cast<float>(acc));
       }
     }
@@ -115,6 +119,36 @@ void int8_gemm(const uint8_t* q, const float* row_scales, int64_t m, const Packe
 }
 
 }  // namespace
+
+void quantize_int8_rows_asymmetric(const float* x, int64_t m, int64_t k_total, float static_scale,
+                                   int32_t static_zero_point, uint8_t* q, float* row_scales, int32_t* row_zero_points) {
+  const int64_t depth = int8_dot_depth(k_total);
+  // round(v) + zp, clamped, stored biased by 128 (biased_int8 of the sum: both are integers).
+  const auto quantized = [](float v, int32_t zp) { return biased_int8(std::nearbyint(v) + static_cast<float>(zp)); };
+  for (int64_t r = 0; r < m; ++r) {
+    const float* row = x + r * k_total;
+    uint8_t* out = q + r * depth;
+    if (static_scale > 0.0f) {
+      for (int64_t k = 0; k < k_total; ++k) out[k] = quantized(row[k] / static_scale, static_zero_point);
+      row_scales[r] = static_scale;
+      row_zero_points[r] = static_zero_point;
+    } else {
+      float lo = 0.0f, hi = 0.0f;
+      for (int64_t k = 0; k < k_total; ++k) lo = std::min(lo, row[k]), hi = std::max(hi, row[k]);
+      if (!(hi > lo)) {  // a row of zeros
+        quantize_int8_rows(row, 1, k_total, 0.0f, out, row_scales + r);
+        row_zero_points[r] = 0;
+        continue;
+      }
+      const float scale = (hi - lo) / 255.0f, inverse = 1.0f / scale;
+      const auto zp = static_cast<int32_t>(std::nearbyint(-128.0f - lo / scale));
+      for (int64_t k = 0; k < k_total; ++k) out[k] = quantized(row[k] * inverse, zp);
+      row_scales[r] = scale;
+      row_zero_points[r] = zp;
+    }
+    std::fill(out + k_total, out + depth, uint8_t{128});
+  }
+}
 
 PackedGemmFn ref_bf16_pair_gemm() { return bf16_pair_gemm; }
 
