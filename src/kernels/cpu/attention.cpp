@@ -1,7 +1,10 @@
 #include <algorithm>
+#include <array>
+#include <utility>
 #include <vector>
 
 #include "base/logging.h"
+#include "kernels/cpu/e4m3_widening.h"
 #include "kernels/cpu/isa.h"
 #include "kernels/kernels.h"
 
@@ -67,10 +70,11 @@ namespace {
 
 // paged_attention on matrix units: each sequence's query rows (token by
 // token, the group's heads of each) in blocks of up to kAttentionBlockRows,
-// per KV head.
+// per KV head; the sequences with a block table in `tables` (per sequence,
+// null: not here), read through it.
 void attend_in_blocks(const float* q, int32_t num_heads, const PagedKVLayer& layer, const AttentionMetadata& meta,
-                      float scale, float value_scale, int32_t sliding_window, float softcap, float* out,
-                      ThreadPool& pool, cpu::AttentionBlockFn attend_block) {
+                      const std::vector<const int32_t*>& tables, float scale, float value_scale, int32_t sliding_window,
+                      float softcap, float* out, ThreadPool& pool, cpu::AttentionBlockFn attend_block) {
   const int32_t group = num_heads / layer.num_kv_heads;
   const int32_t hd = layer.head_dim, num_kv_heads = layer.num_kv_heads;
   struct Block {
@@ -80,6 +84,7 @@ void attend_in_blocks(const float* q, int32_t num_heads, const PagedKVLayer& lay
   std::vector<Block>& blocks = caller_blocks;
   blocks.clear();
   for (int32_t s = 0; s < meta.num_seqs; ++s) {
+    if (tables[static_cast<size_t>(s)] == nullptr) continue;
     const int32_t rows = (meta.query_start_loc[s + 1] - meta.query_start_loc[s]) * group;
     for (int32_t r = 0; r < rows; r += cpu::kAttentionBlockRows) blocks.push_back({s, r});
   }
@@ -103,7 +108,7 @@ void attend_in_blocks(const float* q, int32_t num_heads, const PagedKVLayer& lay
       const int32_t q_len = meta.query_start_loc[seq + 1] - q_start;
       const int32_t seq_len = meta.seq_lens[seq];
       args.head_offset = block_offset(layer, 0, kv_head);
-      args.block_table = meta.block_tables + static_cast<int64_t>(seq) * meta.max_blocks_per_seq;
+      args.block_table = tables[static_cast<size_t>(seq)];
       args.rows = std::min(cpu::kAttentionBlockRows, q_len * group - block.first_row);
       for (int32_t r = 0; r < args.rows; ++r) {
         const int32_t token = (block.first_row + r) / group, head = (block.first_row + r) % group;
@@ -120,6 +125,108 @@ void attend_in_blocks(const float* q, int32_t num_heads, const PagedKVLayer& lay
   });
 }
 
+// An FP8 cache's BF16 words (exact; a NaN code as 480, as e4m3_widening.h reads it).
+const std::array<uint16_t, 256>& e4m3_bf16_words() {
+  static const std::array<uint16_t, 256> words = [] {
+    std::array<uint16_t, 256> w{};
+    for (int code = 0; code < 256; ++code) {
+      const auto c = static_cast<uint8_t>(code);
+      w[static_cast<size_t>(code)] = f32_to_bf16(f16_to_f32(cpu::e4m3_half_bits(c)) * cpu::kE4m3HalfUnscale);
+    }
+    return w;
+  }();
+  return words;
+}
+
+// The keys and values of the sequences `staged` of an FP8 cache, widened
+// into a BF16 cache of their own blocks only (the BF16 layouts), with a
+// block table per sequence.
+struct Bf16Staging {
+  std::vector<uint16_t> keys, values;
+  std::vector<int32_t> block_tables;  // [staged sequences][max blocks]
+  PagedKVLayer layer;
+};
+
+void stage_as_bf16(const PagedKVLayer& fp8, const AttentionMetadata& meta, const std::vector<int32_t>& staged,
+                   Bf16Staging& staging, ThreadPool& pool) {
+  const int32_t bs = fp8.block_size, hd = fp8.head_dim, heads = fp8.num_kv_heads;
+  int32_t max_blocks = 0;
+  for (int32_t s : staged) max_blocks = std::max(max_blocks, (meta.seq_lens[s] + bs - 1) / bs);
+  // (staging block, source block) pairs, staging blocks numbered in order.
+  std::vector<std::pair<int32_t, int32_t>> copies;
+  staging.block_tables.assign(staged.size() * static_cast<size_t>(max_blocks), 0);
+  for (size_t i = 0; i < staged.size(); ++i) {
+    const int32_t s = staged[i];
+    for (int32_t b = 0; b < (meta.seq_lens[s] + bs - 1) / bs; ++b) {
+      staging.block_tables[i * static_cast<size_t>(max_blocks) + static_cast<size_t>(b)] =
+          static_cast<int32_t>(copies.size());
+      copies.emplace_back(static_cast<int32_t>(copies.size()),
+                          meta.block_tables[static_cast<int64_t>(s) * meta.max_blocks_per_seq + b]);
+    }
+  }
+  const size_t elements = copies.size() * static_cast<size_t>(heads) * bs * hd;
+  staging.keys.resize(elements);
+  staging.values.resize(elements);
+  staging.layer = {
+      staging.keys.data(), staging.values.data(), DType::kBF16, static_cast<int32_t>(copies.size()), bs, heads, hd};
+  const std::array<uint16_t, 256>& words = e4m3_bf16_words();
+  const auto* keys = static_cast<const uint8_t*>(fp8.key_cache);
+  const auto* values = static_cast<const uint8_t*>(fp8.value_cache);
+  pool.parallel_for(static_cast<int64_t>(copies.size()) * heads, [&](int64_t begin, int64_t end) {
+    for (int64_t item = begin; item < end; ++item) {
+      const auto [to, from] = copies[static_cast<size_t>(item / heads)];
+      const auto head = static_cast<int32_t>(item % heads);
+      const uint8_t* key_codes = keys + block_offset(fp8, from, head);
+      const uint8_t* value_codes = values + block_offset(fp8, from, head);
+      uint16_t* key_words = staging.keys.data() + block_offset(staging.layer, to, head);
+      uint16_t* value_words = staging.values.data() + block_offset(staging.layer, to, head);
+      for (int32_t d = 0; d < hd; ++d) {
+        for (int32_t j = 0; j < bs; ++j) {
+          key_words[cpu::bf16_key_offset(d, j, bs)] = words[key_codes[element_key_offset(d, j, bs)]];
+        }
+      }
+      for (int32_t j = 0; j < bs; ++j) {
+        for (int32_t c = 0; c < hd; ++c) {
+          value_words[static_cast<int64_t>(j) * hd + cpu::bf16_value_offset(c, hd)] =
+              words[value_codes[static_cast<int64_t>(j) * hd + c]];
+        }
+      }
+    }
+  });
+}
+
+// Attention over an FP8 cache on matrix units.  A sequence with more query
+// rows than one block reads each key tile once per block of rows, so its
+// keys and values are widened once into a BF16 copy and attended there
+// (the BF16 tiles: the same operands, so the same bits); the others widen
+// each tile as they read it.
+void attend_fp8_in_blocks(const float* q, int32_t num_heads, const PagedKVLayer& layer, const AttentionMetadata& meta,
+                          float scale, float value_scale, int32_t sliding_window, float softcap, float* out,
+                          ThreadPool& pool, const cpu::AttentionTable& table) {
+  const int32_t group = num_heads / layer.num_kv_heads;
+  std::vector<const int32_t*> direct(static_cast<size_t>(meta.num_seqs)), staged_tables(direct.size(), nullptr);
+  std::vector<int32_t> staged;
+  for (int32_t s = 0; s < meta.num_seqs; ++s) {
+    const int32_t rows = (meta.query_start_loc[s + 1] - meta.query_start_loc[s]) * group;
+    if (rows > cpu::kAttentionBlockRows) {
+      staged.push_back(s);
+    } else {
+      direct[static_cast<size_t>(s)] = meta.block_tables + static_cast<int64_t>(s) * meta.max_blocks_per_seq;
+    }
+  }
+  attend_in_blocks(q, num_heads, layer, meta, direct, scale, value_scale, sliding_window, softcap, out, pool,
+                   table.attend_block_fp8);
+  if (staged.empty()) return;
+  thread_local Bf16Staging staging;
+  stage_as_bf16(layer, meta, staged, staging, pool);
+  const size_t max_blocks = staging.block_tables.size() / staged.size();
+  for (size_t i = 0; i < staged.size(); ++i) {
+    staged_tables[static_cast<size_t>(staged[i])] = staging.block_tables.data() + i * max_blocks;
+  }
+  attend_in_blocks(q, num_heads, staging.layer, meta, staged_tables, scale, value_scale, sliding_window, softcap, out,
+                   pool, table.attend_block_bf16);
+}
+
 }  // namespace
 
 void paged_attention(const float* q, int32_t num_heads, const PagedKVLayer& layer, const AttentionMetadata& meta,
@@ -131,8 +238,16 @@ void paged_attention(const float* q, int32_t num_heads, const PagedKVLayer& laye
   const bool fp8 = layer.dtype == DType::kF8E4M3;
   const float key_scale = fp8 ? scale * scales.key : scale, value_scale = fp8 ? scales.value : 1.0f;
   if (const cpu::AttentionBlockFn block = table.block_fn(layer.dtype, layer.head_dim)) {
-    return attend_in_blocks(q, num_heads, layer, meta, key_scale, value_scale, sliding_window, softcap, out, pool,
-                            block);
+    if (fp8) {
+      return attend_fp8_in_blocks(q, num_heads, layer, meta, key_scale, value_scale, sliding_window, softcap, out, pool,
+                                  table);
+    }
+    std::vector<const int32_t*> tables(static_cast<size_t>(meta.num_seqs));
+    for (int32_t s = 0; s < meta.num_seqs; ++s) {
+      tables[static_cast<size_t>(s)] = meta.block_tables + static_cast<int64_t>(s) * meta.max_blocks_per_seq;
+    }
+    return attend_in_blocks(q, num_heads, layer, meta, tables, key_scale, value_scale, sliding_window, softcap, out,
+                            pool, block);
   }
   const int64_t num_tokens = meta.query_start_loc[meta.num_seqs];
   const int32_t group = num_heads / layer.num_kv_heads;
