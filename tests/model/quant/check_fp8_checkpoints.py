@@ -157,7 +157,14 @@ def check_kv_cache_scales(vllm, dump, base, quantized, reference, work):
         restate(quantized, stated)
         result, _ = generate(vllm, quantized, work, "refused", "--kv-cache-dtype", "fp8")
         assert_refused(result, label, expected)
-    print(f"ok: {len(refused)} KV cache schemes we cannot honour refused with one line")
+
+    def zero_scale(t):
+        t.update(scales, **{"model.layers.1.self_attn.kv_scale": np.array([0.0], F32)})
+    write_fp8(base, quantized, reference, scheme, ct_layer("channel", None, "f32"), zero_scale)
+    result, _ = generate(vllm, quantized, work, "refused", "--kv-cache-dtype", "fp8")
+    assert_refused(result, "a zero KV cache scale", "'model.layers.1.self_attn.kv_scale' is 0.000000, a KV cache "
+                   "scale must be positive and finite")
+    print(f"ok: {len(refused) + 1} KV cache schemes and scales we cannot honour refused with one line")
 
 
 def main():
