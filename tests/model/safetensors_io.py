@@ -49,8 +49,13 @@ def read_safetensors(path):
 
 
 def write_safetensors(path, tensors):
+    """Tensors laid out as the safetensors library lays them out: larger
+    elements first, then by name, so that each starts aligned to its size."""
     header, offset, blobs = {}, 0, []
-    for name, t in tensors.items():
+
+    def element_bytes(t):
+        return 2 if isinstance(t, Bf16) else 1 if isinstance(t, F8E4M3) else t.dtype.itemsize
+    for name, t in sorted(tensors.items(), key=lambda item: (-element_bytes(item[1]), item[0])):
         raw = isinstance(t, (Bf16, F8E4M3))
         dtype = t.dtype_name if raw else DTYPES[t.dtype.name]
         blob = (t.bits if raw else np.ascontiguousarray(t)).tobytes()

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <cstring>
 
 #include "test_util.h"
@@ -39,6 +40,24 @@ TEST(SafetensorsTest, WrittenFileReadsBack) {
   const Tensor& w = f->tensors().at("w");
   EXPECT_EQ(w.shape, (std::vector<int64_t>{2, 2}));
   EXPECT_EQ(w.as<float>()[3], 4.0f);
+}
+
+// A 1-byte tensor first puts the F32 one after it at an odd offset: it is
+// read through an aligned copy, its values intact.
+TEST(SafetensorsTest, MisalignedTensorReadsAligned) {
+  TempDir dir;
+  TensorToWrite zero_point{"a.input_zero_point", DType::kI8, {1}, {0xF7}};
+  TensorToWrite w{"b.weight", DType::kF32, {3}, std::vector<uint8_t>(12)};
+  const float values[3] = {1.5f, -2.0f, 3.25f};
+  std::memcpy(w.bytes.data(), values, 12);
+  ASSERT_TRUE(write_safetensors(dir.file("m.safetensors"), {zero_point, w}).is_ok());
+  Result<SafetensorsFile> f = SafetensorsFile::open(dir.file("m.safetensors"));
+  ASSERT_TRUE(f.is_ok()) << f.status().message();
+  const Tensor& t = f->tensors().at("b.weight");
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(t.data) % alignof(float), 0u);
+  EXPECT_EQ(t.as<float>()[0], 1.5f);
+  EXPECT_EQ(t.as<float>()[2], 3.25f);
+  EXPECT_EQ(f->tensors().at("a.input_zero_point").as<int8_t>()[0], -9);
 }
 
 TEST(SafetensorsTest, MissingFileIsNamed) {

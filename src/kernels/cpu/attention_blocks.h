@@ -28,7 +28,7 @@ template <typename T>
 struct KVLayout;
 
 // F32 and FP8 caches: keys [head_dim][block_size], values in order, one
-// element each (kernels.h); Widen reads `count` consecutive ones.
+// element each (kernels.h); widen reads `count` consecutive ones as float32.
 template <typename T, typename V>
 typename V::Reg widen(const T* p, int64_t count) {
   if constexpr (std::is_same_v<T, float>) {

@@ -1,5 +1,6 @@
 #include "model/loader/safetensors.h"
 
+#include <cstdint>
 #include <cstring>
 #include <fstream>
 
@@ -21,7 +22,7 @@ Result<Tensor> parse_entry(const std::string& path, const std::string& name, con
   const auto dtype = dtype_from_safetensors(dtype_json.get<std::string>());
   if (!dtype) {
     return unimplemented(where + ": unsupported dtype " + dtype_json.get<std::string>() +
-                         " (supported: F32, BF16, F16, I32)");
+                         " (supported: F32, BF16, F16, F8_E4M3, I64, I32, I8)");
   }
   Tensor t;
   t.dtype = *dtype;
@@ -82,6 +83,12 @@ Result<SafetensorsFile> SafetensorsFile::open(const std::string& path) {
   for (const auto& [name, entry] : header->items()) {
     if (name == "__metadata__") continue;
     VLLM_ASSIGN_OR_RETURN(Tensor t, parse_entry(path, name, entry, data, data_bytes));
+    const size_t bytes = static_cast<size_t>(t.numel()) * dtype_size(t.dtype);
+    if (reinterpret_cast<uintptr_t>(t.data) % dtype_size(t.dtype) != 0 && bytes > 0) {
+      AlignedBuffer& copy = st.realigned_.emplace_back(bytes);
+      std::memcpy(copy.data(), t.data, bytes);
+      t.data = copy.data();
+    }
     st.tensors_.emplace(name, std::move(t));
   }
   return st;
