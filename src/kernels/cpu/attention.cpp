@@ -198,18 +198,25 @@ void stage_as_bf16(const PagedKVLayer& fp8, const AttentionMetadata& meta, const
 // Attention over an FP8 cache on matrix units.  A sequence with more query
 // rows than one block reads each key tile once per block of rows, so its
 // keys and values are widened once into a BF16 copy and attended there
-// (the BF16 tiles: the same operands, so the same bits); the others widen
-// each tile as they read it.
+// (the BF16 tiles: the same operands, so the same bits), as long as the
+// copies fit kMaxStagingBytes; the others widen each tile as they read it.
+constexpr int64_t kMaxStagingBytes = int64_t{256} << 20;  // per step and layer, kept per calling thread
+
 void attend_fp8_in_blocks(const float* q, int32_t num_heads, const PagedKVLayer& layer, const AttentionMetadata& meta,
                           float scale, float value_scale, int32_t sliding_window, float softcap, float* out,
                           ThreadPool& pool, const cpu::AttentionTable& table) {
   const int32_t group = num_heads / layer.num_kv_heads;
   std::vector<const int32_t*> direct(static_cast<size_t>(meta.num_seqs)), staged_tables(direct.size(), nullptr);
   std::vector<int32_t> staged;
+  // A staged block's BF16 keys and values, all KV heads.
+  const int64_t block_bytes = int64_t{layer.num_kv_heads} * layer.block_size * layer.head_dim * 2 * 2;
+  int64_t staging_bytes = 0;
   for (int32_t s = 0; s < meta.num_seqs; ++s) {
     const int32_t rows = (meta.query_start_loc[s + 1] - meta.query_start_loc[s]) * group;
-    if (rows > cpu::kAttentionBlockRows) {
+    const int64_t bytes = (meta.seq_lens[s] + layer.block_size - 1) / layer.block_size * block_bytes;
+    if (rows > cpu::kAttentionBlockRows && staging_bytes + bytes <= kMaxStagingBytes) {
       staged.push_back(s);
+      staging_bytes += bytes;
     } else {
       direct[static_cast<size_t>(s)] = meta.block_tables + static_cast<int64_t>(s) * meta.max_blocks_per_seq;
     }
