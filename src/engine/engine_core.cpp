@@ -29,6 +29,15 @@ Result<std::unique_ptr<EngineCore>> EngineCore::create(Model& model, const Engin
                   << " MiB); max_model_len " << resolved.config.scheduler.max_model_len << ", max_num_seqs "
                   << resolved.config.scheduler.max_num_seqs << ", max_num_batched_tokens "
                   << resolved.config.scheduler.max_num_batched_tokens;
+  if (resolved.kv_shape.dtype == DType::kF8E4M3) {
+    const auto& layers = resolved.kv_shape.layers;
+    const auto unscaled =
+        std::count_if(layers.begin(), layers.end(), [](const LayerKVSpec& l) { return !l.checkpoint_kv_scales; });
+    if (unscaled > 0) {
+      VLLM_LOG(Warning) << "FP8 KV cache: the checkpoint gives no k_scale / v_scale for " << unscaled << " of "
+                        << layers.size() << " attention layers, which use 1 (keys and values beyond +-448 saturate)";
+    }
+  }
   return std::unique_ptr<EngineCore>(new EngineCore(model, resolved));
 }
 

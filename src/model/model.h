@@ -31,6 +31,7 @@ struct LayerKVSpec {
   int32_t head_dim = 0;
   int32_t sliding_window = 0;  // keys a query may see, itself included; 0: all
   bool latent = false;
+  bool checkpoint_kv_scales = false;  // an FP8 cache's scales came from the checkpoint (not 1)
 
   int64_t elements_per_token() const { return (latent ? 1 : 2) * int64_t{num_kv_heads} * head_dim; }
 };

@@ -42,6 +42,8 @@ for isa in scalar avx2; do check_generation once_upon_64 "Once upon a time" 64 -
 # An FP8 E4M3 KV cache (scale 1: stories260k has no k_scale / v_scale) keeps
 # this model's 64 greedy tokens (measured; tests/reference checks the logits).
 check_generation once_upon_64 "Once upon a time" 64 --kv-cache-dtype fp8
+grep -q "FP8 KV cache: the checkpoint gives no k_scale / v_scale for 5 of 5 attention layers" "$scratch/err" ||
+  fail "--kv-cache-dtype fp8: no warning that stories260k's scales are 1"
 
 check_error "missing model directory" "error: /nonexistent: model directory not found" \
   "$bin" generate --model /nonexistent --prompt hi

@@ -28,7 +28,9 @@ Result<std::unique_ptr<Attention>> Attention::load(WeightReader& weights, const 
   VLLM_ASSIGN_OR_RETURN(a->o_proj_, Linear::load(weights, {p + "o_proj.weight"}, {h}, q_dim,
                                                  names.o_bias ? std::vector<std::string>{p + "o_proj.bias"}
                                                               : std::vector<std::string>{}));
-  VLLM_ASSIGN_OR_RETURN(a->kv_scales_, load_kv_cache_scales(weights, p));
+  VLLM_ASSIGN_OR_RETURN(const std::optional<kernels::KVScales> scales, load_kv_cache_scales(weights, p));
+  a->kv_scales_ = scales.value_or(kernels::KVScales{});
+  a->checkpoint_kv_scales_ = scales.has_value();
   if (config.qk_norm != AttentionConfig::QKNorm::kNone) {
     const bool whole = config.qk_norm == AttentionConfig::QKNorm::kWhole;
     VLLM_ASSIGN_OR_RETURN(a->q_norm_,
@@ -78,7 +80,10 @@ void Attention::forward(const float* x, const LayerContext& ctx, float* out) con
 }
 
 LayerKVSpec Attention::kv_spec() const {
-  return {static_cast<int32_t>(c_.num_kv_heads), static_cast<int32_t>(c_.head_dim), c_.sliding_window};
+  return {.num_kv_heads = static_cast<int32_t>(c_.num_kv_heads),
+          .head_dim = static_cast<int32_t>(c_.head_dim),
+          .sliding_window = c_.sliding_window,
+          .checkpoint_kv_scales = checkpoint_kv_scales_};
 }
 
 void Attention::add_cost(ModelCost& cost) const {

@@ -51,6 +51,7 @@ class Attention : public SequenceMixer {
   Linear o_proj_;    // [hidden, heads * head_dim]
   Norm q_norm_, k_norm_;
   kernels::KVScales kv_scales_;  // of an FP8 cache
+  bool checkpoint_kv_scales_ = false;
 };
 
 }  // namespace vllm

@@ -20,15 +20,16 @@ Result<std::optional<float>> scale_if_present(WeightReader& weights, const std::
 
 }  // namespace
 
-Result<kernels::KVScales> load_kv_cache_scales(WeightReader& weights, const std::string& prefix) {
+Result<std::optional<kernels::KVScales>> load_kv_cache_scales(WeightReader& weights, const std::string& prefix) {
   VLLM_ASSIGN_OR_RETURN(const std::optional<float> key, scale_if_present(weights, prefix + "k_scale"));
   VLLM_ASSIGN_OR_RETURN(const std::optional<float> value, scale_if_present(weights, prefix + "v_scale"));
   VLLM_ASSIGN_OR_RETURN(const std::optional<float> both, scale_if_present(weights, prefix + "kv_scale"));
-  if (key && value) return kernels::KVScales{*key, *value};
-  if (!key && !value && !both) return kernels::KVScales{};
+  using Found = std::optional<kernels::KVScales>;
+  if (key && value) return Found(kernels::KVScales{*key, *value});
+  if (!key && !value && !both) return Found();
   // vLLM reads kv_scale as k_scale, and gives a lone scale to both.
   const float found = std::max({key.value_or(0.0f), value.value_or(0.0f), both.value_or(0.0f)});
-  return kernels::KVScales{found, found};
+  return Found(kernels::KVScales{found, found});
 }
 
 }  // namespace vllm

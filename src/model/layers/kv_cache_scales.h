@@ -7,6 +7,7 @@
 // ignore them.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "base/status.h"
@@ -15,7 +16,8 @@
 
 namespace vllm {
 
-// prefix: the attention module's, "model.layers.3.self_attn.".
-Result<kernels::KVScales> load_kv_cache_scales(WeightReader& weights, const std::string& prefix);
+// prefix: the attention module's, "model.layers.3.self_attn.".  nullopt:
+// the checkpoint has none (the scales are then 1).
+Result<std::optional<kernels::KVScales>> load_kv_cache_scales(WeightReader& weights, const std::string& prefix);
 
 }  // namespace vllm

@@ -43,8 +43,9 @@ Result<std::unique_ptr<MlaAttention>> MlaAttention::load(WeightReader& w, const 
   a->v_up_ = as_linears(std::move(v_up));
   VLLM_ASSIGN_OR_RETURN(a->o_proj_, Linear::load(w, {p + "o_proj.weight"}, {hidden}, heads * v));
   // One cache of latent rows: vLLM scales an FP8 one by the key's scale.
-  VLLM_ASSIGN_OR_RETURN(const kernels::KVScales scales, load_kv_cache_scales(w, p));
-  a->cache_scale_ = scales.key;
+  VLLM_ASSIGN_OR_RETURN(const std::optional<kernels::KVScales> scales, load_kv_cache_scales(w, p));
+  a->cache_scale_ = scales ? scales->key : 1.0f;
+  a->checkpoint_cache_scale_ = scales.has_value();
   return a;
 }
 
@@ -130,7 +131,11 @@ void MlaAttention::forward(const float* x, const LayerContext& ctx, float* out) 
 }
 
 LayerKVSpec MlaAttention::kv_spec() const {
-  return {.num_kv_heads = 1, .head_dim = static_cast<int32_t>(latent_dim()), .sliding_window = 0, .latent = true};
+  return {.num_kv_heads = 1,
+          .head_dim = static_cast<int32_t>(latent_dim()),
+          .sliding_window = 0,
+          .latent = true,
+          .checkpoint_kv_scales = checkpoint_cache_scale_};
 }
 
 void MlaAttention::add_cost(ModelCost& cost) const {

@@ -63,6 +63,7 @@ class MlaAttention : public SequenceMixer {
   std::vector<Linear> v_up_;    // per head [v_head_dim, kv_lora_rank]: W_UV, latent output -> value
   Linear o_proj_;               // [hidden, heads * v_head_dim]
   float cache_scale_ = 1.0f;    // of an FP8 cache
+  bool checkpoint_cache_scale_ = false;
 };
 
 }  // namespace vllm

@@ -147,6 +147,8 @@ def check_kv_cache_scales(vllm, dump, base, quantized, reference, work):
         assert error < 1e-5 and error * 100 < without, ("KV cache scales", chunk, error, without)
     print(f"ok: FP8 KV cache scales from the checkpoint: logits within {error:.1e} of the reference "
           f"({without:.1e} from scales of 1)")
+    ran, _ = generate(vllm, quantized, work, "scaled", "--kv-cache-dtype", "fp8")
+    assert ran.returncode == 0 and "k_scale / v_scale" not in ran.stderr, ran.stderr  # no warning of scales of 1
     refused = {
         "an 8-bit int KV cache scheme": (dict(scheme, kv_cache_scheme=ct.args(8, "tensor")),
                                          "only num_bits 8 of type float (FP8) is supported"),
