@@ -1,6 +1,5 @@
 #include <algorithm>
 #include <array>
-#include <utility>
 #include <vector>
 
 #include "base/logging.h"
@@ -125,19 +124,6 @@ void attend_in_blocks(const float* q, int32_t num_heads, const PagedKVLayer& lay
   });
 }
 
-// An FP8 cache's BF16 words (exact; a NaN code as 480, as e4m3_widening.h reads it).
-const std::array<uint16_t, 256>& e4m3_bf16_words() {
-  static const std::array<uint16_t, 256> words = [] {
-    std::array<uint16_t, 256> w{};
-    for (int code = 0; code < 256; ++code) {
-      const auto c = static_cast<uint8_t>(code);
-      w[static_cast<size_t>(code)] = f32_to_bf16(f16_to_f32(cpu::e4m3_half_bits(c)) * cpu::kE4m3HalfUnscale);
-    }
-    return w;
-  }();
-  return words;
-}
-
 // The keys and values of the sequences `staged` of an FP8 cache, widened
 // into a BF16 cache of their own blocks only (the BF16 layouts), with a
 // block table per sequence.
@@ -152,29 +138,28 @@ void stage_as_bf16(const PagedKVLayer& fp8, const AttentionMetadata& meta, const
   const int32_t bs = fp8.block_size, hd = fp8.head_dim, heads = fp8.num_kv_heads;
   int32_t max_blocks = 0;
   for (int32_t s : staged) max_blocks = std::max(max_blocks, (meta.seq_lens[s] + bs - 1) / bs);
-  // (staging block, source block) pairs, staging blocks numbered in order.
-  std::vector<std::pair<int32_t, int32_t>> copies;
+  // Staging block i is a copy of cache block sources[i].
+  std::vector<int32_t> sources;
   staging.block_tables.assign(staged.size() * static_cast<size_t>(max_blocks), 0);
   for (size_t i = 0; i < staged.size(); ++i) {
     const int32_t s = staged[i];
     for (int32_t b = 0; b < (meta.seq_lens[s] + bs - 1) / bs; ++b) {
       staging.block_tables[i * static_cast<size_t>(max_blocks) + static_cast<size_t>(b)] =
-          static_cast<int32_t>(copies.size());
-      copies.emplace_back(static_cast<int32_t>(copies.size()),
-                          meta.block_tables[static_cast<int64_t>(s) * meta.max_blocks_per_seq + b]);
+          static_cast<int32_t>(sources.size());
+      sources.push_back(meta.block_tables[static_cast<int64_t>(s) * meta.max_blocks_per_seq + b]);
     }
   }
-  const size_t elements = copies.size() * static_cast<size_t>(heads) * bs * hd;
+  const size_t elements = sources.size() * static_cast<size_t>(heads) * bs * hd;
   staging.keys.resize(elements);
   staging.values.resize(elements);
   staging.layer = {
-      staging.keys.data(), staging.values.data(), DType::kBF16, static_cast<int32_t>(copies.size()), bs, heads, hd};
-  const std::array<uint16_t, 256>& words = e4m3_bf16_words();
+      staging.keys.data(), staging.values.data(), DType::kBF16, static_cast<int32_t>(sources.size()), bs, heads, hd};
+  const std::array<uint16_t, 256>& words = cpu::kE4m3Bf16Words;
   const auto* keys = static_cast<const uint8_t*>(fp8.key_cache);
   const auto* values = static_cast<const uint8_t*>(fp8.value_cache);
-  pool.parallel_for(static_cast<int64_t>(copies.size()) * heads, [&](int64_t begin, int64_t end) {
+  pool.parallel_for(static_cast<int64_t>(sources.size()) * heads, [&](int64_t begin, int64_t end) {
     for (int64_t item = begin; item < end; ++item) {
-      const auto [to, from] = copies[static_cast<size_t>(item / heads)];
+      const auto to = static_cast<int32_t>(item / heads), from = sources[static_cast<size_t>(to)];
       const auto head = static_cast<int32_t>(item % heads);
       const uint8_t* key_codes = keys + block_offset(fp8, from, head);
       const uint8_t* value_codes = values + block_offset(fp8, from, head);

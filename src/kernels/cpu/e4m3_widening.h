@@ -11,6 +11,7 @@
 // cache holds one only for a NaN input.
 #pragma once
 
+#include <array>
 #include <cstdint>
 
 namespace vllm::kernels::cpu {
@@ -21,5 +22,24 @@ inline constexpr float kE4m3HalfUnscale = 256.0f;
 inline constexpr uint16_t e4m3_half_bits(uint8_t code) {
   return static_cast<uint16_t>((code & 0x80u) << 8 | (code & 0x7Fu) << 7);
 }
+
+// The BF16 words of the E4M3 codes, exactly (E4M3 numbers are BF16 numbers:
+// exponents -9..8, 3 mantissa bits); a NaN code's is 480's, as above.  The
+// tile kernels widen an FP8 cache into BF16 operands by this table.
+inline constexpr std::array<uint16_t, 256> kE4m3Bf16Words = [] {
+  std::array<uint16_t, 256> words{};
+  for (int code = 0; code < 256; ++code) {
+    const int magnitude = code & 0x7F, exponent = magnitude >> 3, mantissa = magnitude & 7;
+    int bits = 0;
+    if (exponent > 0) {  // (1 + mantissa / 8) * 2^(exponent - 7)
+      bits = (exponent + 120) << 7 | mantissa << 4;
+    } else if (mantissa > 0) {  // mantissa * 2^-9, normalised: its top bit p is the implicit one
+      const int p = mantissa >= 4 ? 2 : mantissa >= 2 ? 1 : 0;
+      bits = (p - 9 + 127) << 7 | (mantissa - (1 << p)) << (7 - p);
+    }
+    words[static_cast<size_t>(code)] = static_cast<uint16_t>((code & 0x80) << 8 | bits);
+  }
+  return words;
+}();
 
 }  // namespace vllm::kernels::cpu

@@ -21,7 +21,6 @@
 #include <immintrin.h>
 
 #include <algorithm>
-#include <array>
 #include <cmath>
 #include <limits>
 #include <type_traits>
@@ -128,32 +127,16 @@ struct KeyOperands {
   int64_t pitch[4];
 };
 
-// The BF16 words of the E4M3 magnitudes 0..127: E4M3 numbers are BF16
-// numbers (exponents -9..8, 3 mantissa bits), so each is exact.
-constexpr std::array<uint16_t, 128> kE4m3Bf16 = [] {
-  std::array<uint16_t, 128> words{};
-  for (int m = 1; m < 128; ++m) {
-    const int exponent = m >> 3, mantissa = m & 7;
-    if (exponent > 0) {  // (1 + mantissa / 8) * 2^(exponent - 7)
-      words[m] = static_cast<uint16_t>((exponent + 120) << 7 | mantissa << 4);
-    } else {  // mantissa * 2^-9, normalised: its top bit p is the implicit one
-      const int p = mantissa >= 4 ? 2 : mantissa >= 2 ? 1 : 0;
-      words[m] = static_cast<uint16_t>((p - 9 + 127) << 7 | (mantissa - (1 << p)) << (7 - p));
-    }
-  }
-  return words;
-}();
-
 // 16 codes from `even` and 16 from `odd` as the BF16 words of a tile
 // operand: lane i of the result holds even[i]'s in its low half and
-// odd[i]'s in its high half.  The words come from kE4m3Bf16 by two-table
-// permutes, 32 codes at once; a NaN code reads as 480, as e4m3_widening.h
-// has it.  Codes outside each one's lanes are not read, and zero.
+// odd[i]'s in its high half.  The magnitudes' words come from the first
+// half of kE4m3Bf16Words (e4m3_widening.h) by two-table permutes, 32 codes
+// at once.  Codes outside each one's lanes are not read, and zero.
 __m512i e4m3_pairs(const uint8_t* even, __mmask16 even_lanes, const uint8_t* odd, __mmask16 odd_lanes) {
   const __m256i codes = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_maskz_loadu_epi8(even_lanes, even)),
                                                 _mm_maskz_loadu_epi8(odd_lanes, odd), 1);
   const __m512i c = _mm512_cvtepu8_epi16(codes);
-  const auto* table = reinterpret_cast<const __m512i*>(kE4m3Bf16.data());
+  const auto* table = reinterpret_cast<const __m512i*>(kE4m3Bf16Words.data());
   const __m512i below_64 = _mm512_permutex2var_epi16(_mm512_loadu_si512(table), c, _mm512_loadu_si512(table + 1));
   const __m512i from_64 = _mm512_permutex2var_epi16(_mm512_loadu_si512(table + 2), c, _mm512_loadu_si512(table + 3));
   const __m512i magnitude =

@@ -106,12 +106,9 @@ void int8_gemm(const uint8_t* q, const float* row_scales, const int32_t* row_zer
     const int8_t* codes = int8_dot_codes(w, p);
     for (int64_t c = 0; c < kPanelWidth && p * kPanelWidth + c < w.rows; ++c) {
       for (int64_t r = 0; r < m; ++r) {
-        int32_t acc = 0, colsum = 0;
-        for (int64_t k = 0; k < w.cols; ++k) {
-          acc += (q[r * depth + k] - 128) * codes[int8_dot_offset(c, k)];
-          colsum += codes[int8_dot_offset(c, k)];
-        }
-        if (row_zero_points != nullptr) acc -= row_zero_points[r] * colsum;
+        int32_t acc = 0;
+        for (int64_t k = 0; k < w.cols; ++k) acc += (q[r * depth + k] - 128) * codes[int8_dot_offset(c, k)];
+        if (row_zero_points != nullptr) acc -= row_zero_points[r] * int8_dot_code_sums(w, p)[c];
         y[r * ldy + p * kPanelWidth + c] = row_scales[r] * (int8_dot_scales(w, p)[c] * static_cast<float>(acc));
       }
     }
