@@ -40,6 +40,13 @@ struct GroupQuantized {
   // quantize_int8_rows_asymmetric): activation_zero_point with a static
   // scale, else one per row.
   bool int8_activations = false;
+  // Set where the source's own engine computes the codes against
+  // activations quantized to int8 in blocks of 32 (GGUF's 32-value types,
+  // which llama.cpp multiplies by Q8_0 activations): integer codes, groups
+  // of 32, one level of parameters and no input order.  Stacked only with
+  // parts that set it too, such matrices are computed that way (gemm.h's
+  // block int8 arithmetic); otherwise as dequantized weights.
+  bool block_int8_activations = false;
   float activation_scale = 0.0f;
   bool asymmetric_activations = false;
   int32_t activation_zero_point = 0;

@@ -27,6 +27,15 @@ bool all_in_steps(const std::vector<const GroupQuantized*>& parts) {
   return true;
 }
 
+// Whether parts of format f are computed against activations quantized in
+// blocks (group_quantized.h's block_int8_activations).
+bool for_block_int8(const std::vector<const GroupQuantized*>& parts, const QuantFormat& f) {
+  const bool all =
+      std::all_of(parts.begin(), parts.end(), [](const GroupQuantized* part) { return part->block_int8_activations; });
+  return all && f.group_size == kActivationBlock && f.params != QuantParams::kSteps &&
+         (f.codes == QuantCodes::kInt4 || f.codes == QuantCodes::kInt8) && parts[0]->input_order.empty();
+}
+
 // The format all parts fit in (see pack_quantized_matrices).
 QuantFormat common_format(const std::vector<const GroupQuantized*>& parts) {
   std::array<bool, 256> used{};  // by code + 128
@@ -54,6 +63,12 @@ QuantFormat common_format(const std::vector<const GroupQuantized*>& parts) {
   if (!f16_exact && f.codes != QuantCodes::kFp8 && all_in_steps(parts)) {
     f.params = QuantParams::kSteps;
     f.super_groups = parts[0]->super_groups * parts[0]->group_size / group;
+  }
+  if (for_block_int8(parts, f)) {
+    // Stored unsigned: 8-bit codes biased by 128, 4-bit ones by their
+    // smallest's magnitude (as its nibble's number in the kernels' table).
+    f.code_bias = f.codes == QuantCodes::kInt8 ? 128 : std::max(0, -static_cast<int32_t>(f.int4_codes[0]));
+    f.codes = f.codes == QuantCodes::kInt8 ? QuantCodes::kBlockInt8 : QuantCodes::kBlockInt4;
   }
   return f;
 }
@@ -160,6 +175,15 @@ void pack_panels(const std::vector<const GroupQuantized*>& parts, PackedMatrix& 
       const int8_t* part_codes = part->codes.data() + row * m.cols;
       for (int64_t k = 0; k < m.cols; ++k) {
         const int8_t code = part_codes[k];
+        if (f.codes == QuantCodes::kBlockInt8) {
+          codes[block_int8_offset(c, k)] = static_cast<uint8_t>(code + f.code_bias);
+          continue;
+        }
+        if (f.codes == QuantCodes::kBlockInt4) {
+          codes[block_int4_offset(c, k)] |=
+              static_cast<uint8_t>(nibble_of[static_cast<size_t>(code + 128)] << (k % kActivationBlock / 16 * 4));
+          continue;
+        }
         uint8_t& byte = codes[code_offset(f, c, k)];
         byte = f.codes != QuantCodes::kInt4
                    ? static_cast<uint8_t>(code)
@@ -213,6 +237,10 @@ float PackedMatrix::quantized_at(int64_t row, int64_t input) const {
       input_order.empty() ? input : std::find(input_order.begin(), input_order.end(), input) - input_order.begin();
   const QuantFormat& f = quant;
   const int64_t p = row / kPanelWidth, c = row % kPanelWidth, g = col / f.group_size;
+  if (f.blocks()) {
+    const float offset = f.has_offsets ? group_param(*this, p, g, 1, c) : 0.0f;
+    return dequantize(f, group_param(*this, p, g, 0, c), static_cast<float>(block_code(*this, p, c, col)), offset);
+  }
   const uint8_t* pair = data.as<uint8_t>() + p * f.panel_code_bytes(cols) + col / 2 * f.pair_bytes();
   const uint8_t* params = group_params.as<uint8_t>() + p * f.panel_param_bytes(cols);
   const int64_t base_bytes = f.panel_base_bytes(cols);
@@ -220,8 +248,21 @@ float PackedMatrix::quantized_at(int64_t row, int64_t input) const {
   return dequantize(f, load_param(f, params, base_bytes, g, 0, c), pair_code(f, pair, c, col % 2 != 0), offset);
 }
 
+int32_t block_code(const PackedMatrix& m, int64_t p, int64_t c, int64_t k) {
+  const uint8_t* panel = m.data.as<uint8_t>() + p * m.quant.panel_code_bytes(m.cols);
+  if (m.quant.codes == QuantCodes::kBlockInt8) return panel[block_int8_offset(c, k)] - m.quant.code_bias;
+  const int nibble = panel[block_int4_offset(c, k)] >> (k % kActivationBlock / 16 * 4) & 0xF;
+  return m.quant.int4_codes[static_cast<size_t>(nibble)];
+}
+
+float group_param(const PackedMatrix& m, int64_t p, int64_t g, int set, int64_t c) {
+  const uint8_t* params = m.group_params.as<uint8_t>() + p * m.quant.panel_param_bytes(m.cols);
+  return load_param(m.quant, params, m.quant.panel_base_bytes(m.cols), g, set, c);
+}
+
 void dequantize_panel(const PackedMatrix& m, int64_t p, int64_t k0, int64_t kc, float* out) {
   const QuantFormat& f = m.quant;
+  VLLM_CHECK(!f.blocks(), "dequantize_panel: block int8 matrices are not computed on dequantized panels");
   const uint8_t* codes = m.data.as<uint8_t>() + p * f.panel_code_bytes(m.cols);
   const uint8_t* params = m.group_params.as<uint8_t>() + p * f.panel_param_bytes(m.cols);
   const int64_t base_bytes = f.panel_base_bytes(m.cols);

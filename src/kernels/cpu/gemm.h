@@ -60,6 +60,25 @@ using Int8GemmFn = void (*)(const uint8_t* q, const float* row_scales, const int
 void quantize_int8_rows_asymmetric(const float* x, int64_t m, int64_t k_total, float static_scale,
                                    int32_t static_zero_point, uint8_t* q, float* row_scales, int32_t* row_zero_points);
 
+// Integer matrices against activations quantized to int8 in blocks of 32
+// (QuantCodes::kBlockInt4 / kBlockInt8): a third arithmetic for quantized
+// weights, ggml's for its 32-value block types (llama.cpp computes them
+// against Q8_0 activations).  Each activation row is quantized per block b
+// of kActivationBlock values as ggml quantizes Q8_0: s_b = amax_b / 127,
+// q = round(x * (1 / s_b)) to the nearest even (0 where amax_b is 0),
+// clamped to [-127, 127], and t_b = the sum of its q.  Rows are k_total
+// (a multiple of 32) codes apart, their blocks' s_b and t_b k_total / 32
+// apart.  Then for each output, blocks in k order from acc = 0:
+//   d   = sum over k in b of code[j, k] * q[k]          (int32, exact)
+//   acc = fma(scale[j, b], float(d) * s_b, acc)
+//   acc = fma(offset[j, b], s_b * float(t_b), acc)      (with offsets only)
+// One chain per output in a fixed order whatever the batch, and the int32
+// sums exact, so every ISA gives the scalar definition's bits.
+using QuantizeBlocksFn = void (*)(const float* x, int64_t m, int64_t k_total, int8_t* q, float* block_scales,
+                                  int32_t* block_sums);
+using BlockInt8GemmFn = void (*)(const int8_t* q, const float* block_scales, const int32_t* block_sums, int64_t m,
+                                 const PackedMatrix& w, int64_t p_begin, int64_t p_end, float* y, int64_t ldy);
+
 struct GemmTable {
   PackedGemmFn f32;
   PackedGemmFn bf16;
@@ -67,6 +86,8 @@ struct GemmTable {
   QuantizedGemmFn quantized;
   QuantizeInt8Fn quantize_int8_rows;
   Int8GemmFn int8;
+  QuantizeBlocksFn quantize_int8_blocks;
+  BlockInt8GemmFn block_int8;
 };
 
 GemmTable ref_gemm_table();
@@ -100,6 +121,11 @@ Int8GemmFn avx2_int8_gemm();
 QuantizeInt8Fn avx512_quantize_int8_rows();
 Int8GemmFn avx512_vnni_int8_gemm();
 Int8GemmFn amx_int8_gemm_fn();
+
+// The block int8 arithmetic with AVX-512 VNNI: vpdpbusd takes four k of 16
+// columns' unsigned numbers against one activation row's four codes.
+QuantizeBlocksFn avx512_quantize_int8_blocks();
+BlockInt8GemmFn avx512_vnni_block_int8_gemm();
 
 // AVX-512 quantized GEMM for up to kQuantizedFewRows rows (decode): the
 // codes streamed and dequantized in registers, several panels at a time.

@@ -39,17 +39,28 @@ cpu::PackedGemmFn gemm_for(const PackedMatrix& w) {
 }
 
 // x as w takes it: float rows (gathered into w's input order if it has one:
-// a GPTQ act-order matrix's), or int8 rows for a kInt8Dot matrix (gemm.h).
+// a GPTQ act-order matrix's), int8 rows for a kInt8Dot matrix, or rows of
+// int8 blocks for a kBlockInt4 / kBlockInt8 one (gemm.h).
 struct Operand {
   const float* x = nullptr;
   const uint8_t* q = nullptr;  // kInt8Dot: rows int8_dot_depth(w.cols) bytes apart
   const float* row_scales = nullptr;
   const int32_t* row_zero_points = nullptr;  // kInt8Dot with asymmetric activations
+  // Block int8: rows w.cols codes apart, their blocks' scales and sums w.cols / 32 apart.
+  const int8_t* blocks = nullptr;
+  const float* block_scales = nullptr;
+  const int32_t* block_sums = nullptr;
 
   Operand from_row(int64_t r, const PackedMatrix& w) const {
     if (q != nullptr) {
       return {nullptr, q + r * int8_dot_depth(w.cols), row_scales + r,
               row_zero_points != nullptr ? row_zero_points + r : nullptr};
+    }
+    if (blocks != nullptr) {
+      const int64_t per_row = w.cols / kActivationBlock;
+      return {.blocks = blocks + r * w.cols,
+              .block_scales = block_scales + r * per_row,
+              .block_sums = block_sums + r * per_row};
     }
     return {x + r * w.cols, nullptr, nullptr, nullptr};
   }
@@ -61,13 +72,40 @@ struct OperandBuffers {
   AlignedBuffer q;
   std::vector<float> row_scales;
   std::vector<int32_t> row_zero_points;
+  std::vector<int8_t> blocks;
+  std::vector<float> block_scales;
+  std::vector<int32_t> block_sums;
 };
 
 // Rows quantized in one piece below this, split over the pool above.
 constexpr int64_t kParallelQuantizeRows = 64;
 
+// x split over the pool in pieces of rows when it has many.
+template <typename Fn>
+void over_rows(int64_t m, ThreadPool& pool, Fn&& rows) {
+  if (m < kParallelQuantizeRows) {
+    rows(0, m);
+  } else {
+    pool.parallel_for(m, rows);
+  }
+}
+
 Operand prepare(const float* x, int64_t m, const PackedMatrix& w, OperandBuffers& buffers, ThreadPool& pool) {
   const int64_t k_total = w.cols;
+  if (w.block_int8()) {
+    const int64_t per_row = k_total / kActivationBlock;
+    buffers.blocks.resize(static_cast<size_t>(m * k_total));
+    buffers.block_scales.resize(static_cast<size_t>(m * per_row));
+    buffers.block_sums.resize(static_cast<size_t>(m * per_row));
+    const cpu::QuantizeBlocksFn quantize = cpu::active_gemm_table().quantize_int8_blocks;
+    over_rows(m, pool, [&](int64_t begin, int64_t end) {
+      quantize(x + begin * k_total, end - begin, k_total, buffers.blocks.data() + begin * k_total,
+               buffers.block_scales.data() + begin * per_row, buffers.block_sums.data() + begin * per_row);
+    });
+    return {.blocks = buffers.blocks.data(),
+            .block_scales = buffers.block_scales.data(),
+            .block_sums = buffers.block_sums.data()};
+  }
   if (w.int8_dot()) {
     const int64_t depth = int8_dot_depth(k_total);
     if (buffers.q.size_bytes() < static_cast<size_t>(m * depth))
@@ -89,11 +127,7 @@ Operand prepare(const float* x, int64_t m, const PackedMatrix& w, OperandBuffers
                  scales + begin);
       }
     };
-    if (m < kParallelQuantizeRows) {
-      rows(0, m);
-    } else {
-      pool.parallel_for(m, rows);
-    }
+    over_rows(m, pool, rows);
     return {nullptr, q, scales, zero_points};
   }
   if (w.input_order.empty()) return {x, nullptr, nullptr};
@@ -105,12 +139,13 @@ Operand prepare(const float* x, int64_t m, const PackedMatrix& w, OperandBuffers
   return {buffers.gathered.data(), nullptr, nullptr};
 }
 
-bool needs_preparing(const PackedMatrix& w) { return w.int8_dot() || !w.input_order.empty(); }
+bool needs_preparing(const PackedMatrix& w) { return w.int8_dot() || w.block_int8() || !w.input_order.empty(); }
 
 // The GEMM of w's format: m rows of a against panels [p_begin, p_end), into y (rows w.rows apart).
 void gemm(const Operand& a, int64_t m, const PackedMatrix& w, int64_t p_begin, int64_t p_end, float* y) {
   const cpu::GemmTable& table = cpu::active_gemm_table();
   if (w.int8_dot()) return table.int8(a.q, a.row_scales, a.row_zero_points, m, w, p_begin, p_end, y, w.rows);
+  if (w.block_int8()) return table.block_int8(a.blocks, a.block_scales, a.block_sums, m, w, p_begin, p_end, y, w.rows);
   if (w.quantized()) return table.quantized(a.x, m, w, p_begin, p_end, y, w.rows);
   gemm_for(w)(a.x, m, w.data.data(), w.cols, w.rows, p_begin, p_end, y, w.rows);
 }

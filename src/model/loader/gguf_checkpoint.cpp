@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "kernels/ggml_blocks.h"
+#include "kernels/packed_matrix.h"
 #include "model/loader/numbered_names.h"
 
 namespace vllm {
@@ -331,6 +332,10 @@ Result<std::optional<kernels::GroupQuantized>> GgufCheckpoint::quantized(const s
   const bool offsets = kernels::ggml_type_has_offsets(type);
   if (offsets) q.offsets.resize(q.scales.size());
   q.super_groups = kernels::ggml_super_groups(type);
+  // llama.cpp computes the types of 32-value blocks (Q4_0 ... Q8_0,
+  // IQ4_NL) against activations quantized to Q8_0 blocks: so do we.  The
+  // K-quants keep the exact arithmetic of their dequantized weights.
+  q.block_int8_activations = q.group_size == kernels::kActivationBlock && q.super_groups == 0;
   const int64_t supers = q.super_groups > 0 ? groups / q.super_groups : 0;
   if (q.super_groups > 0) {
     q.scale_bases.resize(static_cast<size_t>(q.rows * supers));

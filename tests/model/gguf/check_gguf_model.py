@@ -1,19 +1,27 @@
 #!/usr/bin/env python3
 """A GGUF file runs as the Hugging Face model it was made from.
 
-Usage: check_gguf_model.py VLLM_CPP STORIES_DIR WORK_DIR
+Usage: check_gguf_model.py VLLM_CPP DUMP_LOGITS STORIES_DIR WORK_DIR
 
 From stories260k (a llama), with numpy only, writes GGUF files the way
 llama.cpp's converter lays them out (its tensor names, its metadata keys,
 q_proj / k_proj rows permuted per head, shapes fastest dimension first):
   - F32 and F16: must generate exactly what the Hugging Face directory does
     (F16: a directory of the same F16 values);
-  - quantized (Q8_0, Q4_0, Q4_1, Q5_0, Q5_1 across the matrices, F16 where a
-    row is not whole blocks): must generate exactly what a Hugging Face
-    directory of check_gguf.py's numpy dequantization of those weights does;
-  - K-quants (Q2_K ... Q6_K) and the non-linear IQ4_XS and IQ4_NL on a llama
-    of 256-wide rows over the same vocabulary, its weights made from random
-    blocks: the same.
+  - quantized (Q8_0, Q4_0, Q4_1, Q5_0, Q5_1 across one layer's matrices,
+    F16 where a row is not whole blocks), and the K-quants (Q2_K ... Q6_K)
+    and the non-linear IQ4_XS and IQ4_NL on a llama of 256-wide rows over
+    the same vocabulary, its weights made from random blocks: the engine's
+    logits at every position match a numpy forward pass over check_gguf.py's
+    dequantization of those weights in which each matrix of a 32-value type
+    (stacked only with such: q/k/v, gate/up) meets its activations quantized
+    to Q8_0 blocks, as llama.cpp computes them (gemm.h's block int8
+    arithmetic); the other matrices meet them unrounded.  The same bits on
+    every ISA, prefilled at once and token by token.  (One layer at a time:
+    the engine's float32 and numpy's float64 differ by about 1e-7 before
+    each rounding, and across a whole model of rounded matrices that moves
+    some activation over a rounding boundary, whose step this tiny model
+    carries to its logits.)
 "Exactly": the same token ids, logprobs and prompt logprobs, bit for bit in
 the JSON.  A GGUF with Llama 3's rope_freqs.weight generates what the checkpoint
 with rope_scaling llama3 does (the divisors' float32 rounding aside).  Then: a GGUF without --tokenizer and one of an architecture we do
@@ -32,9 +40,14 @@ except ImportError:
     print("SKIP: numpy is not installed")
     sys.exit(77)
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "quant"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(HERE)), "reference"))
 import check_gguf as gg  # noqa: E402  (the GGUF writer and ggml dequantizers)
+import check_compressed_tensors as ct  # noqa: E402  (dump_logits)
+import reference_forward  # noqa: E402
 from safetensors_io import read_safetensors, write_safetensors  # noqa: E402
 
 F32 = np.float32
@@ -174,9 +187,11 @@ def matrix_from_blocks(rng, type_name, rows, cols, rotary_heads=0):
     return stored
 
 
-def k_quant_model(config, rng):
+def k_quant_model(config, rng, lone_iq4_nl=False):
     """A llama of K-quant-sized rows (multiples of 256) over stories260k's vocabulary: its config
-    and its weights, each matrix of one K type, the types taken in turn."""
+    and its weights, each matrix of one K type, the types taken in turn (with lone_iq4_nl, layer
+    1's o_proj IQ4_NL: on its own, a 32-value type computed against Q8_0 activations; the other
+    IQ4_NLs stack beside K-quants and are computed as dequantized weights)."""
     c = dict(config, hidden_size=256, intermediate_size=512, num_attention_heads=4, num_key_value_heads=2,
              head_dim=64, num_hidden_layers=2)
     h, inter, kv = c["hidden_size"], c["intermediate_size"], c["num_key_value_heads"] * c["head_dim"]
@@ -193,7 +208,8 @@ def k_quant_model(config, rng):
         if len(shape) == 1:
             weights[name] = (1 + 0.1 * rng.standard_normal(shape)).astype(F32)
             continue
-        types[name] = TYPES_FROM_BLOCKS[i % len(TYPES_FROM_BLOCKS)]
+        lone = lone_iq4_nl and name == "model.layers.1.self_attn.o_proj.weight"
+        types[name] = "IQ4_NL" if lone else TYPES_FROM_BLOCKS[i % len(TYPES_FROM_BLOCKS)]
         heads = c["num_attention_heads"] if "q_proj" in name else c["num_key_value_heads"] if "k_proj" in name else 0
         weights[name] = matrix_from_blocks(rng, types[name], *shape, rotary_heads=heads)
     return c, weights, types
@@ -233,6 +249,75 @@ def hf_dir(work, name, stories, config, weights):
         json.dump(c, f)
     write_safetensors(os.path.join(d, "model.safetensors"), weights)
     return d
+
+
+# ---------------------------------------------------------------- logits
+# ggml's types of 32-value blocks, which llama.cpp computes against Q8_0 activations.
+BLOCK_INT8_TYPES = {"Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q8_0", "IQ4_NL"}
+STACKS = (("q_proj", "k_proj", "v_proj"), ("gate_proj", "up_proj"))
+
+
+def block_int8_names(types):
+    """The matrices the engine computes against block-quantized activations: those of a 32-value
+    type whose stacked partners (one packed matrix) are all of such types too."""
+    def stack(name):
+        for group in STACKS:
+            for part in group:
+                if name.endswith(f".{part}.weight"):
+                    return [name.replace(part, other) for other in group]
+        return [name]
+    return {n for n in types if all(types.get(p) in BLOCK_INT8_TYPES for p in stack(n))}
+
+
+def quantize_blocks(x):
+    """Float32 activations as ggml's Q8_0 quantization leaves them (d = amax / 127, q =
+    round-to-even(x * (1 / d)) within +-127), each value q * d, exactly (float64)."""
+    b = x.astype(F32).reshape(*x.shape[:-1], -1, 32)
+    d = (np.abs(b).max(axis=-1, keepdims=True) / F32(127)).astype(F32)
+    inverse = np.where(d == 0, F32(0), F32(1) / np.where(d == 0, F32(1), d)).astype(F32)
+    q = np.clip(np.rint(b * inverse), -127, 127)
+    return (q.astype(np.float64) * d.astype(np.float64)).reshape(x.shape)
+
+
+def check_logits(label, dump, gguf, reference, config, types, work):
+    """The GGUF's logits against the numpy pass over its checkpoint twin with block int8 products."""
+    blocks = block_int8_names(types)
+    assert blocks, f"{label}: no matrix is computed against block-quantized activations"
+    ids = np.random.default_rng(11).integers(0, config["vocab_size"], 24).tolist()
+    w = reference_forward.load_weights(reference)
+    rounded = {id(w[name]) for name in blocks}
+
+    def matmul(x, weight):
+        return (quantize_blocks(x) if id(weight) in rounded else x) @ weight.T
+    matmul.rounds_inputs = False
+    with open(os.path.join(reference, "config.json")) as f:
+        c = json.load(f)
+    want = reference_forward.llama_family_forward(c, w, ids, matmul, reference_forward.KVCache("float32", w))
+    unrounded = reference_forward.forward(reference, ids)
+    scale = np.abs(want).max()
+    first = None
+    for isa in ("auto", "avx512", "avx2", "scalar"):
+        for chunk in (len(ids), 1):
+            got = ct.dump_logits(dump, gguf, ids, isa, chunk, work)
+            if got is None:
+                continue
+            if first is None:
+                first = got
+                # Per position: float32 against float64 upstream of a rounding
+                # may move an activation by one step now and then, and that
+                # position's logits by the step; the rest agree to float32's
+                # precision, and every position lies far closer to the block
+                # int8 reference than to the unrounded pass.
+                error = np.abs(got - want).max(axis=1) / scale
+                without = np.abs(got - unrounded).max(axis=1) / scale
+                agree = int((error < 1e-5).sum())
+                assert agree >= 0.75 * len(ids) and (error * 3 < without).all(), (label, error, without)
+                print(f"ok: {label}: logits of {agree} of {len(ids)} positions within 1e-5 of the block int8 "
+                      f"reference (all within {error.max():.1e}; {without.min():.1e} or more from the unrounded "
+                      f"pass; {len(blocks)} of {len(types)} tensors rounded)")
+            else:
+                assert np.array_equal(got, first), f"{label}: {isa} chunk {chunk} differs from the first pass"
+    print(f"ok: {label}: the same bits on every ISA and chunking")
 
 
 def llama3_divisors(config):
@@ -289,7 +374,7 @@ def check_llama3_rope(vllm, stories, work, config, weights):
 
 
 def main():
-    vllm, stories, work = sys.argv[1], sys.argv[2], sys.argv[3]
+    vllm, dump, stories, work = sys.argv[1:5]
     if not os.path.isfile(os.path.join(stories, "model.safetensors")):
         print(f"SKIP: {stories} has no model.safetensors")
         sys.exit(77)
@@ -306,12 +391,9 @@ def main():
             return "F16"
         return quant_types[i % len(quant_types)]
 
-    variants = {"f32": (lambda i, n, w: "F32", 0), "f16": (lambda i, n, w: "F32" if w.ndim == 1 else "F16", 1),
-                "quantized": (quantized, 7)}
+    variants = {"f32": (lambda i, n, w: "F32", 0), "f16": (lambda i, n, w: "F32" if w.ndim == 1 else "F16", 1)}
     for name, (choose, file_type) in variants.items():
         data, held = convert(config, weights, choose, file_type)
-        if name == "quantized":  # beside quantized tensors, F16 ones are read as FP32
-            held = {n: w.astype(F32) for n, w in held.items()}
         path = os.path.join(work, name + ".gguf")
         with open(path, "wb") as f:
             f.write(data)
@@ -329,18 +411,43 @@ def main():
         types = sorted({t for t in (choose(i, n, w) for i, (n, w) in enumerate(sorted(weights.items())))})
         print(f"ok: {name} GGUF ({', '.join(types)}) generates exactly what its checkpoint does")
 
+    # The 32-value types across stories260k's matrices, one layer's in each
+    # file (the first's with the embedding and tied LM head) and F32 elsewhere.
+    types = {n: quantized(i, n, w) for i, (n, w) in enumerate(sorted(weights.items()))}
+    for layer in range(config["num_hidden_layers"]):
+        def quantized_here(name):
+            return f"layers.{layer}." in name or (layer == 0 and name == "model.embed_tokens.weight")
+        here = {n: t if quantized_here(n) or t not in BLOCK_INT8_TYPES else "F32" for n, t in types.items()}
+        data, held = convert(config, weights, lambda i, n, w: here[n], 7)  # MOSTLY_Q4_1
+        held = {n: w.astype(F32) for n, w in held.items()}  # beside quantized tensors, F16 ones are read as FP32
+        path = os.path.join(work, f"quantized-{layer}.gguf")
+        with open(path, "wb") as f:
+            f.write(data)
+        reference = hf_dir(work, f"quantized-{layer}_hf", stories, config, held)
+        label = f"layer {layer} quantized ({', '.join(sorted(set(t for n, t in here.items() if quantized_here(n))))})"
+        check_logits(label, dump, path, reference, config, here, work)
+
     # K-quants and IQ4s: every type, in groups of 16 (Q2_K, Q3_K, Q6_K) and 32,
-    # stacked beside each other in q/k/v and gate/up, the embedding and tied LM head too.
-    k_config, k_weights, k_types = k_quant_model(config, np.random.default_rng(5))
-    data, held = convert(k_config, k_weights, lambda i, n, w: k_types.get(n, "F32"), 15)  # MOSTLY_Q4_K_M
-    path = os.path.join(work, "k_quants.gguf")
-    with open(path, "wb") as f:
-        f.write(data)
-    reference = hf_dir(work, "k_quants_hf", stories, k_config, held)
-    got = generate(vllm, path, work, "k_quants_gguf", tokenizer=reference)
-    want = generate(vllm, reference, work, "k_quants_hf")
-    assert got == want, f"k_quants: the GGUF generated\n{got}\nthe checkpoint\n{want}"
-    print(f"ok: K-quant and IQ4 GGUF ({', '.join(sorted(set(k_types.values())))}) generates exactly what its checkpoint does")
+    # stacked beside each other in q/k/v and gate/up, the embedding and tied LM head too:
+    # all computed as their dequantized weights, so exactly as the checkpoint; then with a
+    # lone IQ4_NL matrix against Q8_0 activations.
+    for lone in (False, True):
+        k_config, k_weights, k_types = k_quant_model(config, np.random.default_rng(5), lone_iq4_nl=lone)
+        data, held = convert(k_config, k_weights, lambda i, n, w: k_types.get(n, "F32"), 15)  # MOSTLY_Q4_K_M
+        name = "k_quants_lone_iq4_nl" if lone else "k_quants"
+        path = os.path.join(work, name + ".gguf")
+        with open(path, "wb") as f:
+            f.write(data)
+        reference = hf_dir(work, name + "_hf", stories, k_config, held)
+        label = f"K-quant and IQ4 GGUF ({', '.join(sorted(set(k_types.values())))})"
+        if lone:
+            check_logits(label + " with a lone IQ4_NL", dump, path, reference, k_config, k_types, work)
+            continue
+        assert not block_int8_names(k_types), "the K-quant model was to have no matrix of block int8 products"
+        got = generate(vllm, path, work, name + "_gguf", tokenizer=reference)
+        want = generate(vllm, reference, work, name + "_hf")
+        assert got == want, f"{name}: the GGUF generated\n{got}\nthe checkpoint\n{want}"
+        print(f"ok: {label} generates exactly what its checkpoint does")
 
     # The F32 model cut in three as gguf-split cuts one: the metadata in the
     # first file; split.no, split.count and split.tensors.count in each.

@@ -39,7 +39,9 @@ GemmTable avx2_gemm_table() {
           blocks::packed_gemm<Avx2, F16Weights, uint16_t>,
           blocks::dequantized_gemm<Avx2, F32Weights>,
           avx2_quantize_int8_rows(),
-          avx2_int8_gemm()};
+          avx2_int8_gemm(),
+          nullptr,    // block int8: dispatch.cpp
+          nullptr};
 }
 
 }  // namespace vllm::kernels::cpu

@@ -45,7 +45,9 @@ GemmTable avx512_gemm_table() {
           blocks::packed_gemm<Avx512, F16Weights, uint16_t>,
           quantized_gemm,
           nullptr,
-          nullptr};  // int8: dispatch.cpp
+          nullptr,
+          nullptr,
+          nullptr};  // int8 and block int8: dispatch.cpp
 }
 
 }  // namespace vllm::kernels::cpu

@@ -115,6 +115,52 @@ void int8_gemm(const uint8_t* q, const float* row_scales, const int32_t* row_zer
   }
 }
 
+// The definition of gemm.h's block int8 activations.
+void quantize_int8_blocks(const float* x, int64_t m, int64_t k_total, int8_t* q, float* block_scales,
+                          int32_t* block_sums) {
+  const int64_t blocks = k_total / kActivationBlock;
+  for (int64_t r = 0; r < m; ++r) {
+    for (int64_t b = 0; b < blocks; ++b) {
+      const int64_t first = r * k_total + b * kActivationBlock;
+      float amax = 0.0f;
+      for (int64_t k = 0; k < kActivationBlock; ++k) amax = std::max(amax, std::fabs(x[first + k]));
+      const float scale = amax / 127.0f, inverse = scale != 0.0f ? 1.0f / scale : 0.0f;
+      int32_t sum = 0;
+      for (int64_t k = 0; k < kActivationBlock; ++k) {
+        const float v = std::nearbyint(x[first + k] * inverse);
+        q[first + k] = static_cast<int8_t>(v >= -127.0f ? std::min(v, 127.0f) : -127.0f);  // a NaN to -127
+        sum += q[first + k];
+      }
+      block_scales[r * blocks + b] = scale;
+      block_sums[r * blocks + b] = sum;
+    }
+  }
+}
+
+// The definition of gemm.h's block int8 arithmetic.
+void block_int8_gemm(const int8_t* q, const float* block_scales, const int32_t* block_sums, int64_t m,
+                     const PackedMatrix& w, int64_t p_begin, int64_t p_end, float* y, int64_t ldy) {
+  const int64_t blocks = w.cols / kActivationBlock;
+  for (int64_t p = p_begin; p < p_end; ++p) {
+    for (int64_t c = 0; c < kPanelWidth && p * kPanelWidth + c < w.rows; ++c) {
+      for (int64_t r = 0; r < m; ++r) {
+        float acc = 0.0f;
+        for (int64_t b = 0; b < blocks; ++b) {
+          int32_t d = 0;
+          for (int64_t k = b * kActivationBlock; k < (b + 1) * kActivationBlock; ++k)
+            d += block_code(w, p, c, k) * q[r * w.cols + k];
+          const float s = block_scales[r * blocks + b];
+          acc = std::fma(group_param(w, p, b, 0, c), static_cast<float>(d) * s, acc);
+          if (w.quant.has_offsets) {
+            acc = std::fma(group_param(w, p, b, 1, c), s * static_cast<float>(block_sums[r * blocks + b]), acc);
+          }
+        }
+        y[r * ldy + p * kPanelWidth + c] = acc;
+      }
+    }
+  }
+}
+
 }  // namespace
 
 void quantize_int8_rows_asymmetric(const float* x, int64_t m, int64_t k_total, float static_scale,
@@ -155,7 +201,9 @@ GemmTable ref_gemm_table() {
           packed_gemm<uint16_t, widen_f16, DType::kF16>,
           quantized_gemm,
           quantize_int8_rows,
-          int8_gemm};
+          int8_gemm,
+          quantize_int8_blocks,
+          block_int8_gemm};
 }
 
 }  // namespace vllm::kernels::cpu

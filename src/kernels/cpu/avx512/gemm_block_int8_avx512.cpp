@@ -1,0 +1,184 @@
+// Compiled with -mavx512f -mavx512bw -mavx512vnni; reached only through the
+// dispatch table, on CPUs with AVX512-VNNI.  gemm.h's block int8
+// arithmetic: for each block of 32 k, each vpdpbusd multiplies four k of 16
+// columns' unsigned numbers (code + code_bias: one row of a block's half,
+// packed_matrix.h) by one activation row's four codes and adds the sums to
+// 16 int32 accumulators; the bias times the block's code sum is taken off,
+// and the block's sums join each output's FP32 chain in the definition's
+// order.
+#include <immintrin.h>
+
+#include <algorithm>
+
+#include "kernels/cpu/gemm.h"
+#include "kernels/packed_matrix.h"
+
+namespace vllm::kernels::cpu {
+namespace {
+
+constexpr int64_t kBlock = kActivationBlock;
+
+void quantize_int8_blocks(const float* x, int64_t m, int64_t k_total, int8_t* q, float* block_scales,
+                          int32_t* block_sums) {
+  const int64_t blocks = k_total / kBlock;
+  for (int64_t r = 0; r < m; ++r) {
+    for (int64_t b = 0; b < blocks; ++b) {
+      const int64_t first = r * k_total + b * kBlock;
+      const __m512 lo = _mm512_loadu_ps(x + first), hi = _mm512_loadu_ps(x + first + 16);
+      // From 0, as the definition's: max keeps its second operand where the
+      // first is a NaN, as std::max skips one.
+      const __m512 amax = _mm512_max_ps(_mm512_abs_ps(hi), _mm512_max_ps(_mm512_abs_ps(lo), _mm512_setzero_ps()));
+      const float scale = _mm512_reduce_max_ps(amax) / 127.0f;
+      const __m512 inverse = _mm512_set1_ps(scale != 0.0f ? 1.0f / scale : 0.0f);
+      // Clamped first (a NaN to -127), then rounded to nearest even.
+      const auto codes = [&](__m512 v) {
+        v = _mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(v, inverse), _mm512_set1_ps(-127.0f)), _mm512_set1_ps(127.0f));
+        return _mm512_cvtps_epi32(v);
+      };
+      const __m512i low = codes(lo), high = codes(hi);
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(q + first), _mm512_cvtepi32_epi8(low));
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(q + first + 16), _mm512_cvtepi32_epi8(high));
+      block_scales[r * blocks + b] = scale;
+      block_sums[r * blocks + b] = _mm512_reduce_add_epi32(_mm512_add_epi32(low, high));
+    }
+  }
+}
+
+// 16 columns' group parameters (set 0: scales, 1: offsets) of a block.
+template <bool kF16>
+inline __attribute__((always_inline)) __m512 load_params(const uint8_t* group, int set, int half) {
+  if constexpr (kF16) {
+    return _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(group + (set * 2 + half) * 32)));
+  } else {
+    return _mm512_load_ps(reinterpret_cast<const float*>(group + (set * 2 + half) * 64));
+  }
+}
+
+// R rows against panels [p, p + P): block by block, the int32 sums of each
+// row and panel half, then their terms of the outputs' chains.
+template <bool kInt4, bool kF16, bool kOffsets, int R, int P>
+void rows_panels(const int8_t* q, const float* block_scales, const int32_t* block_sums, const PackedMatrix& w,
+                 __m512i table, int64_t p, float* y, int64_t ldy) {
+  const QuantFormat& f = w.quant;
+  const int64_t k_total = w.cols, blocks = k_total / kBlock;
+  const int64_t code_bytes = f.panel_code_bytes(k_total), param_bytes = f.panel_param_bytes(k_total);
+  constexpr int64_t kHalfBytes = kInt4 ? 256 : 512;
+  const uint8_t* codes = w.data.as<uint8_t>() + p * code_bytes;
+  const uint8_t* params = w.group_params.as<uint8_t>() + p * param_bytes;
+  const __m512i nibble = _mm512_set1_epi8(0x0F);
+  __m512 acc[R][2 * P];
+  for (auto& row : acc) {
+    for (auto& a : row) a = _mm512_setzero_ps();
+  }
+  for (int64_t b = 0; b < blocks; ++b) {
+    __m512i dot[R][2 * P];
+    for (auto& row : dot) {
+      for (auto& d : row) d = _mm512_setzero_si512();
+    }
+    const int8_t* block_q = q + b * kBlock;
+    for (int h = 0; h < 2 * P; ++h) {
+      const uint8_t* half = codes + h / 2 * code_bytes + b * 2 * kHalfBytes + h % 2 * kHalfBytes;
+      // Row v of the half against k = 4v .. 4v + 3 of each activation row.
+      const auto add = [&](__m512i numbers, int v) {
+        for (int r = 0; r < R; ++r) {
+          int32_t four;
+          __builtin_memcpy(&four, block_q + r * k_total + 4 * v, 4);
+          dot[r][h] = _mm512_dpbusd_epi32(dot[r][h], numbers, _mm512_set1_epi32(four));
+        }
+      };
+      if constexpr (kInt4) {
+        for (int v = 0; v < 4; ++v) {
+          const __m512i bytes = _mm512_load_si512(half + 64 * v);
+          add(_mm512_shuffle_epi8(table, _mm512_and_si512(bytes, nibble)), v);
+          add(_mm512_shuffle_epi8(table, _mm512_and_si512(_mm512_srli_epi16(bytes, 4), nibble)), v + 4);
+        }
+      } else {
+        for (int v = 0; v < 8; ++v) add(_mm512_load_si512(half + 64 * v), v);
+      }
+    }
+    const int64_t group_at = f.panel_base_bytes(k_total) + b * f.group_param_bytes();
+    for (int r = 0; r < R; ++r) {
+      const float s = block_scales[r * blocks + b];
+      const int32_t t = block_sums[r * blocks + b];
+      const __m512i bias = _mm512_set1_epi32(f.code_bias * t);
+      const __m512 scale_r = _mm512_set1_ps(s), offset_term = _mm512_set1_ps(s * static_cast<float>(t));
+      for (int h = 0; h < 2 * P; ++h) {
+        const uint8_t* group = params + h / 2 * param_bytes + group_at;
+        const __m512 sums = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(dot[r][h], bias)), scale_r);
+        acc[r][h] = _mm512_fmadd_ps(load_params<kF16>(group, 0, h % 2), sums, acc[r][h]);
+        if constexpr (kOffsets) acc[r][h] = _mm512_fmadd_ps(load_params<kF16>(group, 1, h % 2), offset_term, acc[r][h]);
+      }
+    }
+  }
+  for (int h = 0; h < 2 * P; ++h) {
+    const int64_t first = (p + h / 2) * kPanelWidth + h % 2 * 16;
+    const auto mask = static_cast<__mmask16>((1u << std::clamp<int64_t>(w.rows - first, 0, 16)) - 1u);
+    for (int r = 0; r < R; ++r) _mm512_mask_storeu_ps(y + r * ldy + first, mask, acc[r][h]);
+  }
+}
+
+// Rows [0, R) against panels [p_begin, p_end), P at a time while they last, then fewer.
+template <bool kInt4, bool kF16, bool kOffsets, int R, int P>
+void over_panels(const int8_t* q, const float* block_scales, const int32_t* block_sums, const PackedMatrix& w,
+                 __m512i table, int64_t p_begin, int64_t p_end, float* y, int64_t ldy) {
+  int64_t p = p_begin;
+  for (; p + P <= p_end; p += P)
+    rows_panels<kInt4, kF16, kOffsets, R, P>(q, block_scales, block_sums, w, table, p, y, ldy);
+  if constexpr (P > 1) {
+    if (p < p_end)
+      over_panels<kInt4, kF16, kOffsets, R, P - 1>(q, block_scales, block_sums, w, table, p, p_end, y, ldy);
+  }
+}
+
+template <bool kInt4, bool kF16, bool kOffsets>
+void gemm(const int8_t* q, const float* block_scales, const int32_t* block_sums, int64_t m, const PackedMatrix& w,
+          __m512i table, int64_t p_begin, int64_t p_end, float* y, int64_t ldy) {
+  const int64_t k_total = w.cols, blocks = k_total / kBlock;
+  int64_t r = 0;
+  // Four rows a panel: 8 int32 and 8 FP32 accumulators.
+  for (; r + 4 <= m; r += 4) {
+    over_panels<kInt4, kF16, kOffsets, 4, 1>(q + r * k_total, block_scales + r * blocks, block_sums + r * blocks, w,
+                                             table, p_begin, p_end, y + r * ldy, ldy);
+  }
+  const int8_t* rest = q + r * k_total;
+  const float* rest_scales = block_scales + r * blocks;
+  const int32_t* rest_sums = block_sums + r * blocks;
+  switch (m - r) {
+    case 1:  // decode: four panels for the codes to stream from
+      return over_panels<kInt4, kF16, kOffsets, 1, 4>(rest, rest_scales, rest_sums, w, table, p_begin, p_end,
+                                                      y + r * ldy, ldy);
+    case 2:
+      return over_panels<kInt4, kF16, kOffsets, 2, 2>(rest, rest_scales, rest_sums, w, table, p_begin, p_end,
+                                                      y + r * ldy, ldy);
+    case 3:
+      return over_panels<kInt4, kF16, kOffsets, 3, 2>(rest, rest_scales, rest_sums, w, table, p_begin, p_end,
+                                                      y + r * ldy, ldy);
+    default:
+      return;
+  }
+}
+
+void vnni_block_int8_gemm(const int8_t* q, const float* block_scales, const int32_t* block_sums, int64_t m,
+                          const PackedMatrix& w, int64_t p_begin, int64_t p_end, float* y, int64_t ldy) {
+  const QuantFormat& f = w.quant;
+  // A nibble's unsigned number, in each 128-bit lane (vpshufb looks up within lanes).
+  alignas(16) uint8_t numbers[16];
+  for (int n = 0; n < 16; ++n) numbers[n] = static_cast<uint8_t>(f.int4_codes[static_cast<size_t>(n)] + f.code_bias);
+  const __m512i table = _mm512_broadcast_i32x4(_mm_load_si128(reinterpret_cast<const __m128i*>(numbers)));
+  const auto with = [&]<bool kInt4, bool kF16>() {
+    if (f.has_offsets) return gemm<kInt4, kF16, true>(q, block_scales, block_sums, m, w, table, p_begin, p_end, y, ldy);
+    gemm<kInt4, kF16, false>(q, block_scales, block_sums, m, w, table, p_begin, p_end, y, ldy);
+  };
+  const bool f16 = f.params == QuantParams::kF16;
+  if (f.codes == QuantCodes::kBlockInt4) {
+    return f16 ? with.template operator()<true, true>() : with.template operator()<true, false>();
+  }
+  f16 ? with.template operator()<false, true>() : with.template operator()<false, false>();
+}
+
+}  // namespace
+
+QuantizeBlocksFn avx512_quantize_int8_blocks() { return quantize_int8_blocks; }
+BlockInt8GemmFn avx512_vnni_block_int8_gemm() { return vnni_block_int8_gemm; }
+
+}  // namespace vllm::kernels::cpu

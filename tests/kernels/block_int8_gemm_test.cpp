@@ -1,0 +1,237 @@
+// Integer matrices against activations quantized to int8 in blocks of 32
+// (gemm.h's block int8 arithmetic, packed_matrix.h's kBlockInt4 /
+// kBlockInt8 layouts): which parts are packed so, the layout as documented,
+// activations quantized as ggml quantizes Q8_0 blocks, and every ISA's
+// outputs equal to the arithmetic's definition computed here, through
+// linear() too, and close to the product of the dequantized weights.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "base/thread_pool.h"
+#include "kernels/cpu/gemm.h"
+#include "kernels/cpu/isa.h"
+#include "kernels/kernels.h"
+#include "kernels/packed_matrix.h"
+#include "kernels/supported_isas.h"
+#include "tensor/dtype.h"
+#include "test_util.h"
+
+namespace vllm::kernels {
+namespace {
+
+// Codes drawn from `levels`, FP16-exact scales (or not), offsets if asked:
+// a GGUF 32-value type's group form.
+GroupQuantized random_blocks(int64_t rows, int64_t cols, const std::vector<int>& levels, bool offsets, uint32_t seed,
+                             bool f16_scales = true) {
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<size_t> pick(0, levels.size() - 1);
+  std::uniform_real_distribution<float> scale(0.001f, 0.05f), offset(-0.2f, 0.2f);
+  const auto stored = [&](float v) { return f16_scales ? f16_to_f32(f32_to_f16(v)) : v; };
+  GroupQuantized q;
+  q.rows = rows, q.cols = cols, q.group_size = 32, q.block_int8_activations = true;
+  for (int64_t i = 0; i < rows * cols; ++i) q.codes.push_back(static_cast<int8_t>(levels[pick(rng)]));
+  for (int64_t g = 0; g < rows * cols / 32; ++g) {
+    q.scales.push_back(stored(scale(rng)));
+    if (offsets) q.offsets.push_back(stored(offset(rng)));
+  }
+  return q;
+}
+
+std::vector<int> range(int lo, int hi) {
+  std::vector<int> v;
+  for (int i = lo; i <= hi; ++i) v.push_back(i);
+  return v;
+}
+const std::vector<int> kQ4_0 = range(-8, 7), kQ4_1 = range(0, 15), kQ8_0 = range(-127, 127);
+const std::vector<int> kIq4Nl = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
+
+// ggml's Q8_0 quantization of one block of 32: d = amax / 127, q =
+// round-to-even(x * (1 / d)) clamped to [-127, 127] (0 for a block of
+// zeros, -127 for a NaN), and the codes' sum.
+struct Block {
+  int q[32];
+  float scale;
+  int sum;
+};
+Block quantize_block(const float* x) {
+  Block b{};
+  float amax = 0.0f;
+  for (int i = 0; i < 32; ++i) {
+    if (std::fabs(x[i]) > amax) amax = std::fabs(x[i]);
+  }
+  b.scale = amax / 127.0f;
+  const float inverse = b.scale == 0.0f ? 0.0f : 1.0f / b.scale;
+  for (int i = 0; i < 32; ++i) {
+    const float v = x[i] * inverse;
+    b.q[i] = std::isnan(v) ? -127 : static_cast<int>(std::lrint(std::fmax(-127.0f, std::fmin(127.0f, v))));
+    b.sum += b.q[i];
+  }
+  return b;
+}
+
+// The arithmetic's definition, over the group form itself: blocks in k
+// order, acc = fma(scale, float(d) * s, acc), then fma(offset, s * float(t), acc).
+std::vector<float> expected(const std::vector<float>& x, int64_t m, const GroupQuantized& w) {
+  const int64_t k = w.cols, blocks = k / 32;
+  std::vector<float> y(static_cast<size_t>(m * w.rows));
+  for (int64_t r = 0; r < m; ++r) {
+    for (int64_t j = 0; j < w.rows; ++j) {
+      float acc = 0.0f;
+      for (int64_t b = 0; b < blocks; ++b) {
+        const Block a = quantize_block(x.data() + r * k + b * 32);
+        int64_t d = 0;
+        for (int i = 0; i < 32; ++i) d += int64_t{a.q[i]} * w.codes[static_cast<size_t>(j * k + b * 32 + i)];
+        const auto g = static_cast<size_t>(j * blocks + b);
+        acc = std::fma(w.scales[g], static_cast<float>(d) * a.scale, acc);
+        if (!w.offsets.empty()) acc = std::fma(w.offsets[g], a.scale * static_cast<float>(a.sum), acc);
+      }
+      y[static_cast<size_t>(r * w.rows + j)] = acc;
+    }
+  }
+  return y;
+}
+
+TEST(BlockInt8PackingTest, OnlyPartsThatAllAskForItInGroupsOf32) {
+  ThreadPool pool(1);
+  const GroupQuantized q4 = random_blocks(8, 64, kQ4_0, false, 1), q8 = random_blocks(8, 64, kQ8_0, false, 2);
+  EXPECT_EQ(pack_quantized_matrices({&q4}, pool).quant.codes, QuantCodes::kBlockInt4);
+  EXPECT_EQ(pack_quantized_matrices({&q4, &q8}, pool).quant.codes, QuantCodes::kBlockInt8);
+  GroupQuantized exact = q4;
+  exact.block_int8_activations = false;
+  EXPECT_EQ(pack_quantized_matrices({&q8, &exact}, pool).quant.codes, QuantCodes::kInt8);
+  GroupQuantized sixteens = random_blocks(8, 64, kQ4_0, false, 3);
+  sixteens.group_size = 16;
+  sixteens.scales.resize(sixteens.scales.size() * 2, 0.01f);
+  EXPECT_EQ(pack_quantized_matrices({&sixteens}, pool).quant.codes, QuantCodes::kInt4);
+}
+
+// Each number at the byte (and nibble) packed_matrix.h says: block of 32 k,
+// half of the panel's columns, quad of k (4-bit: its low or high nibbles),
+// column, k within the quad; stored as code + code_bias (4-bit: the
+// nibble's index into int4_codes).
+TEST(BlockInt8PackingTest, NumbersSitInRowsOfFourK) {
+  ThreadPool pool(1);
+  for (const auto* levels : {&kQ8_0, &kQ4_0, &kIq4Nl, &kQ4_1}) {
+    const bool offsets = levels == &kQ4_1;
+    const GroupQuantized a = random_blocks(40, 96, *levels, offsets, 4), b = random_blocks(9, 96, *levels, offsets, 5);
+    const PackedMatrix m = pack_quantized_matrices({&a, &b}, pool);
+    const bool four_bits = levels != &kQ8_0;
+    ASSERT_EQ(m.quant.codes, four_bits ? QuantCodes::kBlockInt4 : QuantCodes::kBlockInt8);
+    EXPECT_EQ(m.quant.code_bias, four_bits ? -(*levels)[0] > 0 ? -(*levels)[0] : 0 : 128);
+    const int64_t panel_bytes = 96 * 32 / (four_bits ? 2 : 1);
+    ASSERT_EQ(m.quant.panel_code_bytes(96), panel_bytes);
+    const auto* bytes = m.data.as<uint8_t>();
+    for (int64_t r = 0; r < 49; ++r) {
+      const GroupQuantized& part = r < 40 ? a : b;
+      const int64_t row = r < 40 ? r : r - 40, p = r / 32, c = r % 32;
+      for (int64_t k = 0; k < 96; ++k) {
+        const int code = part.codes[static_cast<size_t>(row * 96 + k)];
+        const int64_t quad = k % 32 / 4;
+        if (four_bits) {
+          const int64_t at = p * panel_bytes + k / 32 * 512 + c / 16 * 256 + quad % 4 * 64 + c % 16 * 4 + k % 4;
+          const int nibble = quad < 4 ? bytes[at] & 0xF : bytes[at] >> 4;
+          ASSERT_EQ(m.quant.int4_codes[static_cast<size_t>(nibble)], code) << r << "," << k;
+        } else {
+          const int64_t at = p * panel_bytes + k / 32 * 1024 + c / 16 * 512 + quad * 64 + c % 16 * 4 + k % 4;
+          ASSERT_EQ(bytes[at], code + 128) << r << "," << k;
+        }
+        const auto g = static_cast<size_t>(row * 3 + k / 32);
+        const float value = offsets ? std::fma(part.scales[g], static_cast<float>(code), part.offsets[g])
+                                    : part.scales[g] * static_cast<float>(code);
+        ASSERT_EQ(m.at(r, k), value) << r << "," << k;
+      }
+    }
+  }
+}
+
+// Every ISA's blocks as quantize_block gives them: a block of zeros, one
+// value far past the others, a NaN, a tie at .5, values of both signs.
+TEST(BlockInt8GemmTest, EveryIsaQuantizesActivationsAsGgmlQ8_0) {
+  const int64_t k = 160, m = 3;
+  auto x = testing::random_normal(m * k, 6);
+  for (int i = 0; i < 32; ++i) x[static_cast<size_t>(32 + i)] = 0.0f;  // row 0, block 1: zeros
+  x[static_cast<size_t>(64)] = 1e6f;                                   // row 0, block 2: one far past
+  x[static_cast<size_t>(k + 3)] = std::numeric_limits<float>::quiet_NaN();
+  for (int i = 0; i < 32; ++i) x[static_cast<size_t>(2 * k + i)] = i == 0 ? 127.0f : 0.5f;  // ties at .5
+  for (cpu::CpuIsa isa : supported_isas()) {
+    std::vector<int8_t> q(static_cast<size_t>(m * k), 99);
+    std::vector<float> scales(static_cast<size_t>(m * k / 32), -1.0f);
+    std::vector<int32_t> sums(scales.size(), -1);
+    cpu::gemm_table(isa).quantize_int8_blocks(x.data(), m, k, q.data(), scales.data(), sums.data());
+    for (int64_t b = 0; b < m * k / 32; ++b) {
+      const Block want = quantize_block(x.data() + b * 32);
+      EXPECT_EQ(scales[static_cast<size_t>(b)], want.scale) << cpu::cpu_isa_name(isa) << " block " << b;
+      EXPECT_EQ(sums[static_cast<size_t>(b)], want.sum) << cpu::cpu_isa_name(isa) << " block " << b;
+      for (int i = 0; i < 32; ++i) {
+        ASSERT_EQ(q[static_cast<size_t>(b * 32 + i)], want.q[i])
+            << cpu::cpu_isa_name(isa) << " block " << b << "+" << i;
+      }
+    }
+  }
+}
+
+// Shapes on both sides of the kernels' boundaries (4-row blocks, decode's
+// groups of four panels, the last panel's missing columns), each code kind,
+// with and without offsets, FP16 and FP32 parameters.
+TEST(BlockInt8GemmTest, EveryIsaGivesTheDefinitionsBits) {
+  ThreadPool pool(2);
+  struct Shape {
+    int64_t m, n, k;
+  };
+  struct Kind {
+    const std::vector<int>* levels;
+    bool offsets, f16;
+  };
+  for (const Kind kind : {Kind{&kQ8_0, false, true}, Kind{&kQ4_0, false, true}, Kind{&kIq4Nl, false, true},
+                          Kind{&kQ4_1, true, true}, Kind{&kQ8_0, true, false}, Kind{&kQ4_0, false, false}}) {
+    for (const Shape s : {Shape{1, 1, 32}, Shape{1, 200, 576}, Shape{1, 130, 96}, Shape{2, 45, 64}, Shape{3, 140, 320},
+                          Shape{4, 97, 64}, Shape{5, 33, 128}, Shape{9, 70, 192}}) {
+      const GroupQuantized w = random_blocks(s.n, s.k, *kind.levels, kind.offsets, 7, kind.f16);
+      const PackedMatrix packed = pack_quantized_matrices({&w}, pool);
+      ASSERT_TRUE(packed.block_int8());
+      ASSERT_EQ(packed.quant.params, kind.f16 ? QuantParams::kF16 : QuantParams::kF32);
+      const auto x = testing::random_normal(s.m * s.k, 8);
+      const std::vector<float> want = expected(x, s.m, w);
+      // Close to the product of the dequantized weights: the activations'
+      // rounding is all that differs.
+      std::vector<float> dense(static_cast<size_t>(s.n * s.k));
+      w.dequantize_rows(0, s.n, dense.data());
+      for (int64_t r = 0; r < s.m; ++r) {
+        for (int64_t j = 0; j < s.n; ++j) {
+          double exact = 0.0, magnitude = 0.0;
+          for (int64_t i = 0; i < s.k; ++i) {
+            exact += double{x[static_cast<size_t>(r * s.k + i)]} * dense[static_cast<size_t>(j * s.k + i)];
+            magnitude +=
+                std::fabs(double{x[static_cast<size_t>(r * s.k + i)]} * dense[static_cast<size_t>(j * s.k + i)]);
+          }
+          ASSERT_NEAR(want[static_cast<size_t>(r * s.n + j)], exact, 0.02 * magnitude + 1e-6);
+        }
+      }
+      for (cpu::CpuIsa isa : supported_isas()) {
+        const cpu::GemmTable& table = cpu::gemm_table(isa);
+        std::vector<int8_t> q(static_cast<size_t>(s.m * s.k));
+        std::vector<float> scales(static_cast<size_t>(s.m * s.k / 32));
+        std::vector<int32_t> sums(scales.size());
+        table.quantize_int8_blocks(x.data(), s.m, s.k, q.data(), scales.data(), sums.data());
+        std::vector<float> y(want.size(), -1.0f);
+        table.block_int8(q.data(), scales.data(), sums.data(), s.m, packed, 0, packed.num_panels(), y.data(), s.n);
+        for (size_t i = 0; i < y.size(); ++i) {
+          ASSERT_EQ(y[i], want[i]) << cpu::cpu_isa_name(isa) << " m=" << s.m << " n=" << s.n << " k=" << s.k
+                                   << " offsets=" << kind.offsets << " at " << i;
+        }
+        ASSERT_TRUE(force_cpu_isa(cpu::cpu_isa_name(isa)).is_ok());
+        std::vector<float> through_linear(want.size(), -1.0f);
+        linear(x.data(), s.m, packed, nullptr, through_linear.data(), pool);
+        ASSERT_TRUE(force_cpu_isa("auto").is_ok());
+        ASSERT_EQ(through_linear, want) << cpu::cpu_isa_name(isa) << " m=" << s.m << " n=" << s.n;
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace vllm::kernels
