@@ -175,7 +175,8 @@ TEST(BlockInt8GemmTest, EveryIsaQuantizesActivationsAsGgmlQ8_0) {
 }
 
 // Shapes on both sides of the kernels' boundaries (4-row blocks, decode's
-// groups of four panels, the last panel's missing columns), each code kind,
+// groups of four panels, the last panel's missing columns, AMX's tiles of 16
+// rows and groups of panels), each code kind,
 // with and without offsets, FP16 and FP32 parameters.
 TEST(BlockInt8GemmTest, EveryIsaGivesTheDefinitionsBits) {
   ThreadPool pool(2);
@@ -189,7 +190,8 @@ TEST(BlockInt8GemmTest, EveryIsaGivesTheDefinitionsBits) {
   for (const Kind kind : {Kind{&kQ8_0, false, true}, Kind{&kQ4_0, false, true}, Kind{&kIq4Nl, false, true},
                           Kind{&kQ4_1, true, true}, Kind{&kQ8_0, true, false}, Kind{&kQ4_0, false, false}}) {
     for (const Shape s : {Shape{1, 1, 32}, Shape{1, 200, 576}, Shape{1, 130, 96}, Shape{2, 45, 64}, Shape{3, 140, 320},
-                          Shape{4, 97, 64}, Shape{5, 33, 128}, Shape{9, 70, 192}}) {
+                          Shape{4, 97, 64}, Shape{5, 33, 128}, Shape{9, 70, 192}, Shape{16, 64, 96},
+                          Shape{17, 500, 576}, Shape{40, 70, 192}}) {
       const GroupQuantized w = random_blocks(s.n, s.k, *kind.levels, kind.offsets, 7, kind.f16);
       const PackedMatrix packed = pack_quantized_matrices({&w}, pool);
       ASSERT_TRUE(packed.block_int8());

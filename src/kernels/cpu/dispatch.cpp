@@ -44,26 +44,14 @@ bool has_amx_int8() {
   return __get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx) != 0 && (edx & (1u << 25)) != 0;
 }
 
-// AVX2 has no block int8 kernel of its own yet: it runs the scalar
-// definition (slow, but the same bits).
-GemmTable with_scalar_block_int8(GemmTable t) {
-  const GemmTable ref = ref_gemm_table();
-  t.quantize_int8_blocks = ref.quantize_int8_blocks;
-  t.block_int8 = ref.block_int8;
-  return t;
-}
-
 // AVX-512's int8 GEMMs: VNNI's where the CPU has it, else AVX2's.  (The
 // int8 arithmetics are exact, so which kernel runs never changes a bit.)
 GemmTable with_int8(GemmTable t) {
   t.quantize_int8_rows = avx512_quantize_int8_rows();
   t.int8 = has_avx512_vnni() ? avx512_vnni_int8_gemm() : avx2_int8_gemm();
-  if (has_avx512_vnni()) {
-    t.quantize_int8_blocks = avx512_quantize_int8_blocks();
-    t.block_int8 = avx512_vnni_block_int8_gemm();
-    return t;
-  }
-  return with_scalar_block_int8(t);
+  t.quantize_int8_blocks = has_avx512_vnni() ? avx512_quantize_int8_blocks() : avx2_quantize_int8_blocks();
+  t.block_int8 = has_avx512_vnni() ? avx512_vnni_block_int8_gemm() : avx2_block_int8_gemm();
+  return t;
 }
 
 // Linux hands out the tile data state (8 KiB per thread) only to a process
@@ -151,8 +139,7 @@ const char* cpu_isa_name(CpuIsa isa) {
 }
 
 const GemmTable& gemm_table(CpuIsa isa) {
-  static const GemmTable ref = ref_gemm_table(), avx2 = with_scalar_block_int8(avx2_gemm_table()),
-                         avx512 = with_int8(avx512_gemm_table());
+  static const GemmTable ref = ref_gemm_table(), avx2 = avx2_gemm_table(), avx512 = with_int8(avx512_gemm_table());
   static const GemmTable avx512_bf16 = [] {
     GemmTable t = avx512;
     t.bf16 = avx512_bf16_pair_gemm();
@@ -161,7 +148,10 @@ const GemmTable& gemm_table(CpuIsa isa) {
   static const GemmTable amx = [] {
     GemmTable t = avx512;
     t.bf16 = amx_bf16_gemm_fn();
-    if (has_amx_int8()) t.int8 = amx_int8_gemm_fn();
+    if (has_amx_int8()) {
+      t.int8 = amx_int8_gemm_fn();
+      t.block_int8 = amx_block_int8_gemm_fn();
+    }
     return t;
   }();
   switch (isa) {

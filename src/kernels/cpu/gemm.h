@@ -122,10 +122,15 @@ QuantizeInt8Fn avx512_quantize_int8_rows();
 Int8GemmFn avx512_vnni_int8_gemm();
 Int8GemmFn amx_int8_gemm_fn();
 
-// The block int8 arithmetic with AVX-512 VNNI: vpdpbusd takes four k of 16
-// columns' unsigned numbers against one activation row's four codes.
+// The block int8 arithmetic per ISA (exact sums, so all equal): AVX2 with
+// vpmaddubsw on the codes' magnitudes; AVX-512 VNNI with vpdpbusd, four k
+// of 16 columns' unsigned numbers against one activation row's four codes.
+QuantizeBlocksFn avx2_quantize_int8_blocks();
+BlockInt8GemmFn avx2_block_int8_gemm();
 QuantizeBlocksFn avx512_quantize_int8_blocks();
 BlockInt8GemmFn avx512_vnni_block_int8_gemm();
+// AMX-INT8: tdpbsud over tiles of 16 rows from 16 rows, VNNI's below.
+BlockInt8GemmFn amx_block_int8_gemm_fn();
 
 // AVX-512 quantized GEMM for up to kQuantizedFewRows rows (decode): the
 // codes streamed and dequantized in registers, several panels at a time.

@@ -51,6 +51,33 @@ inline TileConfig block_config(int64_t rows) {
   return c;
 }
 
+// The int8 GEMMs' walk over rows [0, m) and panels [p_begin, p_end): rows
+// in passes whose activations (bytes_per_row each) stay in L2 (about 1 MiB)
+// while the panels pass them, panels in groups that stay in L2 (about 256
+// KiB of panel_bytes each) while every block of `block_rows` rows of the
+// pass meets them.  For each block: configure(rows), then fn(first row,
+// rows, panel) for each panel of the group.
+template <typename Configure, typename Fn>
+void for_blocks_and_panels(int64_t m, int64_t p_begin, int64_t p_end, int64_t block_rows, int64_t bytes_per_row,
+                           int64_t panel_bytes, Configure&& configure, Fn&& fn) {
+  constexpr int64_t kPassBytes = int64_t{1} << 20, kGroupBytes = int64_t{256} << 10;
+  const int64_t pass = block_rows > kPassBytes / bytes_per_row / block_rows * block_rows
+                           ? block_rows
+                           : kPassBytes / bytes_per_row / block_rows * block_rows;
+  const int64_t group = panel_bytes >= kGroupBytes ? 1 : kGroupBytes / panel_bytes;
+  for (int64_t r0 = 0; r0 < m; r0 += pass) {
+    const int64_t pass_end = r0 + pass < m ? r0 + pass : m;
+    for (int64_t p0 = p_begin; p0 < p_end; p0 += group) {
+      const int64_t group_end = p0 + group < p_end ? p0 + group : p_end;
+      for (int64_t r = r0; r < pass_end; r += block_rows) {
+        const int64_t rows = r + block_rows < pass_end ? block_rows : pass_end - r;
+        configure(rows);
+        for (int64_t p = p0; p < group_end; ++p) fn(r, rows, p);
+      }
+    }
+  }
+}
+
 // Tile instructions with the tile numbers as template arguments.  (The
 // compiler's intrinsics paste their tile argument into the instruction's
 // text, so it must be a literal there; an "i" operand takes a constant
@@ -84,6 +111,14 @@ template <int C, int A, int B>
 void tile_dot_u8s8() {
   static_assert(C >= 0 && C < 8 && A >= 0 && A < 8 && B >= 0 && B < 8 && C != A && C != B && A != B);
   asm volatile("tdpbusd %%tmm%c0, %%tmm%c1, %%tmm%c2" ::"i"(B), "i"(A), "i"(C));
+}
+
+// C += A . B: four signed bytes of A's rows times four signed bytes of B's
+// columns, int32 sums (AMX-INT8; only from files compiled with -mamx-int8).
+template <int C, int A, int B>
+void tile_dot_s8s8() {
+  static_assert(C >= 0 && C < 8 && A >= 0 && A < 8 && B >= 0 && B < 8 && C != A && C != B && A != B);
+  asm volatile("tdpbssd %%tmm%c0, %%tmm%c1, %%tmm%c2" ::"i"(B), "i"(A), "i"(C));
 }
 
 }  // namespace vllm::kernels::cpu::amx

@@ -24,20 +24,6 @@ constexpr int64_t kBlockRows = 2 * kTileRows;
 // Rows below this go to the VNNI kernel.
 constexpr int64_t kTileMinRows = 16;
 
-// Rows whose activations stay in L2 while the thread's panels pass them
-// (about 1 MiB), at least one block.
-int64_t rows_per_pass(int64_t depth) {
-  constexpr int64_t kBytes = int64_t{1} << 20;
-  return std::max(kBlockRows, kBytes / depth / kBlockRows * kBlockRows);
-}
-
-// Panels that a block of rows takes in turn, the group staying in L2 while
-// every block of the pass meets it (about 256 KiB of codes).
-int64_t panels_per_group(int64_t depth) {
-  constexpr int64_t kBytes = int64_t{256} << 10;
-  return std::max<int64_t>(1, kBytes / (depth * kPanelWidth));
-}
-
 // Accumulator tile T (rows x 16 int32 sums of columns first .. first + 15 of
 // panel p) scaled into y, columns past the matrix dropped.
 template <int T>
@@ -98,21 +84,13 @@ void amx_int8_gemm(const uint8_t* q, const float* row_scales, const int32_t* row
                    const PackedMatrix& w, int64_t p_begin, int64_t p_end, float* y, int64_t ldy) {
   if (m < kTileMinRows) return avx512_vnni_int8_gemm()(q, row_scales, row_zero_points, m, w, p_begin, p_end, y, ldy);
   const int64_t depth = int8_dot_depth(w.cols);
-  const int64_t pass = rows_per_pass(depth), group = panels_per_group(depth);
-  for (int64_t r0 = 0; r0 < m; r0 += pass) {
-    const int64_t pass_end = std::min(m, r0 + pass);
-    for (int64_t p = p_begin; p < p_end; p += group) {
-      const int64_t group_end = std::min(p_end, p + group);
-      for (int64_t b = r0; b < pass_end; b += kBlockRows) {
-        const int64_t rows = std::min(kBlockRows, pass_end - b);
-        amx::use_tile_config(amx::block_config(rows));
-        for (int64_t panel = p; panel < group_end; ++panel) {
-          block_panel(q + b * depth, rows, depth, row_scales + b,
-                      row_zero_points != nullptr ? row_zero_points + b : nullptr, w, panel, y + b * ldy, ldy);
-        }
-      }
-    }
-  }
+  amx::for_blocks_and_panels(
+      m, p_begin, p_end, kBlockRows, depth, w.quant.panel_code_bytes(w.cols),
+      [](int64_t rows) { amx::use_tile_config(amx::block_config(rows)); },
+      [&](int64_t b, int64_t rows, int64_t panel) {
+        block_panel(q + b * depth, rows, depth, row_scales + b,
+                    row_zero_points != nullptr ? row_zero_points + b : nullptr, w, panel, y + b * ldy, ldy);
+      });
 }
 
 }  // namespace

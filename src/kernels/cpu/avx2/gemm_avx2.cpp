@@ -40,8 +40,8 @@ GemmTable avx2_gemm_table() {
           blocks::dequantized_gemm<Avx2, F32Weights>,
           avx2_quantize_int8_rows(),
           avx2_int8_gemm(),
-          nullptr,    // block int8: dispatch.cpp
-          nullptr};
+          avx2_quantize_int8_blocks(),
+          avx2_block_int8_gemm()};
 }
 
 }  // namespace vllm::kernels::cpu

@@ -9,7 +9,10 @@
 #include <immintrin.h>
 
 #include <algorithm>
+#include <array>
 
+#include "kernels/cpu/avx512/block_params_avx512.h"
+#include "kernels/cpu/block_int8_format.h"
 #include "kernels/cpu/gemm.h"
 #include "kernels/packed_matrix.h"
 
@@ -41,16 +44,6 @@ void quantize_int8_blocks(const float* x, int64_t m, int64_t k_total, int8_t* q,
       block_scales[r * blocks + b] = scale;
       block_sums[r * blocks + b] = _mm512_reduce_add_epi32(_mm512_add_epi32(low, high));
     }
-  }
-}
-
-// 16 columns' group parameters (set 0: scales, 1: offsets) of a block.
-template <bool kF16>
-inline __attribute__((always_inline)) __m512 load_params(const uint8_t* group, int set, int half) {
-  if constexpr (kF16) {
-    return _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(group + (set * 2 + half) * 32)));
-  } else {
-    return _mm512_load_ps(reinterpret_cast<const float*>(group + (set * 2 + half) * 64));
   }
 }
 
@@ -105,8 +98,9 @@ void rows_panels(const int8_t* q, const float* block_scales, const int32_t* bloc
       for (int h = 0; h < 2 * P; ++h) {
         const uint8_t* group = params + h / 2 * param_bytes + group_at;
         const __m512 sums = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(dot[r][h], bias)), scale_r);
-        acc[r][h] = _mm512_fmadd_ps(load_params<kF16>(group, 0, h % 2), sums, acc[r][h]);
-        if constexpr (kOffsets) acc[r][h] = _mm512_fmadd_ps(load_params<kF16>(group, 1, h % 2), offset_term, acc[r][h]);
+        acc[r][h] = _mm512_fmadd_ps(load_block_params<kF16>(group, 0, h % 2), sums, acc[r][h]);
+        if constexpr (kOffsets)
+          acc[r][h] = _mm512_fmadd_ps(load_block_params<kF16>(group, 1, h % 2), offset_term, acc[r][h]);
       }
     }
   }
@@ -160,20 +154,11 @@ void gemm(const int8_t* q, const float* block_scales, const int32_t* block_sums,
 
 void vnni_block_int8_gemm(const int8_t* q, const float* block_scales, const int32_t* block_sums, int64_t m,
                           const PackedMatrix& w, int64_t p_begin, int64_t p_end, float* y, int64_t ldy) {
-  const QuantFormat& f = w.quant;
-  // A nibble's unsigned number, in each 128-bit lane (vpshufb looks up within lanes).
-  alignas(16) uint8_t numbers[16];
-  for (int n = 0; n < 16; ++n) numbers[n] = static_cast<uint8_t>(f.int4_codes[static_cast<size_t>(n)] + f.code_bias);
-  const __m512i table = _mm512_broadcast_i32x4(_mm_load_si128(reinterpret_cast<const __m128i*>(numbers)));
-  const auto with = [&]<bool kInt4, bool kF16>() {
-    if (f.has_offsets) return gemm<kInt4, kF16, true>(q, block_scales, block_sums, m, w, table, p_begin, p_end, y, ldy);
-    gemm<kInt4, kF16, false>(q, block_scales, block_sums, m, w, table, p_begin, p_end, y, ldy);
-  };
-  const bool f16 = f.params == QuantParams::kF16;
-  if (f.codes == QuantCodes::kBlockInt4) {
-    return f16 ? with.template operator()<true, true>() : with.template operator()<true, false>();
-  }
-  f16 ? with.template operator()<false, true>() : with.template operator()<false, false>();
+  const std::array<uint8_t, 16> numbers = block_int4_numbers(w.quant);
+  const __m512i table = _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(numbers.data())));
+  for_block_format(w.quant, [&]<bool kInt4, bool kF16, bool kOffsets>() {
+    gemm<kInt4, kF16, kOffsets>(q, block_scales, block_sums, m, w, table, p_begin, p_end, y, ldy);
+  });
 }
 
 }  // namespace

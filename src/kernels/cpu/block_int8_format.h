@@ -1,0 +1,35 @@
+// What the block int8 kernels (gemm.h) share about a kBlockInt4 /
+// kBlockInt8 matrix's format: the numbers its nibbles stand for, and the
+// choice of a kernel instantiated per format.
+#pragma once
+
+#include <array>
+#include <cstdint>
+
+#include "kernels/packed_matrix.h"
+
+namespace vllm::kernels::cpu {
+
+// The unsigned number (code + code_bias) each nibble of a kBlockInt4 matrix stands for.
+inline std::array<uint8_t, 16> block_int4_numbers(const QuantFormat& f) {
+  std::array<uint8_t, 16> numbers{};
+  for (size_t n = 0; n < numbers.size(); ++n) numbers[n] = static_cast<uint8_t>(f.int4_codes[n] + f.code_bias);
+  return numbers;
+}
+
+// fn.template operator()<kInt4, kF16, kOffsets>() for f: 4-bit codes, FP16
+// parameters (else FP32), offsets.
+template <typename Fn>
+void for_block_format(const QuantFormat& f, Fn&& fn) {
+  const auto with_offsets = [&]<bool kInt4, bool kF16>() {
+    if (f.has_offsets) return fn.template operator()<kInt4, kF16, true>();
+    fn.template operator()<kInt4, kF16, false>();
+  };
+  const bool f16 = f.params == QuantParams::kF16;
+  if (f.codes == QuantCodes::kBlockInt4) {
+    return f16 ? with_offsets.template operator()<true, true>() : with_offsets.template operator()<true, false>();
+  }
+  f16 ? with_offsets.template operator()<false, true>() : with_offsets.template operator()<false, false>();
+}
+
+}  // namespace vllm::kernels::cpu
