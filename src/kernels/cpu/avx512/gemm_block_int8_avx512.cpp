@@ -21,6 +21,10 @@ namespace {
 
 constexpr int64_t kBlock = kActivationBlock;
 
+// How a panel stores its numbers: bytes, nibbles that are the numbers, or
+// nibbles that index a table of them.
+enum class Numbers { kBytes, kNibbles, kNibblesByTable };
+
 void quantize_int8_blocks(const float* x, int64_t m, int64_t k_total, int8_t* q, float* block_scales,
                           int32_t* block_sums) {
   const int64_t blocks = k_total / kBlock;
@@ -49,13 +53,13 @@ void quantize_int8_blocks(const float* x, int64_t m, int64_t k_total, int8_t* q,
 
 // R rows against panels [p, p + P): block by block, the int32 sums of each
 // row and panel half, then their terms of the outputs' chains.
-template <bool kInt4, bool kF16, bool kOffsets, int R, int P>
+template <Numbers kNumbers, bool kF16, bool kOffsets, int R, int P>
 void rows_panels(const int8_t* q, const float* block_scales, const int32_t* block_sums, const PackedMatrix& w,
                  __m512i table, int64_t p, float* y, int64_t ldy) {
   const QuantFormat& f = w.quant;
   const int64_t k_total = w.cols, blocks = k_total / kBlock;
   const int64_t code_bytes = f.panel_code_bytes(k_total), param_bytes = f.panel_param_bytes(k_total);
-  constexpr int64_t kHalfBytes = kInt4 ? 256 : 512;
+  constexpr int64_t kHalfBytes = kNumbers == Numbers::kBytes ? 512 : 256;
   const uint8_t* codes = w.data.as<uint8_t>() + p * code_bytes;
   const uint8_t* params = w.group_params.as<uint8_t>() + p * param_bytes;
   const __m512i nibble = _mm512_set1_epi8(0x0F);
@@ -79,11 +83,14 @@ void rows_panels(const int8_t* q, const float* block_scales, const int32_t* bloc
           dot[r][h] = _mm512_dpbusd_epi32(dot[r][h], numbers, _mm512_set1_epi32(four));
         }
       };
-      if constexpr (kInt4) {
+      if constexpr (kNumbers != Numbers::kBytes) {
+        const auto look_up = [&](__m512i nibbles) {
+          return kNumbers == Numbers::kNibblesByTable ? _mm512_shuffle_epi8(table, nibbles) : nibbles;
+        };
         for (int v = 0; v < 4; ++v) {
           const __m512i bytes = _mm512_load_si512(half + 64 * v);
-          add(_mm512_shuffle_epi8(table, _mm512_and_si512(bytes, nibble)), v);
-          add(_mm512_shuffle_epi8(table, _mm512_and_si512(_mm512_srli_epi16(bytes, 4), nibble)), v + 4);
+          add(look_up(_mm512_and_si512(bytes, nibble)), v);
+          add(look_up(_mm512_and_si512(_mm512_srli_epi16(bytes, 4), nibble)), v + 4);
         }
       } else {
         for (int v = 0; v < 8; ++v) add(_mm512_load_si512(half + 64 * v), v);
@@ -112,41 +119,41 @@ void rows_panels(const int8_t* q, const float* block_scales, const int32_t* bloc
 }
 
 // Rows [0, R) against panels [p_begin, p_end), P at a time while they last, then fewer.
-template <bool kInt4, bool kF16, bool kOffsets, int R, int P>
+template <Numbers kNumbers, bool kF16, bool kOffsets, int R, int P>
 void over_panels(const int8_t* q, const float* block_scales, const int32_t* block_sums, const PackedMatrix& w,
                  __m512i table, int64_t p_begin, int64_t p_end, float* y, int64_t ldy) {
   int64_t p = p_begin;
   for (; p + P <= p_end; p += P)
-    rows_panels<kInt4, kF16, kOffsets, R, P>(q, block_scales, block_sums, w, table, p, y, ldy);
+    rows_panels<kNumbers, kF16, kOffsets, R, P>(q, block_scales, block_sums, w, table, p, y, ldy);
   if constexpr (P > 1) {
     if (p < p_end)
-      over_panels<kInt4, kF16, kOffsets, R, P - 1>(q, block_scales, block_sums, w, table, p, p_end, y, ldy);
+      over_panels<kNumbers, kF16, kOffsets, R, P - 1>(q, block_scales, block_sums, w, table, p, p_end, y, ldy);
   }
 }
 
-template <bool kInt4, bool kF16, bool kOffsets>
+template <Numbers kNumbers, bool kF16, bool kOffsets>
 void gemm(const int8_t* q, const float* block_scales, const int32_t* block_sums, int64_t m, const PackedMatrix& w,
           __m512i table, int64_t p_begin, int64_t p_end, float* y, int64_t ldy) {
   const int64_t k_total = w.cols, blocks = k_total / kBlock;
   int64_t r = 0;
   // Four rows a panel: 8 int32 and 8 FP32 accumulators.
   for (; r + 4 <= m; r += 4) {
-    over_panels<kInt4, kF16, kOffsets, 4, 1>(q + r * k_total, block_scales + r * blocks, block_sums + r * blocks, w,
-                                             table, p_begin, p_end, y + r * ldy, ldy);
+    over_panels<kNumbers, kF16, kOffsets, 4, 1>(q + r * k_total, block_scales + r * blocks, block_sums + r * blocks, w,
+                                                table, p_begin, p_end, y + r * ldy, ldy);
   }
   const int8_t* rest = q + r * k_total;
   const float* rest_scales = block_scales + r * blocks;
   const int32_t* rest_sums = block_sums + r * blocks;
   switch (m - r) {
     case 1:  // decode: four panels for the codes to stream from
-      return over_panels<kInt4, kF16, kOffsets, 1, 4>(rest, rest_scales, rest_sums, w, table, p_begin, p_end,
-                                                      y + r * ldy, ldy);
+      return over_panels<kNumbers, kF16, kOffsets, 1, 4>(rest, rest_scales, rest_sums, w, table, p_begin, p_end,
+                                                         y + r * ldy, ldy);
     case 2:
-      return over_panels<kInt4, kF16, kOffsets, 2, 2>(rest, rest_scales, rest_sums, w, table, p_begin, p_end,
-                                                      y + r * ldy, ldy);
+      return over_panels<kNumbers, kF16, kOffsets, 2, 2>(rest, rest_scales, rest_sums, w, table, p_begin, p_end,
+                                                         y + r * ldy, ldy);
     case 3:
-      return over_panels<kInt4, kF16, kOffsets, 3, 2>(rest, rest_scales, rest_sums, w, table, p_begin, p_end,
-                                                      y + r * ldy, ldy);
+      return over_panels<kNumbers, kF16, kOffsets, 3, 2>(rest, rest_scales, rest_sums, w, table, p_begin, p_end,
+                                                         y + r * ldy, ldy);
     default:
       return;
   }
@@ -156,8 +163,18 @@ void vnni_block_int8_gemm(const int8_t* q, const float* block_scales, const int3
                           const PackedMatrix& w, int64_t p_begin, int64_t p_end, float* y, int64_t ldy) {
   const std::array<uint8_t, 16> numbers = block_int4_numbers(w.quant);
   const __m512i table = _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(numbers.data())));
+  // Nibbles that are their own numbers (Q4_0's codes -8 .. 7 biased by 8,
+  // Q4_1's 0 .. 15) skip the lookup.
+  bool own_numbers = true;
+  for (size_t n = 0; n < numbers.size(); ++n) own_numbers &= numbers[n] == n;
   for_block_format(w.quant, [&]<bool kInt4, bool kF16, bool kOffsets>() {
-    gemm<kInt4, kF16, kOffsets>(q, block_scales, block_sums, m, w, table, p_begin, p_end, y, ldy);
+    if constexpr (!kInt4) {
+      gemm<Numbers::kBytes, kF16, kOffsets>(q, block_scales, block_sums, m, w, table, p_begin, p_end, y, ldy);
+    } else if (own_numbers) {
+      gemm<Numbers::kNibbles, kF16, kOffsets>(q, block_scales, block_sums, m, w, table, p_begin, p_end, y, ldy);
+    } else {
+      gemm<Numbers::kNibblesByTable, kF16, kOffsets>(q, block_scales, block_sums, m, w, table, p_begin, p_end, y, ldy);
+    }
   });
 }
 
