@@ -161,6 +161,28 @@ float dequantize(const QuantFormat& f, float scale, float code, float offset) {
   return f.has_offsets ? std::fma(scale, code, offset) : scale * code;
 }
 
+// Stores the code of column c at k into its panel (`panel`, zero-filled) as
+// f lays it out: a byte (biased for kBlockInt8), or a nibble (its index into
+// int4_codes, nibble_of's by code + 128) set in its byte.
+void store_code(const QuantFormat& f, const std::array<uint8_t, 256>& nibble_of, uint8_t* panel, int64_t c, int64_t k,
+                int8_t code) {
+  const uint8_t nibble = nibble_of[static_cast<size_t>(code + 128)];
+  switch (f.codes) {
+    case QuantCodes::kBlockInt8:
+      panel[block_int8_offset(c, k)] = static_cast<uint8_t>(code + f.code_bias);
+      return;
+    case QuantCodes::kBlockInt4:
+      panel[block_int4_offset(c, k)] |= static_cast<uint8_t>(nibble << (k % kActivationBlock / 16 * 4));
+      return;
+    case QuantCodes::kInt4:
+      panel[code_offset(f, c, k)] |= static_cast<uint8_t>(nibble << (k % 2 * 4));
+      return;
+    default:  // kInt8, kFp8
+      panel[code_offset(f, c, k)] = static_cast<uint8_t>(code);
+      return;
+  }
+}
+
 void pack_panels(const std::vector<const GroupQuantized*>& parts, PackedMatrix& m, int64_t p_begin, int64_t p_end) {
   const QuantFormat& f = m.quant;
   std::array<uint8_t, 256> nibble_of{};  // by code + 128
@@ -173,22 +195,7 @@ void pack_panels(const std::vector<const GroupQuantized*>& parts, PackedMatrix& 
     for (int64_t c = 0; c < width; ++c) {
       const auto [part, row] = stacked_row(parts, p * kPanelWidth + c);
       const int8_t* part_codes = part->codes.data() + row * m.cols;
-      for (int64_t k = 0; k < m.cols; ++k) {
-        const int8_t code = part_codes[k];
-        if (f.codes == QuantCodes::kBlockInt8) {
-          codes[block_int8_offset(c, k)] = static_cast<uint8_t>(code + f.code_bias);
-          continue;
-        }
-        if (f.codes == QuantCodes::kBlockInt4) {
-          codes[block_int4_offset(c, k)] |=
-              static_cast<uint8_t>(nibble_of[static_cast<size_t>(code + 128)] << (k % kActivationBlock / 16 * 4));
-          continue;
-        }
-        uint8_t& byte = codes[code_offset(f, c, k)];
-        byte = f.codes != QuantCodes::kInt4
-                   ? static_cast<uint8_t>(code)
-                   : static_cast<uint8_t>(byte | nibble_of[static_cast<size_t>(code + 128)] << (k % 2 * 4));
-      }
+      for (int64_t k = 0; k < m.cols; ++k) store_code(f, nibble_of, codes, c, k, part_codes[k]);
       for (int64_t g = 0; g < groups; ++g) store_params(f, *part, row, params, base_bytes, g, c);
     }
   }
