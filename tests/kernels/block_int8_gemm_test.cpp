@@ -24,19 +24,38 @@ namespace vllm::kernels {
 namespace {
 
 // Codes drawn from `levels`, FP16-exact scales (or not), offsets if asked:
-// a GGUF 32-value type's group form.
+// a GGUF 32-value type's group form.  With super_groups, the parameters in
+// two levels as the K-quants give them (group_quantized.h): an FP16 base per
+// super-block times a 6-bit step per group, offsets a negative base times
+// one (Q4_K's d * sc and -dmin * m).
 GroupQuantized random_blocks(int64_t rows, int64_t cols, const std::vector<int>& levels, bool offsets, uint32_t seed,
-                             bool f16_scales = true) {
+                             bool f16_scales = true, int64_t super_groups = 0) {
   std::mt19937 rng(seed);
   std::uniform_int_distribution<size_t> pick(0, levels.size() - 1);
   std::uniform_real_distribution<float> scale(0.001f, 0.05f), offset(-0.2f, 0.2f);
+  std::uniform_int_distribution<int> step(0, 63);
   const auto stored = [&](float v) { return f16_scales ? f16_to_f32(f32_to_f16(v)) : v; };
+  const auto f16 = [](float v) { return f16_to_f32(f32_to_f16(v)); };
   GroupQuantized q;
   q.rows = rows, q.cols = cols, q.group_size = 32, q.block_int8_activations = true;
   for (int64_t i = 0; i < rows * cols; ++i) q.codes.push_back(static_cast<int8_t>(levels[pick(rng)]));
+  q.super_groups = super_groups;
   for (int64_t g = 0; g < rows * cols / 32; ++g) {
-    q.scales.push_back(stored(scale(rng)));
-    if (offsets) q.offsets.push_back(stored(offset(rng)));
+    if (super_groups == 0) {
+      q.scales.push_back(stored(scale(rng)));
+      if (offsets) q.offsets.push_back(stored(offset(rng)));
+      continue;
+    }
+    if (g % super_groups == 0) {
+      q.scale_bases.push_back(f16(scale(rng) / 32));
+      if (offsets) q.offset_bases.push_back(-f16(std::fabs(offset(rng)) / 32));
+    }
+    q.scale_steps.push_back(static_cast<int8_t>(step(rng)));
+    q.scales.push_back(q.scale_bases.back() * static_cast<float>(q.scale_steps.back()));
+    if (offsets) {
+      q.offset_steps.push_back(static_cast<int8_t>(step(rng)));
+      q.offsets.push_back(q.offset_bases.back() * static_cast<float>(q.offset_steps.back()));
+    }
   }
   return q;
 }
@@ -107,6 +126,16 @@ TEST(BlockInt8PackingTest, OnlyPartsThatAllAskForItInGroupsOf32) {
   sixteens.group_size = 16;
   sixteens.scales.resize(sixteens.scales.size() * 2, 0.01f);
   EXPECT_EQ(pack_quantized_matrices({&sixteens}, pool).quant.codes, QuantCodes::kInt4);
+  // Parameters in two levels (Q4_K's, Q5_K's) stay steps; beside a part
+  // with one level, all become FP32.
+  const GroupQuantized stepped = random_blocks(8, 512, kQ4_1, true, 4, true, 8);
+  const GroupQuantized one_level = random_blocks(8, 512, kQ4_1, true, 5, false);
+  const PackedMatrix alone = pack_quantized_matrices({&stepped}, pool);
+  EXPECT_EQ(alone.quant.codes, QuantCodes::kBlockInt4);
+  EXPECT_EQ(alone.quant.params, QuantParams::kSteps);
+  const PackedMatrix mixed = pack_quantized_matrices({&stepped, &one_level}, pool);
+  EXPECT_EQ(mixed.quant.codes, QuantCodes::kBlockInt4);
+  EXPECT_EQ(mixed.quant.params, QuantParams::kF32);
 }
 
 // Each number at the byte (and nibble) packed_matrix.h says: block of 32 k,
@@ -177,7 +206,8 @@ TEST(BlockInt8GemmTest, EveryIsaQuantizesActivationsAsGgmlQ8_0) {
 // Shapes on both sides of the kernels' boundaries (4-row blocks, decode's
 // groups of four panels, the last panel's missing columns, AMX's tiles of 16
 // rows and groups of panels), each code kind,
-// with and without offsets, FP16 and FP32 parameters.
+// with and without offsets, FP16, FP32 and two-level parameters (steps over
+// super-blocks of 1, 2, 3 or 8 blocks, as the width allows).
 TEST(BlockInt8GemmTest, EveryIsaGivesTheDefinitionsBits) {
   ThreadPool pool(2);
   struct Shape {
@@ -185,17 +215,32 @@ TEST(BlockInt8GemmTest, EveryIsaGivesTheDefinitionsBits) {
   };
   struct Kind {
     const std::vector<int>* levels;
-    bool offsets, f16;
+    bool offsets, f16, steps = false;
   };
-  for (const Kind kind : {Kind{&kQ8_0, false, true}, Kind{&kQ4_0, false, true}, Kind{&kIq4Nl, false, true},
-                          Kind{&kQ4_1, true, true}, Kind{&kQ8_0, true, false}, Kind{&kQ4_0, false, false}}) {
+  const std::vector<int> kQ5_K = range(0, 31);
+  for (const Kind kind :
+       {Kind{&kQ8_0, false, true}, Kind{&kQ4_0, false, true}, Kind{&kIq4Nl, false, true}, Kind{&kQ4_1, true, true},
+        Kind{&kQ8_0, true, false}, Kind{&kQ4_0, false, false}, Kind{&kQ4_1, true, true, true},
+        Kind{&kQ5_K, true, true, true}, Kind{&kIq4Nl, false, true, true}}) {
     for (const Shape s : {Shape{1, 1, 32}, Shape{1, 200, 576}, Shape{1, 130, 96}, Shape{2, 45, 64}, Shape{3, 140, 320},
                           Shape{4, 97, 64}, Shape{5, 33, 128}, Shape{9, 70, 192}, Shape{16, 64, 96},
                           Shape{17, 500, 576}, Shape{40, 70, 192}}) {
-      const GroupQuantized w = random_blocks(s.n, s.k, *kind.levels, kind.offsets, 7, kind.f16);
+      int64_t super_groups = 0;
+      for (const int64_t blocks : {8, 3, 2, 1}) {
+        if (kind.steps && super_groups == 0 && s.k / 32 % blocks == 0) super_groups = blocks;
+      }
+      const GroupQuantized w = random_blocks(s.n, s.k, *kind.levels, kind.offsets, 7, kind.f16, super_groups);
       const PackedMatrix packed = pack_quantized_matrices({&w}, pool);
       ASSERT_TRUE(packed.block_int8());
-      ASSERT_EQ(packed.quant.params, kind.f16 ? QuantParams::kF16 : QuantParams::kF32);
+      // Parameters in steps are stored so unless each is an FP16 number too
+      // (a rare few: a step of 0, or of a power of two).
+      bool f16_exact = kind.f16;
+      for (const auto* params : {&w.scales, &w.offsets}) {
+        for (const float v : *params) f16_exact &= f16_to_f32(f32_to_f16(v)) == v;
+      }
+      ASSERT_EQ(packed.quant.params, f16_exact    ? QuantParams::kF16
+                                     : kind.steps ? QuantParams::kSteps
+                                                  : QuantParams::kF32);
       const auto x = testing::random_normal(s.m * s.k, 8);
       const std::vector<float> want = expected(x, s.m, w);
       // Close to the product of the dequantized weights: the activations'

@@ -17,19 +17,26 @@ inline std::array<uint8_t, 16> block_int4_numbers(const QuantFormat& f) {
   return numbers;
 }
 
-// fn.template operator()<kInt4, kF16, kOffsets>() for f: 4-bit codes, FP16
-// parameters (else FP32), offsets.
+// fn.template operator()<kInt4, kParams, kOffsets>() for f: 4-bit codes,
+// how the parameters are stored, offsets.
 template <typename Fn>
 void for_block_format(const QuantFormat& f, Fn&& fn) {
-  const auto with_offsets = [&]<bool kInt4, bool kF16>() {
-    if (f.has_offsets) return fn.template operator()<kInt4, kF16, true>();
-    fn.template operator()<kInt4, kF16, false>();
+  const auto with_offsets = [&]<bool kInt4, QuantParams kParams>() {
+    if (f.has_offsets) return fn.template operator()<kInt4, kParams, true>();
+    fn.template operator()<kInt4, kParams, false>();
   };
-  const bool f16 = f.params == QuantParams::kF16;
-  if (f.codes == QuantCodes::kBlockInt4) {
-    return f16 ? with_offsets.template operator()<true, true>() : with_offsets.template operator()<true, false>();
-  }
-  f16 ? with_offsets.template operator()<false, true>() : with_offsets.template operator()<false, false>();
+  const auto with_params = [&]<bool kInt4>() {
+    switch (f.params) {
+      case QuantParams::kF16:
+        return with_offsets.template operator()<kInt4, QuantParams::kF16>();
+      case QuantParams::kF32:
+        return with_offsets.template operator()<kInt4, QuantParams::kF32>();
+      case QuantParams::kSteps:
+        return with_offsets.template operator()<kInt4, QuantParams::kSteps>();
+    }
+  };
+  if (f.codes == QuantCodes::kBlockInt4) return with_params.template operator()<true>();
+  with_params.template operator()<false>();
 }
 
 }  // namespace vllm::kernels::cpu

@@ -62,8 +62,9 @@ void quantize_int8_rows_asymmetric(const float* x, int64_t m, int64_t k_total, f
 
 // Integer matrices against activations quantized to int8 in blocks of 32
 // (QuantCodes::kBlockInt4 / kBlockInt8): a third arithmetic for quantized
-// weights, ggml's for its 32-value block types (llama.cpp computes them
-// against Q8_0 activations).  Each activation row is quantized per block b
+// weights, ggml's for its types of 32-value groups (llama.cpp computes them
+// against Q8_0 activations, and the K-quants among them against its 256-wide
+// Q8_K ones).  Each activation row is quantized per block b
 // of kActivationBlock values as ggml quantizes Q8_0: s_b = amax_b / 127,
 // q = round(x * (1 / s_b)) to the nearest even (0 where amax_b is 0),
 // clamped to [-127, 127], and t_b = the sum of its q.  Rows are k_total

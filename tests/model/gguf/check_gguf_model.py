@@ -187,11 +187,24 @@ def matrix_from_blocks(rng, type_name, rows, cols, rotary_heads=0):
     return stored
 
 
-def k_quant_model(config, rng, lone_iq4_nl=False):
+# Q4_K_M-like: the tied embedding and a v_proj in Q6_K (so that one q/k/v stack is computed as
+# dequantized weights), the 32-value K-quants and IQ4s stacked among themselves (Q4_K gate/up
+# and Q5_K q/k/v in steps, IQ4_XS beside IQ4_NL in FP32 parameters) and alone, and a Q3_K and a
+# Q2_K down_proj.
+MIXED_K_TYPES = {"embed_tokens": "Q6_K",
+                 "layers.0.self_attn.q_proj": "Q4_K", "layers.0.self_attn.k_proj": "Q4_K",
+                 "layers.0.self_attn.v_proj": "Q6_K", "layers.0.self_attn.o_proj": "Q5_K",
+                 "layers.0.mlp.gate_proj": "Q4_K", "layers.0.mlp.up_proj": "Q4_K",
+                 "layers.0.mlp.down_proj": "Q3_K",
+                 "layers.1.self_attn.q_proj": "Q5_K", "layers.1.self_attn.k_proj": "Q5_K",
+                 "layers.1.self_attn.v_proj": "Q5_K", "layers.1.self_attn.o_proj": "IQ4_NL",
+                 "layers.1.mlp.gate_proj": "IQ4_XS", "layers.1.mlp.up_proj": "IQ4_NL",
+                 "layers.1.mlp.down_proj": "Q2_K"}
+
+
+def k_quant_model(config, rng, choose):
     """A llama of K-quant-sized rows (multiples of 256) over stories260k's vocabulary: its config
-    and its weights, each matrix of one K type, the types taken in turn (with lone_iq4_nl, layer
-    1's o_proj IQ4_NL: on its own, a 32-value type computed against Q8_0 activations; the other
-    IQ4_NLs stack beside K-quants and are computed as dequantized weights)."""
+    and its weights, matrix `name` (its index i in name order) of type choose(i, name)."""
     c = dict(config, hidden_size=256, intermediate_size=512, num_attention_heads=4, num_key_value_heads=2,
              head_dim=64, num_hidden_layers=2)
     h, inter, kv = c["hidden_size"], c["intermediate_size"], c["num_key_value_heads"] * c["head_dim"]
@@ -208,8 +221,7 @@ def k_quant_model(config, rng, lone_iq4_nl=False):
         if len(shape) == 1:
             weights[name] = (1 + 0.1 * rng.standard_normal(shape)).astype(F32)
             continue
-        lone = lone_iq4_nl and name == "model.layers.1.self_attn.o_proj.weight"
-        types[name] = "IQ4_NL" if lone else TYPES_FROM_BLOCKS[i % len(TYPES_FROM_BLOCKS)]
+        types[name] = choose(i, name)
         heads = c["num_attention_heads"] if "q_proj" in name else c["num_key_value_heads"] if "k_proj" in name else 0
         weights[name] = matrix_from_blocks(rng, types[name], *shape, rotary_heads=heads)
     return c, weights, types
@@ -252,8 +264,9 @@ def hf_dir(work, name, stories, config, weights):
 
 
 # ---------------------------------------------------------------- logits
-# ggml's types of 32-value blocks, which llama.cpp computes against Q8_0 activations.
-BLOCK_INT8_TYPES = {"Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q8_0", "IQ4_NL"}
+# ggml's types of 32-value groups, which llama.cpp computes against quantized activations
+# (Q8_0 ones; Q8_K for the K-quants) and the engine against Q8_0 ones.
+BLOCK_INT8_TYPES = {"Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q8_0", "IQ4_NL", "Q4_K", "Q5_K", "IQ4_XS"}
 STACKS = (("q_proj", "k_proj", "v_proj"), ("gate_proj", "up_proj"))
 
 
@@ -427,23 +440,28 @@ def main():
         label = f"layer {layer} quantized ({', '.join(sorted(set(t for n, t in here.items() if quantized_here(n))))})"
         check_logits(label, dump, path, reference, config, here, work)
 
-    # K-quants and IQ4s: every type, in groups of 16 (Q2_K, Q3_K, Q6_K) and 32,
-    # stacked beside each other in q/k/v and gate/up, the embedding and tied LM head too:
-    # all computed as their dequantized weights, so exactly as the checkpoint; then with a
-    # lone IQ4_NL matrix against Q8_0 activations.
-    for lone in (False, True):
-        k_config, k_weights, k_types = k_quant_model(config, np.random.default_rng(5), lone_iq4_nl=lone)
+    # The K-quants of 16-value groups (Q2_K, Q3_K, Q6_K), stacked beside each other in
+    # q/k/v and gate/up, the embedding and tied LM head too: computed as their dequantized
+    # weights, so exactly as the checkpoint.  Then every K-quant and IQ4 type as
+    # MIXED_K_TYPES places them, its 32-value ones against Q8_0 activations.
+    sixteens = ["Q2_K", "Q3_K", "Q6_K"]
+    variants = {"k_quants_16": lambda i, name: sixteens[i % len(sixteens)],
+                "k_quants_mixed": lambda i, name: MIXED_K_TYPES[name[len("model."):-len(".weight")]]}
+    for name, choose in variants.items():
+        k_config, k_weights, k_types = k_quant_model(config, np.random.default_rng(5), choose)
         data, held = convert(k_config, k_weights, lambda i, n, w: k_types.get(n, "F32"), 15)  # MOSTLY_Q4_K_M
-        name = "k_quants_lone_iq4_nl" if lone else "k_quants"
         path = os.path.join(work, name + ".gguf")
         with open(path, "wb") as f:
             f.write(data)
         reference = hf_dir(work, name + "_hf", stories, k_config, held)
-        label = f"K-quant and IQ4 GGUF ({', '.join(sorted(set(k_types.values())))})"
-        if lone:
-            check_logits(label + " with a lone IQ4_NL", dump, path, reference, k_config, k_types, work)
+        label = f"K-quant GGUF ({', '.join(sorted(set(k_types.values())))})"
+        blocks = block_int8_names(k_types)
+        if name == "k_quants_mixed":
+            assert {k_types[n] for n in blocks} == {"Q4_K", "Q5_K", "IQ4_XS", "IQ4_NL"} and \
+                len(blocks) < len(k_types), (name, sorted(blocks))
+            check_logits(label, dump, path, reference, k_config, k_types, work)
             continue
-        assert not block_int8_names(k_types), "the K-quant model was to have no matrix of block int8 products"
+        assert not blocks, f"{name} was to have no matrix of block int8 products"
         got = generate(vllm, path, work, name + "_gguf", tokenizer=reference)
         want = generate(vllm, reference, work, name + "_hf")
         assert got == want, f"{name}: the GGUF generated\n{got}\nthe checkpoint\n{want}"

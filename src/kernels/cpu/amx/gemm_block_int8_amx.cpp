@@ -60,13 +60,13 @@ inline __attribute__((always_inline)) void stage_codes(const uint8_t* half_block
 
 // The int32 sums of block b (at `sums`, 16 rows of 16 columns) into each
 // row's FP32 chain.
-template <bool kF16, bool kOffsets>
+template <QuantParams kParams, bool kOffsets>
 inline __attribute__((always_inline)) void add_block(const int32_t* sums, const uint8_t* group, int64_t half,
                                                      const float* block_scales, const int32_t* block_sums, int64_t rows,
                                                      int64_t blocks, int64_t b, __m512* acc) {
-  const __m512 scales = load_block_params<kF16>(group, 0, half);
+  const __m512 scales = load_group_params<kParams>(group, nullptr, 0, half);
   __m512 offsets = _mm512_setzero_ps();
-  if constexpr (kOffsets) offsets = load_block_params<kF16>(group, 1, half);
+  if constexpr (kOffsets) offsets = load_group_params<kParams>(group, nullptr, 1, half);
 #pragma GCC unroll 16
   for (int64_t r = 0; r < kTileRows; ++r) {
     const int64_t row = std::min(r, rows - 1);  // rows past `rows` repeat the last (and are not stored)
@@ -82,7 +82,7 @@ inline __attribute__((always_inline)) void add_block(const int32_t* sums, const 
 // `rows` rows (their codes at q) against columns 16 * half .. + 15 of panel
 // p, two blocks at a time (tmm0-1 their sums, tmm4-5 the rows' codes, tmm6-7
 // the staged weights) so that one pair's products overlap the other's sums.
-template <bool kInt4, bool kF16, bool kOffsets>
+template <bool kInt4, QuantParams kParams, bool kOffsets>
 void tile_half(const int8_t* q, int64_t rows, const float* block_scales, const int32_t* block_sums,
                const PackedMatrix& w, __m512i table, int64_t p, int64_t half, float* y, int64_t ldy) {
   const QuantFormat& f = w.quant;
@@ -108,10 +108,10 @@ void tile_half(const int8_t* q, int64_t rows, const float* block_scales, const i
     amx::tile_dot_s8s8<1, 5, 7>();
     amx::tile_store<0>(sums[0], 64);
     amx::tile_store<1>(sums[1], 64);
-    add_block<kF16, kOffsets>(sums[0], params + b * f.group_param_bytes(), half, block_scales, block_sums, rows, blocks,
-                              b, acc);
-    add_block<kF16, kOffsets>(sums[1], params + (b + 1) * f.group_param_bytes(), half, block_scales, block_sums, rows,
-                              blocks, b + 1, acc);
+    add_block<kParams, kOffsets>(sums[0], params + b * f.group_param_bytes(), half, block_scales, block_sums, rows,
+                                 blocks, b, acc);
+    add_block<kParams, kOffsets>(sums[1], params + (b + 1) * f.group_param_bytes(), half, block_scales, block_sums,
+                                 rows, blocks, b + 1, acc);
   }
   if (b < blocks) {
     stage_codes<kInt4>(codes + b * 2 * kHalfBytes, table, staged[0]);
@@ -120,8 +120,8 @@ void tile_half(const int8_t* q, int64_t rows, const float* block_scales, const i
     amx::tile_load<6>(staged[0], 64);
     amx::tile_dot_s8s8<0, 4, 6>();
     amx::tile_store<0>(sums[0], 64);
-    add_block<kF16, kOffsets>(sums[0], params + b * f.group_param_bytes(), half, block_scales, block_sums, rows, blocks,
-                              b, acc);
+    add_block<kParams, kOffsets>(sums[0], params + b * f.group_param_bytes(), half, block_scales, block_sums, rows,
+                                 blocks, b, acc);
   }
   const int64_t first = p * kPanelWidth + half * 16;
   const auto mask = static_cast<__mmask16>((1u << std::clamp<int64_t>(w.rows - first, 0, 16)) - 1u);
@@ -131,7 +131,7 @@ void tile_half(const int8_t* q, int64_t rows, const float* block_scales, const i
   }
 }
 
-template <bool kInt4, bool kF16, bool kOffsets>
+template <bool kInt4, QuantParams kParams, bool kOffsets>
 void gemm(const int8_t* q, const float* block_scales, const int32_t* block_sums, int64_t m, const PackedMatrix& w,
           __m512i table, int64_t p_begin, int64_t p_end, float* y, int64_t ldy) {
   const int64_t k_total = w.cols, blocks = k_total / kBlock;
@@ -140,22 +140,26 @@ void gemm(const int8_t* q, const float* block_scales, const int32_t* block_sums,
       [](int64_t rows) { amx::use_tile_config(block_int8_config(rows)); },
       [&](int64_t r, int64_t rows, int64_t p) {
         for (int64_t half = 0; half < 2 && p * kPanelWidth + half * 16 < w.rows; ++half) {
-          tile_half<kInt4, kF16, kOffsets>(q + r * k_total, rows, block_scales + r * blocks, block_sums + r * blocks, w,
-                                           table, p, half, y + r * ldy, ldy);
+          tile_half<kInt4, kParams, kOffsets>(q + r * k_total, rows, block_scales + r * blocks, block_sums + r * blocks,
+                                              w, table, p, half, y + r * ldy, ldy);
         }
       });
 }
 
 void amx_block_int8_gemm(const int8_t* q, const float* block_scales, const int32_t* block_sums, int64_t m,
                          const PackedMatrix& w, int64_t p_begin, int64_t p_end, float* y, int64_t ldy) {
-  if (m < kTileRows) {
+  // Parameters in steps (the K-quants') are left to VNNI: this epilogue
+  // reads FP16 / FP32 ones only, and no machine with AMX has yet run it on
+  // steps.
+  if (m < kTileRows || w.quant.params == QuantParams::kSteps) {
     return avx512_vnni_block_int8_gemm()(q, block_scales, block_sums, m, w, p_begin, p_end, y, ldy);
   }
   // A nibble's code, in each 128-bit lane (vpshufb looks up within lanes).
   const __m512i table =
       _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w.quant.int4_codes.data())));
-  for_block_format(w.quant, [&]<bool kInt4, bool kF16, bool kOffsets>() {
-    gemm<kInt4, kF16, kOffsets>(q, block_scales, block_sums, m, w, table, p_begin, p_end, y, ldy);
+  for_block_format(w.quant, [&]<bool kInt4, QuantParams kParams, bool kOffsets>() {
+    if constexpr (kParams != QuantParams::kSteps)
+      gemm<kInt4, kParams, kOffsets>(q, block_scales, block_sums, m, w, table, p_begin, p_end, y, ldy);
   });
 }
 

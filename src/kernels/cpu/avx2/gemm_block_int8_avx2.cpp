@@ -66,19 +66,27 @@ void quantize_int8_blocks(const float* x, int64_t m, int64_t k_total, int8_t* q,
   }
 }
 
-// Eight columns' group parameters (set 0: scales, 1: offsets) of a block.
-template <bool kF16>
-inline __attribute__((always_inline)) __m256 load_params(const uint8_t* group, int set, int eighth) {
-  if constexpr (kF16) {
-    return _mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(group + (set * 4 + eighth) * 16)));
+// Eight columns' group parameters (set 0: scales, 1: offsets) of a block
+// whose parameters start at `group` (kSteps: its bases at `bases`, each
+// parameter base * step in FP32, as load_param's).
+template <QuantParams kParams>
+inline __attribute__((always_inline)) __m256 load_params(const uint8_t* group, const uint8_t* bases, int set,
+                                                         int eighth) {
+  const int64_t first = set * kPanelWidth + eighth * 8;  // of the 32 columns' sets
+  if constexpr (kParams == QuantParams::kF16) {
+    return _mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(group + first * 2)));
+  } else if constexpr (kParams == QuantParams::kF32) {
+    return _mm256_load_ps(reinterpret_cast<const float*>(group + first * 4));
   } else {
-    return _mm256_load_ps(reinterpret_cast<const float*>(group + (set * 4 + eighth) * 32));
+    const __m256 steps =
+        _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(group + first))));
+    return _mm256_mul_ps(_mm256_load_ps(reinterpret_cast<const float*>(bases + first * 4)), steps);
   }
 }
 
 // One row against one panel: block by block, each column's int32 sum (four
 // vectors of eight columns), then its terms of the outputs' chains.
-template <bool kInt4, bool kF16, bool kOffsets>
+template <bool kInt4, QuantParams kParams, bool kOffsets>
 void row_panel(const int8_t* q, const float* block_scales, const int32_t* block_sums, const PackedMatrix& w,
                __m256i table, int64_t p, float* y) {
   const QuantFormat& f = w.quant;
@@ -113,12 +121,13 @@ void row_panel(const int8_t* q, const float* block_scales, const int32_t* block_
       }
     }
     const uint8_t* group = params + f.panel_base_bytes(k_total) + b * f.group_param_bytes();
+    const uint8_t* bases = params + (kParams == QuantParams::kSteps ? f.bases_offset(b) : 0);
     const float s = block_scales[b];
     const __m256 scale_r = _mm256_set1_ps(s), offset_term = _mm256_set1_ps(s * static_cast<float>(block_sums[b]));
     for (int e = 0; e < 4; ++e) {
       const __m256 sums = _mm256_mul_ps(_mm256_cvtepi32_ps(dot[e]), scale_r);
-      acc[e] = _mm256_fmadd_ps(load_params<kF16>(group, 0, e), sums, acc[e]);
-      if constexpr (kOffsets) acc[e] = _mm256_fmadd_ps(load_params<kF16>(group, 1, e), offset_term, acc[e]);
+      acc[e] = _mm256_fmadd_ps(load_params<kParams>(group, bases, 0, e), sums, acc[e]);
+      if constexpr (kOffsets) acc[e] = _mm256_fmadd_ps(load_params<kParams>(group, bases, 1, e), offset_term, acc[e]);
     }
   }
   alignas(32) float out[kPanelWidth];
@@ -126,14 +135,14 @@ void row_panel(const int8_t* q, const float* block_scales, const int32_t* block_
   std::copy_n(out, std::min(kPanelWidth, w.rows - p * kPanelWidth), y + p * kPanelWidth);
 }
 
-template <bool kInt4, bool kF16, bool kOffsets>
+template <bool kInt4, QuantParams kParams, bool kOffsets>
 void gemm(const int8_t* q, const float* block_scales, const int32_t* block_sums, int64_t m, const PackedMatrix& w,
           __m256i table, int64_t p_begin, int64_t p_end, float* y, int64_t ldy) {
   const int64_t k_total = w.cols, blocks = k_total / kBlock;
   for (int64_t p = p_begin; p < p_end; ++p) {
     for (int64_t r = 0; r < m; ++r) {
-      row_panel<kInt4, kF16, kOffsets>(q + r * k_total, block_scales + r * blocks, block_sums + r * blocks, w, table, p,
-                                       y + r * ldy);
+      row_panel<kInt4, kParams, kOffsets>(q + r * k_total, block_scales + r * blocks, block_sums + r * blocks, w, table,
+                                          p, y + r * ldy);
     }
   }
 }
@@ -143,8 +152,8 @@ void block_int8_gemm(const int8_t* q, const float* block_scales, const int32_t* 
   // A nibble's code (signed, as vpmaddubsw's sign trick takes it), in each 128-bit lane.
   const __m256i table =
       _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w.quant.int4_codes.data())));
-  for_block_format(w.quant, [&]<bool kInt4, bool kF16, bool kOffsets>() {
-    gemm<kInt4, kF16, kOffsets>(q, block_scales, block_sums, m, w, table, p_begin, p_end, y, ldy);
+  for_block_format(w.quant, [&]<bool kInt4, QuantParams kParams, bool kOffsets>() {
+    gemm<kInt4, kParams, kOffsets>(q, block_scales, block_sums, m, w, table, p_begin, p_end, y, ldy);
   });
 }
 

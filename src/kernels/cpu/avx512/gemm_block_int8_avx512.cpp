@@ -53,7 +53,7 @@ void quantize_int8_blocks(const float* x, int64_t m, int64_t k_total, int8_t* q,
 
 // R rows against panels [p, p + P): block by block, the int32 sums of each
 // row and panel half, then their terms of the outputs' chains.
-template <Numbers kNumbers, bool kF16, bool kOffsets, int R, int P>
+template <Numbers kNumbers, QuantParams kParams, bool kOffsets, int R, int P>
 void rows_panels(const int8_t* q, const float* block_scales, const int32_t* block_sums, const PackedMatrix& w,
                  __m512i table, int64_t p, float* y, int64_t ldy) {
   const QuantFormat& f = w.quant;
@@ -97,17 +97,25 @@ void rows_panels(const int8_t* q, const float* block_scales, const int32_t* bloc
       }
     }
     const int64_t group_at = f.panel_base_bytes(k_total) + b * f.group_param_bytes();
+    const int64_t bases_at = kParams == QuantParams::kSteps ? f.bases_offset(b) : 0;
+    __m512i bias[R];
+    __m512 scale_r[R], offset_term[R];
     for (int r = 0; r < R; ++r) {
       const float s = block_scales[r * blocks + b];
       const int32_t t = block_sums[r * blocks + b];
-      const __m512i bias = _mm512_set1_epi32(f.code_bias * t);
-      const __m512 scale_r = _mm512_set1_ps(s), offset_term = _mm512_set1_ps(s * static_cast<float>(t));
-      for (int h = 0; h < 2 * P; ++h) {
-        const uint8_t* group = params + h / 2 * param_bytes + group_at;
-        const __m512 sums = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(dot[r][h], bias)), scale_r);
-        acc[r][h] = _mm512_fmadd_ps(load_block_params<kF16>(group, 0, h % 2), sums, acc[r][h]);
-        if constexpr (kOffsets)
-          acc[r][h] = _mm512_fmadd_ps(load_block_params<kF16>(group, 1, h % 2), offset_term, acc[r][h]);
+      bias[r] = _mm512_set1_epi32(f.code_bias * t);
+      scale_r[r] = _mm512_set1_ps(s), offset_term[r] = _mm512_set1_ps(s * static_cast<float>(t));
+    }
+    for (int h = 0; h < 2 * P; ++h) {
+      const uint8_t* panel_params = params + h / 2 * param_bytes;
+      const __m512 scales = load_group_params<kParams>(panel_params + group_at, panel_params + bases_at, 0, h % 2);
+      const __m512 offsets =
+          kOffsets ? load_group_params<kParams>(panel_params + group_at, panel_params + bases_at, 1, h % 2)
+                   : _mm512_setzero_ps();
+      for (int r = 0; r < R; ++r) {
+        const __m512 sums = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(dot[r][h], bias[r])), scale_r[r]);
+        acc[r][h] = _mm512_fmadd_ps(scales, sums, acc[r][h]);
+        if constexpr (kOffsets) acc[r][h] = _mm512_fmadd_ps(offsets, offset_term[r], acc[r][h]);
       }
     }
   }
@@ -119,41 +127,41 @@ void rows_panels(const int8_t* q, const float* block_scales, const int32_t* bloc
 }
 
 // Rows [0, R) against panels [p_begin, p_end), P at a time while they last, then fewer.
-template <Numbers kNumbers, bool kF16, bool kOffsets, int R, int P>
+template <Numbers kNumbers, QuantParams kParams, bool kOffsets, int R, int P>
 void over_panels(const int8_t* q, const float* block_scales, const int32_t* block_sums, const PackedMatrix& w,
                  __m512i table, int64_t p_begin, int64_t p_end, float* y, int64_t ldy) {
   int64_t p = p_begin;
   for (; p + P <= p_end; p += P)
-    rows_panels<kNumbers, kF16, kOffsets, R, P>(q, block_scales, block_sums, w, table, p, y, ldy);
+    rows_panels<kNumbers, kParams, kOffsets, R, P>(q, block_scales, block_sums, w, table, p, y, ldy);
   if constexpr (P > 1) {
     if (p < p_end)
-      over_panels<kNumbers, kF16, kOffsets, R, P - 1>(q, block_scales, block_sums, w, table, p, p_end, y, ldy);
+      over_panels<kNumbers, kParams, kOffsets, R, P - 1>(q, block_scales, block_sums, w, table, p, p_end, y, ldy);
   }
 }
 
-template <Numbers kNumbers, bool kF16, bool kOffsets>
+template <Numbers kNumbers, QuantParams kParams, bool kOffsets>
 void gemm(const int8_t* q, const float* block_scales, const int32_t* block_sums, int64_t m, const PackedMatrix& w,
           __m512i table, int64_t p_begin, int64_t p_end, float* y, int64_t ldy) {
   const int64_t k_total = w.cols, blocks = k_total / kBlock;
   int64_t r = 0;
   // Four rows a panel: 8 int32 and 8 FP32 accumulators.
   for (; r + 4 <= m; r += 4) {
-    over_panels<kNumbers, kF16, kOffsets, 4, 1>(q + r * k_total, block_scales + r * blocks, block_sums + r * blocks, w,
-                                                table, p_begin, p_end, y + r * ldy, ldy);
+    over_panels<kNumbers, kParams, kOffsets, 4, 1>(q + r * k_total, block_scales + r * blocks, block_sums + r * blocks,
+                                                   w, table, p_begin, p_end, y + r * ldy, ldy);
   }
   const int8_t* rest = q + r * k_total;
   const float* rest_scales = block_scales + r * blocks;
   const int32_t* rest_sums = block_sums + r * blocks;
   switch (m - r) {
     case 1:  // decode: four panels for the codes to stream from
-      return over_panels<kNumbers, kF16, kOffsets, 1, 4>(rest, rest_scales, rest_sums, w, table, p_begin, p_end,
-                                                         y + r * ldy, ldy);
+      return over_panels<kNumbers, kParams, kOffsets, 1, 4>(rest, rest_scales, rest_sums, w, table, p_begin, p_end,
+                                                            y + r * ldy, ldy);
     case 2:
-      return over_panels<kNumbers, kF16, kOffsets, 2, 2>(rest, rest_scales, rest_sums, w, table, p_begin, p_end,
-                                                         y + r * ldy, ldy);
+      return over_panels<kNumbers, kParams, kOffsets, 2, 2>(rest, rest_scales, rest_sums, w, table, p_begin, p_end,
+                                                            y + r * ldy, ldy);
     case 3:
-      return over_panels<kNumbers, kF16, kOffsets, 3, 2>(rest, rest_scales, rest_sums, w, table, p_begin, p_end,
-                                                         y + r * ldy, ldy);
+      return over_panels<kNumbers, kParams, kOffsets, 3, 2>(rest, rest_scales, rest_sums, w, table, p_begin, p_end,
+                                                            y + r * ldy, ldy);
     default:
       return;
   }
@@ -167,13 +175,14 @@ void vnni_block_int8_gemm(const int8_t* q, const float* block_scales, const int3
   // Q4_1's 0 .. 15) skip the lookup.
   bool own_numbers = true;
   for (size_t n = 0; n < numbers.size(); ++n) own_numbers &= numbers[n] == n;
-  for_block_format(w.quant, [&]<bool kInt4, bool kF16, bool kOffsets>() {
+  for_block_format(w.quant, [&]<bool kInt4, QuantParams kParams, bool kOffsets>() {
     if constexpr (!kInt4) {
-      gemm<Numbers::kBytes, kF16, kOffsets>(q, block_scales, block_sums, m, w, table, p_begin, p_end, y, ldy);
+      gemm<Numbers::kBytes, kParams, kOffsets>(q, block_scales, block_sums, m, w, table, p_begin, p_end, y, ldy);
     } else if (own_numbers) {
-      gemm<Numbers::kNibbles, kF16, kOffsets>(q, block_scales, block_sums, m, w, table, p_begin, p_end, y, ldy);
+      gemm<Numbers::kNibbles, kParams, kOffsets>(q, block_scales, block_sums, m, w, table, p_begin, p_end, y, ldy);
     } else {
-      gemm<Numbers::kNibblesByTable, kF16, kOffsets>(q, block_scales, block_sums, m, w, table, p_begin, p_end, y, ldy);
+      gemm<Numbers::kNibblesByTable, kParams, kOffsets>(q, block_scales, block_sums, m, w, table, p_begin, p_end, y,
+                                                        ldy);
     }
   });
 }

@@ -15,6 +15,7 @@
 #include <algorithm>
 
 #include "kernels/cpu/avx512/avx512_vec.h"
+#include "kernels/cpu/avx512/block_params_avx512.h"
 #include "kernels/cpu/gemm.h"
 
 namespace vllm::kernels::cpu {
@@ -33,24 +34,11 @@ GroupAt group_at(const QuantFormat& f, int64_t base_bytes, int64_t g) {
 }
 
 // Parameter set `set` (0: scales, 1: offsets) of a group of the panel whose
-// parameters start at `panel`, as two vectors (packed_matrix.h's layout).
+// parameters start at `panel`, as two vectors (columns 0-15, 16-31).
 template <QuantParams kParams>
 inline __attribute__((always_inline)) void load_params(const uint8_t* panel, GroupAt at, int set, __m512 out[2]) {
-  if constexpr (kParams == QuantParams::kF32) {
-    const auto* v = reinterpret_cast<const float*>(panel + at.group) + set * kPanelWidth;
-    out[0] = _mm512_load_ps(v);
-    out[1] = _mm512_load_ps(v + 16);
-  } else if constexpr (kParams == QuantParams::kF16) {
-    const auto* v = reinterpret_cast<const __m256i*>(panel + at.group + set * kPanelWidth * 2);
-    out[0] = _mm512_cvtph_ps(_mm256_load_si256(v));
-    out[1] = _mm512_cvtph_ps(_mm256_load_si256(v + 1));
-  } else {
-    const auto* base = reinterpret_cast<const float*>(panel + at.bases) + set * kPanelWidth;
-    const auto* steps = reinterpret_cast<const __m128i*>(panel + at.group + set * kPanelWidth);
-    out[0] = _mm512_mul_ps(_mm512_load_ps(base), _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_load_si128(steps))));
-    out[1] =
-        _mm512_mul_ps(_mm512_load_ps(base + 16), _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_load_si128(steps + 1))));
-  }
+  for (int64_t half = 0; half < 2; ++half)
+    out[half] = load_group_params<kParams>(panel + at.group, panel + at.bases, set, half);
 }
 
 // One pair of k of a panel as FP32 codes: out[0], out[1] columns 0-15 and
