@@ -6,6 +6,7 @@
 #include <array>
 #include <cstdint>
 
+#include "kernels/cpu/quant_params_dispatch.h"
 #include "kernels/packed_matrix.h"
 
 namespace vllm::kernels::cpu {
@@ -26,14 +27,7 @@ void for_block_format(const QuantFormat& f, Fn&& fn) {
     fn.template operator()<kInt4, kParams, false>();
   };
   const auto with_params = [&]<bool kInt4>() {
-    switch (f.params) {
-      case QuantParams::kF16:
-        return with_offsets.template operator()<kInt4, QuantParams::kF16>();
-      case QuantParams::kF32:
-        return with_offsets.template operator()<kInt4, QuantParams::kF32>();
-      case QuantParams::kSteps:
-        return with_offsets.template operator()<kInt4, QuantParams::kSteps>();
-    }
+    for_quant_params(f.params, [&]<QuantParams kParams>() { with_offsets.template operator()<kInt4, kParams>(); });
   };
   if (f.codes == QuantCodes::kBlockInt4) return with_params.template operator()<true>();
   with_params.template operator()<false>();

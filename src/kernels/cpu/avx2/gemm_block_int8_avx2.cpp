@@ -94,6 +94,7 @@ void row_panel(const int8_t* q, const float* block_scales, const int32_t* block_
   constexpr int64_t kHalfBytes = kInt4 ? 256 : 512;
   const uint8_t* codes = w.data.as<uint8_t>() + p * f.panel_code_bytes(k_total);
   const uint8_t* params = w.group_params.as<uint8_t>() + p * f.panel_param_bytes(k_total);
+  const int64_t base_bytes = f.panel_base_bytes(k_total);  // where the groups' parameters start
   const __m256i nibble = _mm256_set1_epi8(0x0F), ones = _mm256_set1_epi16(1);
   const __m256i bias = _mm256_set1_epi8(static_cast<char>(f.code_bias));
   __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
@@ -120,7 +121,7 @@ void row_panel(const int8_t* q, const float* block_scales, const int32_t* block_
         }
       }
     }
-    const uint8_t* group = params + f.panel_base_bytes(k_total) + b * f.group_param_bytes();
+    const uint8_t* group = params + base_bytes + b * f.group_param_bytes();
     const uint8_t* bases = params + (kParams == QuantParams::kSteps ? f.bases_offset(b) : 0);
     const float s = block_scales[b];
     const __m256 scale_r = _mm256_set1_ps(s), offset_term = _mm256_set1_ps(s * static_cast<float>(block_sums[b]));

@@ -62,6 +62,7 @@ void rows_panels(const int8_t* q, const float* block_scales, const int32_t* bloc
   constexpr int64_t kHalfBytes = kNumbers == Numbers::kBytes ? 512 : 256;
   const uint8_t* codes = w.data.as<uint8_t>() + p * code_bytes;
   const uint8_t* params = w.group_params.as<uint8_t>() + p * param_bytes;
+  const int64_t base_bytes = f.panel_base_bytes(k_total);  // where the groups' parameters start
   const __m512i nibble = _mm512_set1_epi8(0x0F);
   __m512 acc[R][2 * P];
   for (auto& row : acc) {
@@ -96,7 +97,7 @@ void rows_panels(const int8_t* q, const float* block_scales, const int32_t* bloc
         for (int v = 0; v < 8; ++v) add(_mm512_load_si512(half + 64 * v), v);
       }
     }
-    const int64_t group_at = f.panel_base_bytes(k_total) + b * f.group_param_bytes();
+    const int64_t group_at = base_bytes + b * f.group_param_bytes();
     const int64_t bases_at = kParams == QuantParams::kSteps ? f.bases_offset(b) : 0;
     __m512i bias[R];
     __m512 scale_r[R], offset_term[R];

@@ -17,6 +17,7 @@
 #include "kernels/cpu/avx512/avx512_vec.h"
 #include "kernels/cpu/avx512/block_params_avx512.h"
 #include "kernels/cpu/gemm.h"
+#include "kernels/cpu/quant_params_dispatch.h"
 
 namespace vllm::kernels::cpu {
 namespace {
@@ -185,14 +186,7 @@ void for_format(const PackedMatrix& w, Fn&& fn) {
                          : fn.template operator()<kCodes, kParams, false>();
   };
   auto with_codes = [&]<QuantCodes kCodes>() {
-    switch (f.params) {
-      case QuantParams::kF16:
-        return with_params.template operator()<kCodes, QuantParams::kF16>();
-      case QuantParams::kF32:
-        return with_params.template operator()<kCodes, QuantParams::kF32>();
-      case QuantParams::kSteps:
-        return with_params.template operator()<kCodes, QuantParams::kSteps>();
-    }
+    for_quant_params(f.params, [&]<QuantParams kParams>() { with_params.template operator()<kCodes, kParams>(); });
   };
   if (f.codes == QuantCodes::kInt8) return with_codes.template operator()<QuantCodes::kInt8>();
   if (f.codes == QuantCodes::kFp8) return with_params.template operator()<QuantCodes::kFp8, QuantParams::kF32>();
