@@ -96,6 +96,27 @@ void BM_LinearQuantized(benchmark::State& state, int bits) {
   time_linear(state, random_quantized(bits, state.range(1), state.range(2)), state.range(0));
 }
 
+// A Q6_K-like matrix (ggml's 16-value K-quant): random 6-bit codes, groups
+// of 16 whose scales are an FP16 base per 256 values times an int8 step, as
+// a GGUF Q6_K tensor loads; computed against Q8_0 activation blocks (gemm.h's
+// block int8 arithmetic) or, with `blocks` false, as dequantized weights.
+PackedMatrix random_q6_k(int64_t n, int64_t k, bool blocks) {
+  std::mt19937 rng(7);
+  std::uniform_int_distribution<int> code(-32, 31), step(-128, 127);
+  GroupQuantized q;
+  q.rows = n, q.cols = k, q.group_size = 16, q.super_groups = 16, q.block_int8_activations = blocks;
+  for (int64_t i = 0; i < n * k; ++i) q.codes.push_back(static_cast<int8_t>(code(rng)));
+  q.scale_bases.assign(static_cast<size_t>(n * k / 256), 0.001f);
+  for (int64_t g = 0; g < n * k / 16; ++g) {
+    q.scale_steps.push_back(static_cast<int8_t>(step(rng)));
+    q.scales.push_back(0.001f * static_cast<float>(q.scale_steps.back()));
+  }
+  return pack_quantized_matrices({&q}, pool());
+}
+// Args: m, n, k.
+void BM_LinearQ6K(benchmark::State& state, bool blocks) {
+  time_linear(state, random_q6_k(state.range(1), state.range(2), blocks), state.range(0));
+}
 // W8A8: random int8 codes, a scale per row, activations quantized to int8
 // per row as linear() meets them (gemm.h's int8 arithmetic).  Args: m, n, k.
 void BM_LinearInt8(benchmark::State& state) {
@@ -211,6 +232,18 @@ void register_benchmarks() {
     for (const Shape& s : shapes) {
       const std::string name = std::string("LinearQuantized/Q") + std::to_string(bits) + "/" + s.name;
       benchmark::RegisterBenchmark(name.c_str(), BM_LinearQuantized, bits)
+          ->Args({s.m, s.n, s.k})
+          ->ArgNames({"m", "n", "k"})
+          ->Unit(benchmark::kMillisecond)
+          ->UseRealTime();
+    }
+  }
+  // llama-3.2-1b's tied LM head, Q6_K in its Q4_K_M GGUF, and its up projection.
+  for (const bool blocks : {true, false}) {
+    for (const Shape& s : {Shape{"llama1b_head", 1, 128256, 2048}, Shape{"llama1b_up", 1, 8192, 2048},
+                           Shape{"llama1b_up", 512, 8192, 2048}}) {
+      const std::string name = std::string("LinearQ6K/") + (blocks ? "blocks/" : "dequantized/") + s.name;
+      benchmark::RegisterBenchmark(name.c_str(), BM_LinearQ6K, blocks)
           ->Args({s.m, s.n, s.k})
           ->ArgNames({"m", "n", "k"})
           ->Unit(benchmark::kMillisecond)

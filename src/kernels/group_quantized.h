@@ -41,9 +41,9 @@ struct GroupQuantized {
   // scale, else one per row.
   bool int8_activations = false;
   // Set where the source's own engine computes the codes against
-  // activations quantized to int8 (GGUF's types of 32-value groups, which
+  // activations quantized to int8 in blocks of 32 (GGUF's types, which
   // llama.cpp multiplies by Q8_0 or Q8_K activations): integer codes,
-  // groups of 32 (their parameters in one level or two) and no input
+  // groups of 32 or 16 (their parameters in one level or two) and no input
   // order.  Stacked only with
   // parts that set it too, such matrices are computed that way (gemm.h's
   // block int8 arithmetic); otherwise as dequantized weights.

@@ -40,7 +40,7 @@
 //
 // Integer matrices computed against activations quantized to int8 in blocks
 // of 32 (QuantCodes::kBlockInt4 / kBlockInt8, gemm.h's block int8
-// arithmetic: ggml's for its types of 32-value groups) keep their codes as
+// arithmetic: ggml's for its types) keep their codes as
 // unsigned numbers, code + code_bias, in quads of k as well: k in blocks of
 // 32, each block two halves (columns 0-15, then 16-31), a half eight rows
 // of 64 bytes, row q holding each column's four numbers at k = 4q .. 4q + 3,
@@ -48,7 +48,7 @@
 // eight rows into four: row q's low nibbles are row q's, its high nibbles
 // row q + 4's, each nibble an index into int4_codes.  Their group
 // parameters are laid out as the other quantized matrices' (a group is a
-// block), as FP16, FP32 or steps.
+// block or half of one), as FP16, FP32 or steps.
 #pragma once
 
 #include <array>
@@ -103,6 +103,7 @@ inline int64_t int8_dot_offset(int64_t c, int64_t k) {
 // (c < kPanelWidth) sits within a panel (a byte; for kBlockInt4 its nibble
 // is k % 32 / 16).
 inline constexpr int64_t kActivationBlock = 32;
+inline constexpr int64_t kActivationHalf = kActivationBlock / 2;  // the other group size they take
 inline int64_t block_int8_offset(int64_t c, int64_t k) {
   return k / kActivationBlock * 1024 + c / 16 * 512 + k % kActivationBlock / 4 * 64 + c % 16 * 4 + k % 4;
 }

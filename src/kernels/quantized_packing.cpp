@@ -32,7 +32,8 @@ bool all_in_steps(const std::vector<const GroupQuantized*>& parts) {
 bool for_block_int8(const std::vector<const GroupQuantized*>& parts, const QuantFormat& f) {
   const bool all =
       std::all_of(parts.begin(), parts.end(), [](const GroupQuantized* part) { return part->block_int8_activations; });
-  return all && f.group_size == kActivationBlock && (f.codes == QuantCodes::kInt4 || f.codes == QuantCodes::kInt8) &&
+  const bool groups_fit = f.group_size == kActivationBlock || f.group_size == kActivationHalf;
+  return all && groups_fit && (f.codes == QuantCodes::kInt4 || f.codes == QuantCodes::kInt8) &&
          parts[0]->input_order.empty();
 }
 

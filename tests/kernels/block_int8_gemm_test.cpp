@@ -24,23 +24,23 @@ namespace vllm::kernels {
 namespace {
 
 // Codes drawn from `levels`, FP16-exact scales (or not), offsets if asked:
-// a GGUF 32-value type's group form.  With super_groups, the parameters in
-// two levels as the K-quants give them (group_quantized.h): an FP16 base per
-// super-block times a 6-bit step per group, offsets a negative base times
-// one (Q4_K's d * sc and -dmin * m).
+// a GGUF type's group form, in groups of 32 or 16.  With super_groups, the
+// parameters in two levels as the K-quants give them (group_quantized.h):
+// an FP16 base per super-block times a 6-bit step per group, offsets a
+// negative base times one (Q4_K's d * sc and -dmin * m).
 GroupQuantized random_blocks(int64_t rows, int64_t cols, const std::vector<int>& levels, bool offsets, uint32_t seed,
-                             bool f16_scales = true, int64_t super_groups = 0) {
+                             bool f16_scales = true, int64_t super_groups = 0, int64_t group_size = 32) {
   std::mt19937 rng(seed);
   std::uniform_int_distribution<size_t> pick(0, levels.size() - 1);
   std::uniform_real_distribution<float> scale(0.001f, 0.05f), offset(-0.2f, 0.2f);
-  std::uniform_int_distribution<int> step(0, 63);
+  std::uniform_int_distribution<int> step(-32, 63);
   const auto stored = [&](float v) { return f16_scales ? f16_to_f32(f32_to_f16(v)) : v; };
   const auto f16 = [](float v) { return f16_to_f32(f32_to_f16(v)); };
   GroupQuantized q;
-  q.rows = rows, q.cols = cols, q.group_size = 32, q.block_int8_activations = true;
+  q.rows = rows, q.cols = cols, q.group_size = group_size, q.block_int8_activations = true;
   for (int64_t i = 0; i < rows * cols; ++i) q.codes.push_back(static_cast<int8_t>(levels[pick(rng)]));
   q.super_groups = super_groups;
-  for (int64_t g = 0; g < rows * cols / 32; ++g) {
+  for (int64_t g = 0; g < rows * cols / group_size; ++g) {
     if (super_groups == 0) {
       q.scales.push_back(stored(scale(rng)));
       if (offsets) q.offsets.push_back(stored(offset(rng)));
@@ -70,11 +70,11 @@ const std::vector<int> kIq4Nl = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13
 
 // ggml's Q8_0 quantization of one block of 32: d = amax / 127, q =
 // round-to-even(x * (1 / d)) clamped to [-127, 127] (0 for a block of
-// zeros, -127 for a NaN), and the codes' sum.
+// zeros, -127 for a NaN), and the codes' sums over each half (16 values).
 struct Block {
   int q[32];
   float scale;
-  int sum;
+  int sums[2];
 };
 Block quantize_block(const float* x) {
   Block b{};
@@ -87,26 +87,30 @@ Block quantize_block(const float* x) {
   for (int i = 0; i < 32; ++i) {
     const float v = x[i] * inverse;
     b.q[i] = std::isnan(v) ? -127 : static_cast<int>(std::lrint(std::fmax(-127.0f, std::fmin(127.0f, v))));
-    b.sum += b.q[i];
+    b.sums[i / 16] += b.q[i];
   }
   return b;
 }
 
-// The arithmetic's definition, over the group form itself: blocks in k
-// order, acc = fma(scale, float(d) * s, acc), then fma(offset, s * float(t), acc).
+// The arithmetic's definition, over the group form itself: groups (of 32
+// or 16 values) in k order, acc = fma(scale, float(d) * s, acc), then
+// fma(offset, s * float(t), acc), s the block's scale and t the sum of the
+// group's activation codes.
 std::vector<float> expected(const std::vector<float>& x, int64_t m, const GroupQuantized& w) {
-  const int64_t k = w.cols, blocks = k / 32;
+  const int64_t k = w.cols, size = w.group_size;
   std::vector<float> y(static_cast<size_t>(m * w.rows));
   for (int64_t r = 0; r < m; ++r) {
     for (int64_t j = 0; j < w.rows; ++j) {
       float acc = 0.0f;
-      for (int64_t b = 0; b < blocks; ++b) {
-        const Block a = quantize_block(x.data() + r * k + b * 32);
+      for (int64_t first = 0; first < k; first += size) {
+        const Block a = quantize_block(x.data() + r * k + first / 32 * 32);
         int64_t d = 0;
-        for (int i = 0; i < 32; ++i) d += int64_t{a.q[i]} * w.codes[static_cast<size_t>(j * k + b * 32 + i)];
-        const auto g = static_cast<size_t>(j * blocks + b);
+        for (int64_t i = first; i < first + size; ++i)
+          d += int64_t{a.q[i % 32]} * w.codes[static_cast<size_t>(j * k + i)];
+        const int t = size == 32 ? a.sums[0] + a.sums[1] : a.sums[first % 32 / 16];
+        const auto g = static_cast<size_t>((j * k + first) / size);
         acc = std::fma(w.scales[g], static_cast<float>(d) * a.scale, acc);
-        if (!w.offsets.empty()) acc = std::fma(w.offsets[g], a.scale * static_cast<float>(a.sum), acc);
+        if (!w.offsets.empty()) acc = std::fma(w.offsets[g], a.scale * static_cast<float>(t), acc);
       }
       y[static_cast<size_t>(r * w.rows + j)] = acc;
     }
@@ -114,7 +118,7 @@ std::vector<float> expected(const std::vector<float>& x, int64_t m, const GroupQ
   return y;
 }
 
-TEST(BlockInt8PackingTest, OnlyPartsThatAllAskForItInGroupsOf32) {
+TEST(BlockInt8PackingTest, OnlyPartsThatAllAskForItInGroupsOf32Or16) {
   ThreadPool pool(1);
   const GroupQuantized q4 = random_blocks(8, 64, kQ4_0, false, 1), q8 = random_blocks(8, 64, kQ8_0, false, 2);
   EXPECT_EQ(pack_quantized_matrices({&q4}, pool).quant.codes, QuantCodes::kBlockInt4);
@@ -122,10 +126,12 @@ TEST(BlockInt8PackingTest, OnlyPartsThatAllAskForItInGroupsOf32) {
   GroupQuantized exact = q4;
   exact.block_int8_activations = false;
   EXPECT_EQ(pack_quantized_matrices({&q8, &exact}, pool).quant.codes, QuantCodes::kInt8);
-  GroupQuantized sixteens = random_blocks(8, 64, kQ4_0, false, 3);
-  sixteens.group_size = 16;
-  sixteens.scales.resize(sixteens.scales.size() * 2, 0.01f);
-  EXPECT_EQ(pack_quantized_matrices({&sixteens}, pool).quant.codes, QuantCodes::kInt4);
+  const GroupQuantized sixteens = random_blocks(8, 64, kQ4_0, false, 3, true, 0, 16);
+  EXPECT_EQ(pack_quantized_matrices({&sixteens}, pool).quant.codes, QuantCodes::kBlockInt4);
+  EXPECT_EQ(pack_quantized_matrices({&sixteens, &q8}, pool).quant.group_size, 16);
+  EXPECT_EQ(pack_quantized_matrices({&sixteens, &q8}, pool).quant.codes, QuantCodes::kBlockInt8);
+  const GroupQuantized eights = random_blocks(8, 64, kQ4_0, false, 3, true, 0, 8);
+  EXPECT_EQ(pack_quantized_matrices({&eights}, pool).quant.codes, QuantCodes::kInt4);
   // Parameters in two levels (Q4_K's, Q5_K's) stay steps; beside a part
   // with one level, all become FP32.
   const GroupQuantized stepped = random_blocks(8, 512, kQ4_1, true, 4, true, 8);
@@ -187,17 +193,24 @@ TEST(BlockInt8GemmTest, EveryIsaQuantizesActivationsAsGgmlQ8_0) {
   x[static_cast<size_t>(k + 3)] = std::numeric_limits<float>::quiet_NaN();
   for (int i = 0; i < 32; ++i) x[static_cast<size_t>(2 * k + i)] = i == 0 ? 127.0f : 0.5f;  // ties at .5
   for (cpu::CpuIsa isa : supported_isas()) {
-    std::vector<int8_t> q(static_cast<size_t>(m * k), 99);
-    std::vector<float> scales(static_cast<size_t>(m * k / 32), -1.0f);
-    std::vector<int32_t> sums(scales.size(), -1);
-    cpu::gemm_table(isa).quantize_int8_blocks(x.data(), m, k, q.data(), scales.data(), sums.data());
-    for (int64_t b = 0; b < m * k / 32; ++b) {
-      const Block want = quantize_block(x.data() + b * 32);
-      EXPECT_EQ(scales[static_cast<size_t>(b)], want.scale) << cpu::cpu_isa_name(isa) << " block " << b;
-      EXPECT_EQ(sums[static_cast<size_t>(b)], want.sum) << cpu::cpu_isa_name(isa) << " block " << b;
-      for (int i = 0; i < 32; ++i) {
-        ASSERT_EQ(q[static_cast<size_t>(b * 32 + i)], want.q[i])
-            << cpu::cpu_isa_name(isa) << " block " << b << "+" << i;
+    for (const int64_t group_size : {32, 16}) {  // code sums per block, or per half
+      const int64_t per_block = 32 / group_size;
+      std::vector<int8_t> q(static_cast<size_t>(m * k), 99);
+      std::vector<float> scales(static_cast<size_t>(m * k / 32), -1.0f);
+      std::vector<int32_t> sums(scales.size() * per_block, -1);
+      cpu::gemm_table(isa).quantize_int8_blocks(x.data(), m, k, group_size, q.data(), scales.data(), sums.data());
+      for (int64_t b = 0; b < m * k / 32; ++b) {
+        const Block want = quantize_block(x.data() + b * 32);
+        EXPECT_EQ(scales[static_cast<size_t>(b)], want.scale) << cpu::cpu_isa_name(isa) << " block " << b;
+        for (int64_t g = 0; g < per_block; ++g) {
+          const int want_sum = per_block == 1 ? want.sums[0] + want.sums[1] : want.sums[g];
+          EXPECT_EQ(sums[static_cast<size_t>(b * per_block + g)], want_sum)
+              << cpu::cpu_isa_name(isa) << " block " << b << " group " << g;
+        }
+        for (int i = 0; i < 32; ++i) {
+          ASSERT_EQ(q[static_cast<size_t>(b * 32 + i)], want.q[i])
+              << cpu::cpu_isa_name(isa) << " block " << b << "+" << i;
+        }
       }
     }
   }
@@ -207,7 +220,8 @@ TEST(BlockInt8GemmTest, EveryIsaQuantizesActivationsAsGgmlQ8_0) {
 // groups of four panels, the last panel's missing columns, AMX's tiles of 16
 // rows and groups of panels), each code kind,
 // with and without offsets, FP16, FP32 and two-level parameters (steps over
-// super-blocks of 1, 2, 3 or 8 blocks, as the width allows).
+// super-blocks of 1, 2, 3 or 8 groups, as the width allows), groups of 32
+// and of 16 (Q6_K's, Q3_K's, Q2_K's).
 TEST(BlockInt8GemmTest, EveryIsaGivesTheDefinitionsBits) {
   ThreadPool pool(2);
   struct Shape {
@@ -216,20 +230,24 @@ TEST(BlockInt8GemmTest, EveryIsaGivesTheDefinitionsBits) {
   struct Kind {
     const std::vector<int>* levels;
     bool offsets, f16, steps = false;
+    int64_t group = 32;
   };
-  const std::vector<int> kQ5_K = range(0, 31);
+  const std::vector<int> kQ5_K = range(0, 31), kQ6_K = range(-32, 31), kQ3_K = range(-4, 3), kQ2_K = range(0, 3);
   for (const Kind kind :
        {Kind{&kQ8_0, false, true}, Kind{&kQ4_0, false, true}, Kind{&kIq4Nl, false, true}, Kind{&kQ4_1, true, true},
         Kind{&kQ8_0, true, false}, Kind{&kQ4_0, false, false}, Kind{&kQ4_1, true, true, true},
-        Kind{&kQ5_K, true, true, true}, Kind{&kIq4Nl, false, true, true}}) {
+        Kind{&kQ5_K, true, true, true}, Kind{&kIq4Nl, false, true, true}, Kind{&kQ6_K, false, true, true, 16},
+        Kind{&kQ3_K, false, true, true, 16}, Kind{&kQ2_K, true, true, true, 16},
+        Kind{&kQ8_0, true, false, false, 16}}) {
     for (const Shape s : {Shape{1, 1, 32}, Shape{1, 200, 576}, Shape{1, 130, 96}, Shape{2, 45, 64}, Shape{3, 140, 320},
                           Shape{4, 97, 64}, Shape{5, 33, 128}, Shape{9, 70, 192}, Shape{16, 64, 96},
                           Shape{17, 500, 576}, Shape{40, 70, 192}}) {
       int64_t super_groups = 0;
-      for (const int64_t blocks : {8, 3, 2, 1}) {
-        if (kind.steps && super_groups == 0 && s.k / 32 % blocks == 0) super_groups = blocks;
+      for (const int64_t groups : {8, 3, 2, 1}) {
+        if (kind.steps && super_groups == 0 && s.k / kind.group % groups == 0) super_groups = groups;
       }
-      const GroupQuantized w = random_blocks(s.n, s.k, *kind.levels, kind.offsets, 7, kind.f16, super_groups);
+      const GroupQuantized w =
+          random_blocks(s.n, s.k, *kind.levels, kind.offsets, 7, kind.f16, super_groups, kind.group);
       const PackedMatrix packed = pack_quantized_matrices({&w}, pool);
       ASSERT_TRUE(packed.block_int8());
       // Parameters in steps are stored so unless each is an FP16 number too
@@ -262,13 +280,13 @@ TEST(BlockInt8GemmTest, EveryIsaGivesTheDefinitionsBits) {
         const cpu::GemmTable& table = cpu::gemm_table(isa);
         std::vector<int8_t> q(static_cast<size_t>(s.m * s.k));
         std::vector<float> scales(static_cast<size_t>(s.m * s.k / 32));
-        std::vector<int32_t> sums(scales.size());
-        table.quantize_int8_blocks(x.data(), s.m, s.k, q.data(), scales.data(), sums.data());
+        std::vector<int32_t> sums(static_cast<size_t>(s.m * s.k / kind.group));
+        table.quantize_int8_blocks(x.data(), s.m, s.k, kind.group, q.data(), scales.data(), sums.data());
         std::vector<float> y(want.size(), -1.0f);
         table.block_int8(q.data(), scales.data(), sums.data(), s.m, packed, 0, packed.num_panels(), y.data(), s.n);
         for (size_t i = 0; i < y.size(); ++i) {
           ASSERT_EQ(y[i], want[i]) << cpu::cpu_isa_name(isa) << " m=" << s.m << " n=" << s.n << " k=" << s.k
-                                   << " offsets=" << kind.offsets << " at " << i;
+                                   << " offsets=" << kind.offsets << " group=" << kind.group << " at " << i;
         }
         ASSERT_TRUE(force_cpu_isa(cpu::cpu_isa_name(isa)).is_ok());
         std::vector<float> through_linear(want.size(), -1.0f);

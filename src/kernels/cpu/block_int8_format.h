@@ -18,13 +18,18 @@ inline std::array<uint8_t, 16> block_int4_numbers(const QuantFormat& f) {
   return numbers;
 }
 
-// fn.template operator()<kInt4, kParams, kOffsets>() for f: 4-bit codes,
-// how the parameters are stored, offsets.
+// fn.template operator()<kInt4, kParams, kOffsets, kGroups>() for f: 4-bit
+// codes, how the parameters are stored, offsets, and groups per block of
+// 32 k (1, or 2 of 16 values).
 template <typename Fn>
 void for_block_format(const QuantFormat& f, Fn&& fn) {
+  const auto with_groups = [&]<bool kInt4, QuantParams kParams, bool kOffsets>() {
+    if (f.group_size == kActivationHalf) return fn.template operator()<kInt4, kParams, kOffsets, 2>();
+    fn.template operator()<kInt4, kParams, kOffsets, 1>();
+  };
   const auto with_offsets = [&]<bool kInt4, QuantParams kParams>() {
-    if (f.has_offsets) return fn.template operator()<kInt4, kParams, true>();
-    fn.template operator()<kInt4, kParams, false>();
+    if (f.has_offsets) return with_groups.template operator()<kInt4, kParams, true>();
+    with_groups.template operator()<kInt4, kParams, false>();
   };
   const auto with_params = [&]<bool kInt4>() {
     for_quant_params(f.params, [&]<QuantParams kParams>() { with_offsets.template operator()<kInt4, kParams>(); });

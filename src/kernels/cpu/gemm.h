@@ -62,22 +62,24 @@ void quantize_int8_rows_asymmetric(const float* x, int64_t m, int64_t k_total, f
 
 // Integer matrices against activations quantized to int8 in blocks of 32
 // (QuantCodes::kBlockInt4 / kBlockInt8): a third arithmetic for quantized
-// weights, ggml's for its types of 32-value groups (llama.cpp computes them
-// against Q8_0 activations, and the K-quants among them against its 256-wide
-// Q8_K ones).  Each activation row is quantized per block b
-// of kActivationBlock values as ggml quantizes Q8_0: s_b = amax_b / 127,
-// q = round(x * (1 / s_b)) to the nearest even (0 where amax_b is 0),
-// clamped to [-127, 127], and t_b = the sum of its q.  Rows are k_total
-// (a multiple of 32) codes apart, their blocks' s_b and t_b k_total / 32
-// apart.  Then for each output, blocks in k order from acc = 0:
-//   d   = sum over k in b of code[j, k] * q[k]          (int32, exact)
-//   acc = fma(scale[j, b], float(d) * s_b, acc)
-//   acc = fma(offset[j, b], s_b * float(t_b), acc)      (with offsets only)
+// weights, ggml's for its types (llama.cpp computes them against Q8_0
+// activations, and the K-quants against its 256-wide Q8_K ones).  Each
+// activation row is quantized per block b of kActivationBlock values as
+// ggml quantizes Q8_0: s_b = amax_b / 127, q = round(x * (1 / s_b)) to the
+// nearest even (0 where amax_b is 0), clamped to [-127, 127]; and t_g =
+// the sum of its q over each group g of the matrix (group_size values: 32,
+// a block, or 16, half of one).  Rows are k_total (a multiple of 32) codes
+// apart, their blocks' s_b k_total / 32 apart and their groups' t_g
+// k_total / group_size apart.  Then for each output, groups in k order
+// from acc = 0 (b the block that holds g):
+//   d   = sum over k in g of code[j, k] * q[k]      (int32, exact)
+//   acc = fma(scale[j, g], float(d) * s_b, acc)
+//   acc = fma(offset[j, g], s_b * float(t_g), acc)  (with offsets only)
 // One chain per output in a fixed order whatever the batch, and the int32
 // sums exact, so every ISA gives the scalar definition's bits.
-using QuantizeBlocksFn = void (*)(const float* x, int64_t m, int64_t k_total, int8_t* q, float* block_scales,
-                                  int32_t* block_sums);
-using BlockInt8GemmFn = void (*)(const int8_t* q, const float* block_scales, const int32_t* block_sums, int64_t m,
+using QuantizeBlocksFn = void (*)(const float* x, int64_t m, int64_t k_total, int64_t group_size, int8_t* q,
+                                  float* block_scales, int32_t* group_sums);
+using BlockInt8GemmFn = void (*)(const int8_t* q, const float* block_scales, const int32_t* group_sums, int64_t m,
                                  const PackedMatrix& w, int64_t p_begin, int64_t p_end, float* y, int64_t ldy);
 
 struct GemmTable {

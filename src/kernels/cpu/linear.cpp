@@ -46,10 +46,11 @@ struct Operand {
   const uint8_t* q = nullptr;  // kInt8Dot: rows int8_dot_depth(w.cols) bytes apart
   const float* row_scales = nullptr;
   const int32_t* row_zero_points = nullptr;  // kInt8Dot with asymmetric activations
-  // Block int8: rows w.cols codes apart, their blocks' scales and sums w.cols / 32 apart.
+  // Block int8: rows w.cols codes apart, their blocks' scales w.cols / 32
+  // apart and their groups' code sums w.cols / group_size (gemm.h).
   const int8_t* blocks = nullptr;
   const float* block_scales = nullptr;
-  const int32_t* block_sums = nullptr;
+  const int32_t* group_sums = nullptr;
 
   Operand from_row(int64_t r, const PackedMatrix& w) const {
     if (q != nullptr) {
@@ -57,10 +58,9 @@ struct Operand {
               row_zero_points != nullptr ? row_zero_points + r : nullptr};
     }
     if (blocks != nullptr) {
-      const int64_t per_row = w.cols / kActivationBlock;
       return {.blocks = blocks + r * w.cols,
-              .block_scales = block_scales + r * per_row,
-              .block_sums = block_sums + r * per_row};
+              .block_scales = block_scales + r * (w.cols / kActivationBlock),
+              .group_sums = group_sums + r * (w.cols / w.quant.group_size)};
     }
     return {x + r * w.cols, nullptr, nullptr, nullptr};
   }
@@ -74,7 +74,7 @@ struct OperandBuffers {
   std::vector<int32_t> row_zero_points;
   std::vector<int8_t> blocks;
   std::vector<float> block_scales;
-  std::vector<int32_t> block_sums;
+  std::vector<int32_t> group_sums;
 };
 
 // Rows quantized in one piece below this, split over the pool above.
@@ -93,18 +93,19 @@ void over_rows(int64_t m, ThreadPool& pool, Fn&& rows) {
 Operand prepare(const float* x, int64_t m, const PackedMatrix& w, OperandBuffers& buffers, ThreadPool& pool) {
   const int64_t k_total = w.cols;
   if (w.block_int8()) {
-    const int64_t per_row = k_total / kActivationBlock;
+    const int64_t group_size = w.quant.group_size;
+    const int64_t blocks = k_total / kActivationBlock, groups = k_total / group_size;
     buffers.blocks.resize(static_cast<size_t>(m * k_total));
-    buffers.block_scales.resize(static_cast<size_t>(m * per_row));
-    buffers.block_sums.resize(static_cast<size_t>(m * per_row));
+    buffers.block_scales.resize(static_cast<size_t>(m * blocks));
+    buffers.group_sums.resize(static_cast<size_t>(m * groups));
     const cpu::QuantizeBlocksFn quantize = cpu::active_gemm_table().quantize_int8_blocks;
     over_rows(m, pool, [&](int64_t begin, int64_t end) {
-      quantize(x + begin * k_total, end - begin, k_total, buffers.blocks.data() + begin * k_total,
-               buffers.block_scales.data() + begin * per_row, buffers.block_sums.data() + begin * per_row);
+      quantize(x + begin * k_total, end - begin, k_total, group_size, buffers.blocks.data() + begin * k_total,
+               buffers.block_scales.data() + begin * blocks, buffers.group_sums.data() + begin * groups);
     });
     return {.blocks = buffers.blocks.data(),
             .block_scales = buffers.block_scales.data(),
-            .block_sums = buffers.block_sums.data()};
+            .group_sums = buffers.group_sums.data()};
   }
   if (w.int8_dot()) {
     const int64_t depth = int8_dot_depth(k_total);
@@ -145,7 +146,7 @@ bool needs_preparing(const PackedMatrix& w) { return w.int8_dot() || w.block_int
 void gemm(const Operand& a, int64_t m, const PackedMatrix& w, int64_t p_begin, int64_t p_end, float* y) {
   const cpu::GemmTable& table = cpu::active_gemm_table();
   if (w.int8_dot()) return table.int8(a.q, a.row_scales, a.row_zero_points, m, w, p_begin, p_end, y, w.rows);
-  if (w.block_int8()) return table.block_int8(a.blocks, a.block_scales, a.block_sums, m, w, p_begin, p_end, y, w.rows);
+  if (w.block_int8()) return table.block_int8(a.blocks, a.block_scales, a.group_sums, m, w, p_begin, p_end, y, w.rows);
   if (w.quantized()) return table.quantized(a.x, m, w, p_begin, p_end, y, w.rows);
   gemm_for(w)(a.x, m, w.data.data(), w.cols, w.rows, p_begin, p_end, y, w.rows);
 }

@@ -332,13 +332,10 @@ Result<std::optional<kernels::GroupQuantized>> GgufCheckpoint::quantized(const s
   const bool offsets = kernels::ggml_type_has_offsets(type);
   if (offsets) q.offsets.resize(q.scales.size());
   q.super_groups = kernels::ggml_super_groups(type);
-  // llama.cpp computes every type against quantized activations: those of
-  // 32-value groups (Q4_0 ... Q8_0, IQ4_NL; Q4_K, Q5_K and IQ4_XS, whose
-  // groups' parameters are two-level) take ours in blocks of 32 (Q8_0's;
-  // llama.cpp's own for the K-quants are 256 wide, Q8_K).  The types of
-  // 16-value groups (Q2_K, Q3_K, Q6_K) keep the exact arithmetic of their
-  // dequantized weights.
-  q.block_int8_activations = q.group_size == kernels::kActivationBlock;
+  // llama.cpp computes every type against quantized activations (Q8_0
+  // blocks; Q8_K, 256 wide, for the K-quants): ours are Q8_0's blocks of
+  // 32, each type's groups of 32 or 16 within them.
+  q.block_int8_activations = q.group_size == kernels::kActivationBlock || q.group_size == kernels::kActivationHalf;
   const int64_t supers = q.super_groups > 0 ? groups / q.super_groups : 0;
   if (q.super_groups > 0) {
     q.scale_bases.resize(static_cast<size_t>(q.rows * supers));

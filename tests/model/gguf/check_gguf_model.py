@@ -13,10 +13,10 @@ q_proj / k_proj rows permuted per head, shapes fastest dimension first):
     and the non-linear IQ4_XS and IQ4_NL on a llama of 256-wide rows over
     the same vocabulary, its weights made from random blocks: the engine's
     logits at every position match a numpy forward pass over check_gguf.py's
-    dequantization of those weights in which each matrix of a 32-value type
-    (stacked only with such: q/k/v, gate/up) meets its activations quantized
-    to Q8_0 blocks, as llama.cpp computes them (gemm.h's block int8
-    arithmetic); the other matrices meet them unrounded.  The same bits on
+    dequantization of those weights in which each quantized matrix (stacked
+    only with such: q/k/v, gate/up) meets its activations quantized to Q8_0
+    blocks, as llama.cpp computes them (gemm.h's block int8 arithmetic); the
+    F16 and F32 ones meet them unrounded.  The same bits on
     every ISA, prefilled at once and token by token.  (One layer at a time:
     the engine's float32 and numpy's float64 differ by about 1e-7 before
     each rounding, and across a whole model of rounded matrices that moves
@@ -187,10 +187,9 @@ def matrix_from_blocks(rng, type_name, rows, cols, rotary_heads=0):
     return stored
 
 
-# Q4_K_M-like: the tied embedding and a v_proj in Q6_K (so that one q/k/v stack is computed as
-# dequantized weights), the 32-value K-quants and IQ4s stacked among themselves (Q4_K gate/up
-# and Q5_K q/k/v in steps, IQ4_XS beside IQ4_NL in FP32 parameters) and alone, and a Q3_K and a
-# Q2_K down_proj.
+# Q4_K_M-like: the tied embedding and a v_proj in Q6_K (its q/k/v stack in groups of 16), the
+# 32-value K-quants and IQ4s stacked among themselves (Q4_K gate/up and Q5_K q/k/v in steps,
+# IQ4_XS beside IQ4_NL in FP32 parameters) and alone, and a Q3_K and a Q2_K down_proj.
 MIXED_K_TYPES = {"embed_tokens": "Q6_K",
                  "layers.0.self_attn.q_proj": "Q4_K", "layers.0.self_attn.k_proj": "Q4_K",
                  "layers.0.self_attn.v_proj": "Q6_K", "layers.0.self_attn.o_proj": "Q5_K",
@@ -264,9 +263,10 @@ def hf_dir(work, name, stories, config, weights):
 
 
 # ---------------------------------------------------------------- logits
-# ggml's types of 32-value groups, which llama.cpp computes against quantized activations
-# (Q8_0 ones; Q8_K for the K-quants) and the engine against Q8_0 ones.
-BLOCK_INT8_TYPES = {"Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q8_0", "IQ4_NL", "Q4_K", "Q5_K", "IQ4_XS"}
+# ggml's quantized types, which llama.cpp computes against quantized activations (Q8_0
+# ones; Q8_K for the K-quants) and the engine against Q8_0 ones.
+BLOCK_INT8_TYPES = {"Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q8_0", "IQ4_NL", "Q2_K", "Q3_K", "Q4_K", "Q5_K", "Q6_K",
+                    "IQ4_XS"}
 STACKS = (("q_proj", "k_proj", "v_proj"), ("gate_proj", "up_proj"))
 
 
@@ -440,32 +440,26 @@ def main():
         label = f"layer {layer} quantized ({', '.join(sorted(set(t for n, t in here.items() if quantized_here(n))))})"
         check_logits(label, dump, path, reference, config, here, work)
 
-    # The K-quants of 16-value groups (Q2_K, Q3_K, Q6_K), stacked beside each other in
-    # q/k/v and gate/up, the embedding and tied LM head too: computed as their dequantized
-    # weights, so exactly as the checkpoint.  Then every K-quant and IQ4 type as
-    # MIXED_K_TYPES places them, its 32-value ones against Q8_0 activations.
+    # The K-quants of 16-value groups (Q2_K, Q3_K, Q6_K) stacked beside each other in
+    # q/k/v and gate/up, the embedding and tied LM head too; then every K-quant and IQ4 type
+    # as MIXED_K_TYPES places them: all against Q8_0 activations.  One layer's matrices
+    # quantized at a time, as above (the first's with the embedding), the rest F32.
     sixteens = ["Q2_K", "Q3_K", "Q6_K"]
     variants = {"k_quants_16": lambda i, name: sixteens[i % len(sixteens)],
                 "k_quants_mixed": lambda i, name: MIXED_K_TYPES[name[len("model."):-len(".weight")]]}
     for name, choose in variants.items():
         k_config, k_weights, k_types = k_quant_model(config, np.random.default_rng(5), choose)
-        data, held = convert(k_config, k_weights, lambda i, n, w: k_types.get(n, "F32"), 15)  # MOSTLY_Q4_K_M
-        path = os.path.join(work, name + ".gguf")
-        with open(path, "wb") as f:
-            f.write(data)
-        reference = hf_dir(work, name + "_hf", stories, k_config, held)
-        label = f"K-quant GGUF ({', '.join(sorted(set(k_types.values())))})"
-        blocks = block_int8_names(k_types)
-        if name == "k_quants_mixed":
-            assert {k_types[n] for n in blocks} == {"Q4_K", "Q5_K", "IQ4_XS", "IQ4_NL"} and \
-                len(blocks) < len(k_types), (name, sorted(blocks))
-            check_logits(label, dump, path, reference, k_config, k_types, work)
-            continue
-        assert not blocks, f"{name} was to have no matrix of block int8 products"
-        got = generate(vllm, path, work, name + "_gguf", tokenizer=reference)
-        want = generate(vllm, reference, work, name + "_hf")
-        assert got == want, f"{name}: the GGUF generated\n{got}\nthe checkpoint\n{want}"
-        print(f"ok: {label} generates exactly what its checkpoint does")
+        for layer in range(k_config["num_hidden_layers"]):
+            here = {n: t for n, t in k_types.items()
+                    if f"layers.{layer}." in n or (layer == 0 and n == "model.embed_tokens.weight")}
+            data, held = convert(k_config, k_weights, lambda i, n, w: here.get(n, "F32"), 15)  # MOSTLY_Q4_K_M
+            path = os.path.join(work, f"{name}-{layer}.gguf")
+            with open(path, "wb") as f:
+                f.write(data)
+            reference = hf_dir(work, f"{name}-{layer}_hf", stories, k_config, held)
+            assert block_int8_names(here) == set(here), name
+            label = f"K-quant GGUF, layer {layer} quantized ({', '.join(sorted(set(here.values())))})"
+            check_logits(label, dump, path, reference, k_config, here, work)
 
     # The F32 model cut in three as gguf-split cuts one: the metadata in the
     # first file; split.no, split.count and split.tensors.count in each.

@@ -148,17 +148,18 @@ void gemm(const int8_t* q, const float* block_scales, const int32_t* block_sums,
 
 void amx_block_int8_gemm(const int8_t* q, const float* block_scales, const int32_t* block_sums, int64_t m,
                          const PackedMatrix& w, int64_t p_begin, int64_t p_end, float* y, int64_t ldy) {
-  // Parameters in steps (the K-quants') are left to VNNI: this epilogue
-  // reads FP16 / FP32 ones only, and no machine with AMX has yet run it on
-  // steps.
-  if (m < kTileRows || w.quant.params == QuantParams::kSteps) {
+  // The K-quants' matrices (parameters in steps, groups of 16) are left to
+  // VNNI: this epilogue takes one group a block (whose code sums are the
+  // blocks'), its parameters as FP16 or FP32, and no machine with AMX has
+  // yet run it on the others.
+  if (m < kTileRows || w.quant.params == QuantParams::kSteps || w.quant.group_size != kBlock) {
     return avx512_vnni_block_int8_gemm()(q, block_scales, block_sums, m, w, p_begin, p_end, y, ldy);
   }
   // A nibble's code, in each 128-bit lane (vpshufb looks up within lanes).
   const __m512i table =
       _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w.quant.int4_codes.data())));
-  for_block_format(w.quant, [&]<bool kInt4, QuantParams kParams, bool kOffsets>() {
-    if constexpr (kParams != QuantParams::kSteps)
+  for_block_format(w.quant, [&]<bool kInt4, QuantParams kParams, bool kOffsets, int kGroups>() {
+    if constexpr (kParams != QuantParams::kSteps && kGroups == 1)
       gemm<kInt4, kParams, kOffsets>(q, block_scales, block_sums, m, w, table, p_begin, p_end, y, ldy);
   });
 }

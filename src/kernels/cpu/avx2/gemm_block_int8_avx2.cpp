@@ -32,9 +32,9 @@ int32_t sum_lanes(__m256i v) {
   return sum;
 }
 
-void quantize_int8_blocks(const float* x, int64_t m, int64_t k_total, int8_t* q, float* block_scales,
-                          int32_t* block_sums) {
-  const int64_t blocks = k_total / kBlock;
+void quantize_int8_blocks(const float* x, int64_t m, int64_t k_total, int64_t group_size, int8_t* q,
+                          float* block_scales, int32_t* group_sums) {
+  const int64_t blocks = k_total / kBlock, groups_per_block = kBlock / group_size;
   const __m256 sign = _mm256_set1_ps(-0.0f);
   for (int64_t r = 0; r < m; ++r) {
     for (int64_t b = 0; b < blocks; ++b) {
@@ -60,8 +60,13 @@ void quantize_int8_blocks(const float* x, int64_t m, int64_t k_total, int8_t* q,
           _mm256_permutevar8x32_epi32(_mm256_packs_epi16(words, more), _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
       _mm256_storeu_si256(reinterpret_cast<__m256i*>(q + first), bytes);
       block_scales[r * blocks + b] = scale;
-      block_sums[r * blocks + b] =
-          sum_lanes(_mm256_add_epi32(_mm256_add_epi32(codes[0], codes[1]), _mm256_add_epi32(codes[2], codes[3])));
+      int32_t* sums = group_sums + (r * blocks + b) * groups_per_block;
+      for (int64_t g = 0; g < groups_per_block; ++g) {  // quarters of eight codes per group
+        __m256i quarters = _mm256_setzero_si256();
+        for (int64_t i = g * 4 / groups_per_block; i < (g + 1) * 4 / groups_per_block; ++i)
+          quarters = _mm256_add_epi32(quarters, codes[i]);
+        sums[g] = sum_lanes(quarters);
+      }
     }
   }
 }
@@ -84,10 +89,11 @@ inline __attribute__((always_inline)) __m256 load_params(const uint8_t* group, c
   }
 }
 
-// One row against one panel: block by block, each column's int32 sum (four
-// vectors of eight columns), then its terms of the outputs' chains.
-template <bool kInt4, QuantParams kParams, bool kOffsets>
-void row_panel(const int8_t* q, const float* block_scales, const int32_t* block_sums, const PackedMatrix& w,
+// One row against one panel: block by block, each column's int32 sum per
+// group (kGroups a block: 1, or 2 of 16 k; four vectors of eight columns
+// each), then their terms of the outputs' chains.
+template <bool kInt4, QuantParams kParams, bool kOffsets, int kGroups>
+void row_panel(const int8_t* q, const float* block_scales, const int32_t* group_sums, const PackedMatrix& w,
                __m256i table, int64_t p, float* y) {
   const QuantFormat& f = w.quant;
   const int64_t k_total = w.cols, blocks = k_total / kBlock;
@@ -99,13 +105,18 @@ void row_panel(const int8_t* q, const float* block_scales, const int32_t* block_
   const __m256i bias = _mm256_set1_epi8(static_cast<char>(f.code_bias));
   __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
   for (int64_t b = 0; b < blocks; ++b) {
-    __m256i dot[4] = {_mm256_setzero_si256(), _mm256_setzero_si256(), _mm256_setzero_si256(), _mm256_setzero_si256()};
+    // Per group: two groups of 16 k (0-15, 16-31), or one of the block's 32.
+    __m256i dot[4][kGroups];
+    for (auto& eighth : dot) {
+      for (auto& group : eighth) group = _mm256_setzero_si256();
+    }
     // Codes c (signed) of eight columns at four k, against those k of the row.
     const auto add = [&](__m256i c, int e, int quad) {
       int32_t four;
       __builtin_memcpy(&four, q + b * kBlock + 4 * quad, 4);
       const __m256i pairs = _mm256_maddubs_epi16(_mm256_sign_epi8(c, c), _mm256_sign_epi8(_mm256_set1_epi32(four), c));
-      dot[e] = _mm256_add_epi32(dot[e], _mm256_madd_epi16(pairs, ones));
+      __m256i& group = dot[e][kGroups == 1 ? 0 : quad / 4];
+      group = _mm256_add_epi32(group, _mm256_madd_epi16(pairs, ones));
     };
     for (int e = 0; e < 4; ++e) {  // eighths of the panel: columns 8e .. 8e + 7
       const uint8_t* rows = codes + b * 2 * kHalfBytes + e / 2 * kHalfBytes + e % 2 * 32;
@@ -121,14 +132,19 @@ void row_panel(const int8_t* q, const float* block_scales, const int32_t* block_
         }
       }
     }
-    const uint8_t* group = params + base_bytes + b * f.group_param_bytes();
-    const uint8_t* bases = params + (kParams == QuantParams::kSteps ? f.bases_offset(b) : 0);
     const float s = block_scales[b];
-    const __m256 scale_r = _mm256_set1_ps(s), offset_term = _mm256_set1_ps(s * static_cast<float>(block_sums[b]));
-    for (int e = 0; e < 4; ++e) {
-      const __m256 sums = _mm256_mul_ps(_mm256_cvtepi32_ps(dot[e]), scale_r);
-      acc[e] = _mm256_fmadd_ps(load_params<kParams>(group, bases, 0, e), sums, acc[e]);
-      if constexpr (kOffsets) acc[e] = _mm256_fmadd_ps(load_params<kParams>(group, bases, 1, e), offset_term, acc[e]);
+    const __m256 scale_r = _mm256_set1_ps(s);
+    for (int g = 0; g < kGroups; ++g) {
+      const int64_t at = b * kGroups + g;
+      const uint8_t* group = params + base_bytes + at * f.group_param_bytes();
+      const uint8_t* bases = params + (kParams == QuantParams::kSteps ? f.bases_offset(at) : 0);
+      const int32_t t = group_sums[at];
+      const __m256 offset_term = _mm256_set1_ps(s * static_cast<float>(t));
+      for (int e = 0; e < 4; ++e) {
+        const __m256 sums = _mm256_mul_ps(_mm256_cvtepi32_ps(dot[e][g]), scale_r);
+        acc[e] = _mm256_fmadd_ps(load_params<kParams>(group, bases, 0, e), sums, acc[e]);
+        if constexpr (kOffsets) acc[e] = _mm256_fmadd_ps(load_params<kParams>(group, bases, 1, e), offset_term, acc[e]);
+      }
     }
   }
   alignas(32) float out[kPanelWidth];
@@ -136,25 +152,25 @@ void row_panel(const int8_t* q, const float* block_scales, const int32_t* block_
   std::copy_n(out, std::min(kPanelWidth, w.rows - p * kPanelWidth), y + p * kPanelWidth);
 }
 
-template <bool kInt4, QuantParams kParams, bool kOffsets>
-void gemm(const int8_t* q, const float* block_scales, const int32_t* block_sums, int64_t m, const PackedMatrix& w,
+template <bool kInt4, QuantParams kParams, bool kOffsets, int kGroups>
+void gemm(const int8_t* q, const float* block_scales, const int32_t* group_sums, int64_t m, const PackedMatrix& w,
           __m256i table, int64_t p_begin, int64_t p_end, float* y, int64_t ldy) {
   const int64_t k_total = w.cols, blocks = k_total / kBlock;
   for (int64_t p = p_begin; p < p_end; ++p) {
     for (int64_t r = 0; r < m; ++r) {
-      row_panel<kInt4, kParams, kOffsets>(q + r * k_total, block_scales + r * blocks, block_sums + r * blocks, w, table,
-                                          p, y + r * ldy);
+      row_panel<kInt4, kParams, kOffsets, kGroups>(q + r * k_total, block_scales + r * blocks,
+                                                   group_sums + r * kGroups * blocks, w, table, p, y + r * ldy);
     }
   }
 }
 
-void block_int8_gemm(const int8_t* q, const float* block_scales, const int32_t* block_sums, int64_t m,
+void block_int8_gemm(const int8_t* q, const float* block_scales, const int32_t* group_sums, int64_t m,
                      const PackedMatrix& w, int64_t p_begin, int64_t p_end, float* y, int64_t ldy) {
   // A nibble's code (signed, as vpmaddubsw's sign trick takes it), in each 128-bit lane.
   const __m256i table =
       _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w.quant.int4_codes.data())));
-  for_block_format(w.quant, [&]<bool kInt4, QuantParams kParams, bool kOffsets>() {
-    gemm<kInt4, kParams, kOffsets>(q, block_scales, block_sums, m, w, table, p_begin, p_end, y, ldy);
+  for_block_format(w.quant, [&]<bool kInt4, QuantParams kParams, bool kOffsets, int kGroups>() {
+    gemm<kInt4, kParams, kOffsets, kGroups>(q, block_scales, group_sums, m, w, table, p_begin, p_end, y, ldy);
   });
 }
 

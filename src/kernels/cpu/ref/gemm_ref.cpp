@@ -116,43 +116,46 @@ void int8_gemm(const uint8_t* q, const float* row_scales, const int32_t* row_zer
 }
 
 // The definition of gemm.h's block int8 activations.
-void quantize_int8_blocks(const float* x, int64_t m, int64_t k_total, int8_t* q, float* block_scales,
-                          int32_t* block_sums) {
-  const int64_t blocks = k_total / kActivationBlock;
+void quantize_int8_blocks(const float* x, int64_t m, int64_t k_total, int64_t group_size, int8_t* q,
+                          float* block_scales, int32_t* group_sums) {
+  const int64_t blocks = k_total / kActivationBlock, groups = k_total / group_size;
   for (int64_t r = 0; r < m; ++r) {
     for (int64_t b = 0; b < blocks; ++b) {
       const int64_t first = r * k_total + b * kActivationBlock;
       float amax = 0.0f;
       for (int64_t k = 0; k < kActivationBlock; ++k) amax = std::max(amax, std::fabs(x[first + k]));
       const float scale = amax / 127.0f, inverse = scale != 0.0f ? 1.0f / scale : 0.0f;
-      int32_t sum = 0;
       for (int64_t k = 0; k < kActivationBlock; ++k) {
         const float v = std::nearbyint(x[first + k] * inverse);
         q[first + k] = static_cast<int8_t>(v >= -127.0f ? std::min(v, 127.0f) : -127.0f);  // a NaN to -127
-        sum += q[first + k];
       }
       block_scales[r * blocks + b] = scale;
-      block_sums[r * blocks + b] = sum;
+    }
+    for (int64_t g = 0; g < groups; ++g) {
+      int32_t sum = 0;
+      for (int64_t k = g * group_size; k < (g + 1) * group_size; ++k) sum += q[r * k_total + k];
+      group_sums[r * groups + g] = sum;
     }
   }
 }
 
 // The definition of gemm.h's block int8 arithmetic.
-void block_int8_gemm(const int8_t* q, const float* block_scales, const int32_t* block_sums, int64_t m,
+void block_int8_gemm(const int8_t* q, const float* block_scales, const int32_t* group_sums, int64_t m,
                      const PackedMatrix& w, int64_t p_begin, int64_t p_end, float* y, int64_t ldy) {
+  const int64_t group_size = w.quant.group_size, groups = w.cols / group_size;
   const int64_t blocks = w.cols / kActivationBlock;
   for (int64_t p = p_begin; p < p_end; ++p) {
     for (int64_t c = 0; c < kPanelWidth && p * kPanelWidth + c < w.rows; ++c) {
       for (int64_t r = 0; r < m; ++r) {
         float acc = 0.0f;
-        for (int64_t b = 0; b < blocks; ++b) {
+        for (int64_t g = 0; g < groups; ++g) {
           int32_t d = 0;
-          for (int64_t k = b * kActivationBlock; k < (b + 1) * kActivationBlock; ++k)
+          for (int64_t k = g * group_size; k < (g + 1) * group_size; ++k)
             d += block_code(w, p, c, k) * q[r * w.cols + k];
-          const float s = block_scales[r * blocks + b];
-          acc = std::fma(group_param(w, p, b, 0, c), static_cast<float>(d) * s, acc);
+          const float s = block_scales[r * blocks + g * group_size / kActivationBlock];
+          acc = std::fma(group_param(w, p, g, 0, c), static_cast<float>(d) * s, acc);
           if (w.quant.has_offsets) {
-            acc = std::fma(group_param(w, p, b, 1, c), s * static_cast<float>(block_sums[r * blocks + b]), acc);
+            acc = std::fma(group_param(w, p, g, 1, c), s * static_cast<float>(group_sums[r * groups + g]), acc);
           }
         }
         y[r * ldy + p * kPanelWidth + c] = acc;
