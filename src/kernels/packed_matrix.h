@@ -48,7 +48,7 @@
 // eight rows into four: row q's low nibbles are row q's, its high nibbles
 // row q + 4's, each nibble an index into int4_codes.  Their group
 // parameters are laid out as the other quantized matrices' (a group is a
-// block or half of one), as FP16, FP32 or steps.
+// block's 32 k or 16 of them), as FP16, FP32 or steps.
 #pragma once
 
 #include <array>
