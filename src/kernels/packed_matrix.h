@@ -104,6 +104,10 @@ inline int64_t int8_dot_offset(int64_t c, int64_t k) {
 // is k % 32 / 16).
 inline constexpr int64_t kActivationBlock = 32;
 inline constexpr int64_t kActivationHalf = kActivationBlock / 2;  // the other group size they take
+// Whether a matrix's groups fit the activation blocks: a block, or half of one.
+inline bool fits_activation_blocks(int64_t group_size) {
+  return group_size == kActivationBlock || group_size == kActivationHalf;
+}
 inline int64_t block_int8_offset(int64_t c, int64_t k) {
   return k / kActivationBlock * 1024 + c / 16 * 512 + k % kActivationBlock / 4 * 64 + c % 16 * 4 + k % 4;
 }

@@ -32,9 +32,8 @@ bool all_in_steps(const std::vector<const GroupQuantized*>& parts) {
 bool for_block_int8(const std::vector<const GroupQuantized*>& parts, const QuantFormat& f) {
   const bool all =
       std::all_of(parts.begin(), parts.end(), [](const GroupQuantized* part) { return part->block_int8_activations; });
-  const bool groups_fit = f.group_size == kActivationBlock || f.group_size == kActivationHalf;
-  return all && groups_fit && (f.codes == QuantCodes::kInt4 || f.codes == QuantCodes::kInt8) &&
-         parts[0]->input_order.empty();
+  return all && fits_activation_blocks(f.group_size) &&
+         (f.codes == QuantCodes::kInt4 || f.codes == QuantCodes::kInt8) && parts[0]->input_order.empty();
 }
 
 // The format all parts fit in (see pack_quantized_matrices).

@@ -335,7 +335,7 @@ Result<std::optional<kernels::GroupQuantized>> GgufCheckpoint::quantized(const s
   // llama.cpp computes every type against quantized activations (Q8_0
   // blocks; Q8_K, 256 wide, for the K-quants): ours are Q8_0's blocks of
   // 32, each type's groups of 32 or 16 within them.
-  q.block_int8_activations = q.group_size == kernels::kActivationBlock || q.group_size == kernels::kActivationHalf;
+  q.block_int8_activations = kernels::fits_activation_blocks(q.group_size);
   const int64_t supers = q.super_groups > 0 ? groups / q.super_groups : 0;
   if (q.super_groups > 0) {
     q.scale_bases.resize(static_cast<size_t>(q.rows * supers));

@@ -61,11 +61,11 @@ void quantize_int8_blocks(const float* x, int64_t m, int64_t k_total, int64_t gr
       _mm256_storeu_si256(reinterpret_cast<__m256i*>(q + first), bytes);
       block_scales[r * blocks + b] = scale;
       int32_t* sums = group_sums + (r * blocks + b) * groups_per_block;
-      for (int64_t g = 0; g < groups_per_block; ++g) {  // quarters of eight codes per group
-        __m256i quarters = _mm256_setzero_si256();
-        for (int64_t i = g * 4 / groups_per_block; i < (g + 1) * 4 / groups_per_block; ++i)
-          quarters = _mm256_add_epi32(quarters, codes[i]);
-        sums[g] = sum_lanes(quarters);
+      const __m256i low = _mm256_add_epi32(codes[0], codes[1]), high = _mm256_add_epi32(codes[2], codes[3]);
+      if (groups_per_block == 1) {
+        sums[0] = sum_lanes(_mm256_add_epi32(low, high));
+      } else {
+        sums[0] = sum_lanes(low), sums[1] = sum_lanes(high);
       }
     }
   }
