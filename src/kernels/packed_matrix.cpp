@@ -61,7 +61,10 @@ double PackedMatrix::value_bytes() const {
   if (!quantized()) return values * static_cast<double>(dtype_size(dtype));
   // Per row, as a panel's 32 rows share them.
   const double params = static_cast<double>(quant.panel_param_bytes(cols)) / kPanelWidth;
-  return values * (quant.codes == QuantCodes::kInt4 || quant.codes == QuantCodes::kBlockInt4 ? 0.5 : 1.0) + static_cast<double>(rows) * params;
+  const double code_bytes = quant.codes == QuantCodes::kInt4 || quant.codes == QuantCodes::kBlockInt4 ? 0.5
+                            : quant.codes == QuantCodes::kBlockInt6                                   ? 0.75
+                                                                                                      : 1.0;
+  return values * code_bytes + static_cast<double>(rows) * params;
 }
 
 PackedMatrix pack_matrix(const Tensor& w, ThreadPool& pool) { return pack_stacked_matrices({w}, pool); }

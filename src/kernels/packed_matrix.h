@@ -39,16 +39,21 @@
 // FP32 scales and then the 32 int32 sums of each column's codes.
 //
 // Integer matrices computed against activations quantized to int8 in blocks
-// of 32 (QuantCodes::kBlockInt4 / kBlockInt8, gemm.h's block int8
+// of 32 (QuantCodes::kBlockInt4 / kBlockInt6 / kBlockInt8, gemm.h's block int8
 // arithmetic: ggml's for its types) keep their codes as
 // unsigned numbers, code + code_bias, in quads of k as well: k in blocks of
 // 32, each block two halves (columns 0-15, then 16-31), a half eight rows
 // of 64 bytes, row q holding each column's four numbers at k = 4q .. 4q + 3,
 // column by column (vpdpbusd's unsigned operand).  4-bit codes fold those
 // eight rows into four: row q's low nibbles are row q's, its high nibbles
-// row q + 4's, each nibble an index into int4_codes.  Their group
-// parameters are laid out as the other quantized matrices' (a group is a
-// block's 32 k or 16 of them), as FP16, FP32 or steps.
+// row q + 4's, each nibble an index into int4_codes.  Numbers of at most 6
+// bits (kBlockInt6: Q6_K's, and Q5's) keep a half in 384 bytes: their low
+// four bits as the 4-bit layout's 256 bytes, then their top two bits in two
+// rows of 64 bytes, row t's byte j holding those of row 4t + s at byte j
+// in bits 2s and 2s + 1 (so a half is read as 4-bit numbers are, with the
+// top bits shifted into place).  Their group parameters are laid out as the
+// other quantized matrices' (a group is a block's 32 k or 16 of them), as
+// FP16, FP32 or steps.
 #pragma once
 
 #include <array>
@@ -88,7 +93,7 @@ inline int64_t amx_tile_offset(int64_t c, int64_t k) {
 inline int64_t panel_stride(int64_t k_total) { return (k_total + 1) * kPanelWidth; }
 
 // kFp8: FP8 E4M3 codes (group_quantized.h's fp8_codes), laid out as kInt8's.
-enum class QuantCodes { kNone, kInt4, kInt8, kFp8, kInt8Dot, kBlockInt4, kBlockInt8 };
+enum class QuantCodes { kNone, kInt4, kInt8, kFp8, kInt8Dot, kBlockInt4, kBlockInt6, kBlockInt8 };
 
 // kInt8Dot codes: k per chunk, a chunk's bytes, and the padded depth.
 inline constexpr int64_t kInt8DotDepth = 64;
@@ -99,7 +104,7 @@ inline int64_t int8_dot_offset(int64_t c, int64_t k) {
   return k / kInt8DotDepth * kInt8DotChunkBytes + c / 16 * (kInt8DotChunkBytes / 2) + k % kInt8DotDepth / 4 * 64 +
          c % 16 * 4 + k % 4;
 }
-// kBlockInt4 / kBlockInt8: values per activation block, and where w[c, k]
+// kBlockInt4 / kBlockInt6 / kBlockInt8: values per activation block, and where w[c, k]
 // (c < kPanelWidth) sits within a panel (a byte; for kBlockInt4 its nibble
 // is k % 32 / 16).
 inline constexpr int64_t kActivationBlock = 32;
@@ -114,6 +119,15 @@ inline int64_t block_int8_offset(int64_t c, int64_t k) {
 inline int64_t block_int4_offset(int64_t c, int64_t k) {
   return k / kActivationBlock * 512 + c / 16 * 256 + k % 16 / 4 * 64 + c % 16 * 4 + k % 4;
 }
+// kBlockInt6: the byte holding w[c, k]'s low four bits (as kBlockInt4's
+// nibble), and the one holding its top two (at bit block_int6_top_shift).
+inline int64_t block_int6_low_offset(int64_t c, int64_t k) {
+  return k / kActivationBlock * 768 + c / 16 * 384 + k % 16 / 4 * 64 + c % 16 * 4 + k % 4;
+}
+inline int64_t block_int6_top_offset(int64_t c, int64_t k) {
+  return k / kActivationBlock * 768 + c / 16 * 384 + 256 + k % kActivationBlock / 16 * 64 + c % 16 * 4 + k % 4;
+}
+inline int block_int6_top_shift(int64_t k) { return static_cast<int>(k % 16 / 4 * 2); }
 // How group parameters are stored: FP16 or FP32 values, or (where every
 // part gives them in two levels: group_quantized.h) FP32 bases per
 // super-block and an int8 step per group, multiplied in FP32.
@@ -131,14 +145,17 @@ struct QuantFormat {
   float activation_scale = 0.0f;
   bool asymmetric_activations = false;
   int32_t activation_zero_point = 0;
-  // kBlockInt4 / kBlockInt8: what is added to a code to store it unsigned.
+  // kBlockInt4 / kBlockInt6 / kBlockInt8: what is added to a code to store it unsigned.
   int32_t code_bias = 0;
 
-  bool blocks() const { return codes == QuantCodes::kBlockInt4 || codes == QuantCodes::kBlockInt8; }
+  bool blocks() const {
+    return codes == QuantCodes::kBlockInt4 || codes == QuantCodes::kBlockInt6 || codes == QuantCodes::kBlockInt8;
+  }
   // Bytes of one pair of k of a panel, and of a panel's codes.
   int64_t pair_bytes() const { return codes == QuantCodes::kInt4 ? kPanelWidth : 2 * kPanelWidth; }
   int64_t panel_code_bytes(int64_t k_total) const {
     if (codes == QuantCodes::kBlockInt4) return k_total * kPanelWidth / 2;
+    if (codes == QuantCodes::kBlockInt6) return k_total * kPanelWidth * 3 / 4;
     if (codes == QuantCodes::kBlockInt8) return k_total * kPanelWidth;
     return codes == QuantCodes::kInt8Dot ? int8_dot_depth(k_total) * kPanelWidth : (k_total / 2 + 1) * pair_bytes();
   }
@@ -233,12 +250,12 @@ inline const int32_t* int8_dot_code_sums(const PackedMatrix& m, int64_t p) {
   return reinterpret_cast<const int32_t*>(int8_dot_scales(m, p) + kPanelWidth);
 }
 
-// A kBlockInt4 / kBlockInt8 panel's code of column c (< kPanelWidth) at k,
+// A kBlockInt4 / kBlockInt6 / kBlockInt8 panel's code of column c (< kPanelWidth) at k,
 // and group g's parameter `set` (0: its scale, 1: its offset) of column c.
 int32_t block_code(const PackedMatrix& m, int64_t p, int64_t c, int64_t k);
 float group_param(const PackedMatrix& m, int64_t p, int64_t g, int set, int64_t c);
 
-// Panel p of a quantized matrix (not kBlockInt4 / kBlockInt8) at k in [k0, k0 + kc) (k0 and kc even),
+// Panel p of a quantized matrix (not kBlockInt4 / kBlockInt6 / kBlockInt8) at k in [k0, k0 + kc) (k0 and kc even),
 // dequantized into the F32 layout: out[(k - k0) * kPanelWidth + c].
 void dequantize_panel(const PackedMatrix& m, int64_t p, int64_t k0, int64_t kc, float* out);
 

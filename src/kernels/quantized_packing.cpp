@@ -65,10 +65,20 @@ QuantFormat common_format(const std::vector<const GroupQuantized*>& parts) {
     f.super_groups = parts[0]->super_groups * parts[0]->group_size / group;
   }
   if (for_block_int8(parts, f)) {
-    // Stored unsigned: 8-bit codes biased by 128, 4-bit ones by their
-    // smallest's magnitude (as its nibble's number in the kernels' table).
-    f.code_bias = f.codes == QuantCodes::kInt8 ? 128 : std::max(0, -static_cast<int32_t>(f.int4_codes[0]));
-    f.codes = f.codes == QuantCodes::kInt8 ? QuantCodes::kBlockInt8 : QuantCodes::kBlockInt4;
+    // Stored unsigned, biased by the smallest code's magnitude: 4-bit codes
+    // (as their nibbles' numbers in the kernels' table), and 8-bit ones in
+    // six bits where that holds them all (Q6_K's -32 .. 31, Q5's); other
+    // 8-bit codes by 128.
+    const auto lowest = static_cast<int32_t>(std::find(used.begin(), used.end(), true) - used.begin()) - 128;
+    const auto highest = 127 - static_cast<int32_t>(std::find(used.rbegin(), used.rend(), true) - used.rbegin());
+    f.code_bias = std::max(0, -lowest);
+    if (f.codes == QuantCodes::kInt4) {
+      f.codes = QuantCodes::kBlockInt4;
+    } else if (highest + f.code_bias < 64) {
+      f.codes = QuantCodes::kBlockInt6;
+    } else {
+      f.codes = QuantCodes::kBlockInt8, f.code_bias = 128;
+    }
   }
   return f;
 }
@@ -162,8 +172,9 @@ float dequantize(const QuantFormat& f, float scale, float code, float offset) {
 }
 
 // Stores the code of column c at k into its panel (`panel`, zero-filled) as
-// f lays it out: a byte (biased for kBlockInt8), or a nibble (its index into
-// int4_codes, nibble_of's by code + 128) set in its byte.
+// f lays it out: a byte (biased for kBlockInt8), a nibble (its index into
+// int4_codes, nibble_of's by code + 128) set in its byte, or kBlockInt6's
+// biased number's low nibble and top two bits set in theirs.
 void store_code(const QuantFormat& f, const std::array<uint8_t, 256>& nibble_of, uint8_t* panel, int64_t c, int64_t k,
                 int8_t code) {
   const uint8_t nibble = nibble_of[static_cast<size_t>(code + 128)];
@@ -174,6 +185,12 @@ void store_code(const QuantFormat& f, const std::array<uint8_t, 256>& nibble_of,
     case QuantCodes::kBlockInt4:
       panel[block_int4_offset(c, k)] |= static_cast<uint8_t>(nibble << (k % kActivationBlock / 16 * 4));
       return;
+    case QuantCodes::kBlockInt6: {
+      const auto number = static_cast<uint8_t>(code + f.code_bias);
+      panel[block_int6_low_offset(c, k)] |= static_cast<uint8_t>((number & 0xF) << (k % kActivationBlock / 16 * 4));
+      panel[block_int6_top_offset(c, k)] |= static_cast<uint8_t>(number >> 4 << block_int6_top_shift(k));
+      return;
+    }
     case QuantCodes::kInt4:
       panel[code_offset(f, c, k)] |= static_cast<uint8_t>(nibble << (k % 2 * 4));
       return;
@@ -258,6 +275,11 @@ float PackedMatrix::quantized_at(int64_t row, int64_t input) const {
 int32_t block_code(const PackedMatrix& m, int64_t p, int64_t c, int64_t k) {
   const uint8_t* panel = m.data.as<uint8_t>() + p * m.quant.panel_code_bytes(m.cols);
   if (m.quant.codes == QuantCodes::kBlockInt8) return panel[block_int8_offset(c, k)] - m.quant.code_bias;
+  if (m.quant.codes == QuantCodes::kBlockInt6) {
+    const int low = panel[block_int6_low_offset(c, k)] >> (k % kActivationBlock / 16 * 4) & 0xF;
+    const int top = panel[block_int6_top_offset(c, k)] >> block_int6_top_shift(k) & 0x3;
+    return (top << 4 | low) - m.quant.code_bias;
+  }
   const int nibble = panel[block_int4_offset(c, k)] >> (k % kActivationBlock / 16 * 4) & 0xF;
   return m.quant.int4_codes[static_cast<size_t>(nibble)];
 }

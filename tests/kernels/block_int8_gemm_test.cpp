@@ -66,6 +66,7 @@ std::vector<int> range(int lo, int hi) {
   return v;
 }
 const std::vector<int> kQ4_0 = range(-8, 7), kQ4_1 = range(0, 15), kQ8_0 = range(-127, 127);
+const std::vector<int> kQ6_K = range(-32, 31), kQ5_0 = range(-16, 15), kQ5 = range(0, 31);  // kQ5: Q5_1's, Q5_K's
 const std::vector<int> kIq4Nl = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
 
 // ggml's Q8_0 quantization of one block of 32: d = amax / 127, q =
@@ -130,6 +131,22 @@ TEST(BlockInt8PackingTest, OnlyPartsThatAllAskForItInGroupsOf32Or16) {
   EXPECT_EQ(pack_quantized_matrices({&sixteens}, pool).quant.codes, QuantCodes::kBlockInt4);
   EXPECT_EQ(pack_quantized_matrices({&sixteens, &q8}, pool).quant.group_size, 16);
   EXPECT_EQ(pack_quantized_matrices({&sixteens, &q8}, pool).quant.codes, QuantCodes::kBlockInt8);
+  // 8-bit codes whose range fits six bits once biased by the lowest's
+  // magnitude are kept in six.
+  struct Six {
+    std::vector<int> levels;
+    QuantCodes codes;
+    int32_t bias;
+  };
+  for (const Six& six :
+       {Six{kQ6_K, QuantCodes::kBlockInt6, 32}, Six{kQ5, QuantCodes::kBlockInt6, 0},
+        Six{range(-33, 30), QuantCodes::kBlockInt6, 33}, Six{range(1, 63), QuantCodes::kBlockInt6, 0},
+        Six{range(-32, 32), QuantCodes::kBlockInt8, 128}, Six{range(1, 64), QuantCodes::kBlockInt8, 128}}) {
+    const GroupQuantized w = random_blocks(8, 512, six.levels, false, 9, true, 0, 16);
+    const PackedMatrix packed = pack_quantized_matrices({&w}, pool);
+    EXPECT_EQ(packed.quant.codes, six.codes) << six.levels.front() << ".." << six.levels.back();
+    EXPECT_EQ(packed.quant.code_bias, six.bias) << six.levels.front() << ".." << six.levels.back();
+  }
   const GroupQuantized eights = random_blocks(8, 64, kQ4_0, false, 3, true, 0, 8);
   EXPECT_EQ(pack_quantized_matrices({&eights}, pool).quant.codes, QuantCodes::kInt4);
   // Parameters in two levels (Q4_K's, Q5_K's) stay steps; beside a part
@@ -147,17 +164,21 @@ TEST(BlockInt8PackingTest, OnlyPartsThatAllAskForItInGroupsOf32Or16) {
 // Each number at the byte (and nibble) packed_matrix.h says: block of 32 k,
 // half of the panel's columns, quad of k (4-bit: its low or high nibbles),
 // column, k within the quad; stored as code + code_bias (4-bit: the
-// nibble's index into int4_codes).
+// nibble's index into int4_codes; 6-bit: the number's low four bits so,
+// its top two in the half's two rows after them, quad q's in row q / 4 at
+// bits 2 (q % 4) and up).
 TEST(BlockInt8PackingTest, NumbersSitInRowsOfFourK) {
   ThreadPool pool(1);
-  for (const auto* levels : {&kQ8_0, &kQ4_0, &kIq4Nl, &kQ4_1}) {
-    const bool offsets = levels == &kQ4_1;
+  for (const auto* levels : {&kQ8_0, &kQ4_0, &kIq4Nl, &kQ4_1, &kQ6_K, &kQ5}) {
+    const bool offsets = levels == &kQ4_1 || levels == &kQ5;
     const GroupQuantized a = random_blocks(40, 96, *levels, offsets, 4), b = random_blocks(9, 96, *levels, offsets, 5);
     const PackedMatrix m = pack_quantized_matrices({&a, &b}, pool);
-    const bool four_bits = levels != &kQ8_0;
-    ASSERT_EQ(m.quant.codes, four_bits ? QuantCodes::kBlockInt4 : QuantCodes::kBlockInt8);
-    EXPECT_EQ(m.quant.code_bias, four_bits ? -(*levels)[0] > 0 ? -(*levels)[0] : 0 : 128);
-    const int64_t panel_bytes = 96 * 32 / (four_bits ? 2 : 1);
+    const int bits = levels == &kQ8_0 ? 8 : levels->size() > 16 ? 6 : 4;
+    ASSERT_EQ(m.quant.codes, bits == 4   ? QuantCodes::kBlockInt4
+                             : bits == 6 ? QuantCodes::kBlockInt6
+                                         : QuantCodes::kBlockInt8);
+    EXPECT_EQ(m.quant.code_bias, bits == 8 ? 128 : -(*levels)[0] > 0 ? -(*levels)[0] : 0);
+    const int64_t panel_bytes = 96 * 32 * bits / 8;
     ASSERT_EQ(m.quant.panel_code_bytes(96), panel_bytes);
     const auto* bytes = m.data.as<uint8_t>();
     for (int64_t r = 0; r < 49; ++r) {
@@ -166,10 +187,16 @@ TEST(BlockInt8PackingTest, NumbersSitInRowsOfFourK) {
       for (int64_t k = 0; k < 96; ++k) {
         const int code = part.codes[static_cast<size_t>(row * 96 + k)];
         const int64_t quad = k % 32 / 4;
-        if (four_bits) {
+        if (bits == 4) {
           const int64_t at = p * panel_bytes + k / 32 * 512 + c / 16 * 256 + quad % 4 * 64 + c % 16 * 4 + k % 4;
           const int nibble = quad < 4 ? bytes[at] & 0xF : bytes[at] >> 4;
           ASSERT_EQ(m.quant.int4_codes[static_cast<size_t>(nibble)], code) << r << "," << k;
+        } else if (bits == 6) {
+          const int64_t half = p * panel_bytes + k / 32 * 768 + c / 16 * 384, lane = c % 16 * 4 + k % 4;
+          const int64_t at = half + quad % 4 * 64 + lane;
+          const int low = quad < 4 ? bytes[at] & 0xF : bytes[at] >> 4;
+          const int top = bytes[half + 256 + quad / 4 * 64 + lane] >> (2 * (quad % 4)) & 3;
+          ASSERT_EQ(top * 16 + low, code + m.quant.code_bias) << r << "," << k;
         } else {
           const int64_t at = p * panel_bytes + k / 32 * 1024 + c / 16 * 512 + quad * 64 + c % 16 * 4 + k % 4;
           ASSERT_EQ(bytes[at], code + 128) << r << "," << k;
@@ -218,7 +245,7 @@ TEST(BlockInt8GemmTest, EveryIsaQuantizesActivationsAsGgmlQ8_0) {
 
 // Shapes on both sides of the kernels' boundaries (4-row blocks, decode's
 // groups of four panels, the last panel's missing columns, AMX's tiles of 16
-// rows and groups of panels), each code kind,
+// rows and groups of panels), each code kind (stored in 4, 6 or 8 bits),
 // with and without offsets, FP16, FP32 and two-level parameters (steps over
 // super-blocks of 1, 2, 3 or 8 groups, as the width allows), groups of 32
 // and of 16 (Q6_K's, Q3_K's, Q2_K's).
@@ -232,12 +259,12 @@ TEST(BlockInt8GemmTest, EveryIsaGivesTheDefinitionsBits) {
     bool offsets, f16, steps = false;
     int64_t group = 32;
   };
-  const std::vector<int> kQ5_K = range(0, 31), kQ6_K = range(-32, 31), kQ3_K = range(-4, 3), kQ2_K = range(0, 3);
+  const std::vector<int> kQ3_K = range(-4, 3), kQ2_K = range(0, 3);
   for (const Kind kind :
        {Kind{&kQ8_0, false, true}, Kind{&kQ4_0, false, true}, Kind{&kIq4Nl, false, true}, Kind{&kQ4_1, true, true},
         Kind{&kQ8_0, true, false}, Kind{&kQ4_0, false, false}, Kind{&kQ4_1, true, true, true},
-        Kind{&kQ5_K, true, true, true}, Kind{&kIq4Nl, false, true, true}, Kind{&kQ6_K, false, true, true, 16},
-        Kind{&kQ3_K, false, true, true, 16}, Kind{&kQ2_K, true, true, true, 16},
+        Kind{&kQ5, true, true, true}, Kind{&kQ5_0, false, true}, Kind{&kIq4Nl, false, true, true},
+        Kind{&kQ6_K, false, true, true, 16}, Kind{&kQ3_K, false, true, true, 16}, Kind{&kQ2_K, true, true, true, 16},
         Kind{&kQ8_0, true, false, false, 16}}) {
     for (const Shape s : {Shape{1, 1, 32}, Shape{1, 200, 576}, Shape{1, 130, 96}, Shape{2, 45, 64}, Shape{3, 140, 320},
                           Shape{4, 97, 64}, Shape{5, 33, 128}, Shape{9, 70, 192}, Shape{16, 64, 96},

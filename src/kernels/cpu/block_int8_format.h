@@ -1,5 +1,5 @@
 // What the block int8 kernels (gemm.h) share about a kBlockInt4 /
-// kBlockInt8 matrix's format: the numbers its nibbles stand for, and the
+// kBlockInt6 / kBlockInt8 matrix's format: the numbers its nibbles stand for, and the
 // choice of a kernel instantiated per format.
 #pragma once
 
@@ -18,24 +18,25 @@ inline std::array<uint8_t, 16> block_int4_numbers(const QuantFormat& f) {
   return numbers;
 }
 
-// fn.template operator()<kInt4, kParams, kOffsets, kGroups>() for f: 4-bit
-// codes, how the parameters are stored, offsets, and groups per block of
-// 32 k (1, or 2 of 16 values).
+// fn.template operator()<kBits, kParams, kOffsets, kGroups>() for f: bits
+// a code is stored in (4, 6 or 8), how the parameters are stored, offsets,
+// and groups per block of 32 k (1, or 2 of 16 values).
 template <typename Fn>
 void for_block_format(const QuantFormat& f, Fn&& fn) {
-  const auto with_groups = [&]<bool kInt4, QuantParams kParams, bool kOffsets>() {
-    if (f.group_size == kActivationHalf) return fn.template operator()<kInt4, kParams, kOffsets, 2>();
-    fn.template operator()<kInt4, kParams, kOffsets, 1>();
+  const auto with_groups = [&]<int kBits, QuantParams kParams, bool kOffsets>() {
+    if (f.group_size == kActivationHalf) return fn.template operator()<kBits, kParams, kOffsets, 2>();
+    fn.template operator()<kBits, kParams, kOffsets, 1>();
   };
-  const auto with_offsets = [&]<bool kInt4, QuantParams kParams>() {
-    if (f.has_offsets) return with_groups.template operator()<kInt4, kParams, true>();
-    with_groups.template operator()<kInt4, kParams, false>();
+  const auto with_offsets = [&]<int kBits, QuantParams kParams>() {
+    if (f.has_offsets) return with_groups.template operator()<kBits, kParams, true>();
+    with_groups.template operator()<kBits, kParams, false>();
   };
-  const auto with_params = [&]<bool kInt4>() {
-    for_quant_params(f.params, [&]<QuantParams kParams>() { with_offsets.template operator()<kInt4, kParams>(); });
+  const auto with_params = [&]<int kBits>() {
+    for_quant_params(f.params, [&]<QuantParams kParams>() { with_offsets.template operator()<kBits, kParams>(); });
   };
-  if (f.codes == QuantCodes::kBlockInt4) return with_params.template operator()<true>();
-  with_params.template operator()<false>();
+  if (f.codes == QuantCodes::kBlockInt4) return with_params.template operator()<4>();
+  if (f.codes == QuantCodes::kBlockInt6) return with_params.template operator()<6>();
+  with_params.template operator()<8>();
 }
 
 }  // namespace vllm::kernels::cpu

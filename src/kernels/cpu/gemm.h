@@ -61,7 +61,7 @@ void quantize_int8_rows_asymmetric(const float* x, int64_t m, int64_t k_total, f
                                    int32_t static_zero_point, uint8_t* q, float* row_scales, int32_t* row_zero_points);
 
 // Integer matrices against activations quantized to int8 in blocks of 32
-// (QuantCodes::kBlockInt4 / kBlockInt8): a third arithmetic for quantized
+// (QuantCodes::kBlockInt4 / kBlockInt6 / kBlockInt8): a third arithmetic for quantized
 // weights, ggml's for its types (llama.cpp computes them against Q8_0
 // activations, and the K-quants against its 256-wide Q8_K ones).  Each
 // activation row is quantized per block b of kActivationBlock values as

@@ -40,7 +40,7 @@ cpu::PackedGemmFn gemm_for(const PackedMatrix& w) {
 
 // x as w takes it: float rows (gathered into w's input order if it has one:
 // a GPTQ act-order matrix's), int8 rows for a kInt8Dot matrix, or rows of
-// int8 blocks for a kBlockInt4 / kBlockInt8 one (gemm.h).
+// int8 blocks for a kBlockInt4 / kBlockInt6 / kBlockInt8 one (gemm.h).
 struct Operand {
   const float* x = nullptr;
   const uint8_t* q = nullptr;  // kInt8Dot: rows int8_dot_depth(w.cols) bytes apart

@@ -40,9 +40,9 @@ amx::TileConfig block_int8_config(int64_t rows) {
 
 // The signed codes of block b's half (its unsigned numbers less code_bias)
 // staged as bytes for tdpbssd: eight rows of four k of 16 columns.
-template <bool kInt4>
+template <int kBits>
 inline __attribute__((always_inline)) void stage_codes(const uint8_t* half_block, __m512i table, int8_t* out) {
-  if constexpr (kInt4) {
+  if constexpr (kBits == 4) {
     const __m512i nibble = _mm512_set1_epi8(0x0F);
     for (int v = 0; v < 4; ++v) {
       const __m512i bytes = _mm512_load_si512(half_block + 64 * v);
@@ -82,12 +82,12 @@ inline __attribute__((always_inline)) void add_block(const int32_t* sums, const 
 // `rows` rows (their codes at q) against columns 16 * half .. + 15 of panel
 // p, two blocks at a time (tmm0-1 their sums, tmm4-5 the rows' codes, tmm6-7
 // the staged weights) so that one pair's products overlap the other's sums.
-template <bool kInt4, QuantParams kParams, bool kOffsets>
+template <int kBits, QuantParams kParams, bool kOffsets>
 void tile_half(const int8_t* q, int64_t rows, const float* block_scales, const int32_t* block_sums,
                const PackedMatrix& w, __m512i table, int64_t p, int64_t half, float* y, int64_t ldy) {
   const QuantFormat& f = w.quant;
   const int64_t k_total = w.cols, blocks = k_total / kBlock;
-  constexpr int64_t kHalfBytes = kInt4 ? 256 : 512;
+  constexpr int64_t kHalfBytes = kBits == 4 ? 256 : 512;
   const uint8_t* codes = w.data.as<uint8_t>() + p * f.panel_code_bytes(k_total) + half * kHalfBytes;
   const uint8_t* params = w.group_params.as<uint8_t>() + p * f.panel_param_bytes(k_total) + f.panel_base_bytes(k_total);
   alignas(64) int32_t sums[2][kTileRows * 16] = {};
@@ -96,8 +96,8 @@ void tile_half(const int8_t* q, int64_t rows, const float* block_scales, const i
   for (auto& a : acc) a = _mm512_setzero_ps();
   int64_t b = 0;
   for (; b + 2 <= blocks; b += 2) {
-    stage_codes<kInt4>(codes + b * 2 * kHalfBytes, table, staged[0]);
-    stage_codes<kInt4>(codes + (b + 1) * 2 * kHalfBytes, table, staged[1]);
+    stage_codes<kBits>(codes + b * 2 * kHalfBytes, table, staged[0]);
+    stage_codes<kBits>(codes + (b + 1) * 2 * kHalfBytes, table, staged[1]);
     amx::tile_zero<0>();
     amx::tile_zero<1>();
     amx::tile_load<4>(q + b * kBlock, k_total);
@@ -114,7 +114,7 @@ void tile_half(const int8_t* q, int64_t rows, const float* block_scales, const i
                                  rows, blocks, b + 1, acc);
   }
   if (b < blocks) {
-    stage_codes<kInt4>(codes + b * 2 * kHalfBytes, table, staged[0]);
+    stage_codes<kBits>(codes + b * 2 * kHalfBytes, table, staged[0]);
     amx::tile_zero<0>();
     amx::tile_load<4>(q + b * kBlock, k_total);
     amx::tile_load<6>(staged[0], 64);
@@ -131,7 +131,7 @@ void tile_half(const int8_t* q, int64_t rows, const float* block_scales, const i
   }
 }
 
-template <bool kInt4, QuantParams kParams, bool kOffsets>
+template <int kBits, QuantParams kParams, bool kOffsets>
 void gemm(const int8_t* q, const float* block_scales, const int32_t* block_sums, int64_t m, const PackedMatrix& w,
           __m512i table, int64_t p_begin, int64_t p_end, float* y, int64_t ldy) {
   const int64_t k_total = w.cols, blocks = k_total / kBlock;
@@ -140,7 +140,7 @@ void gemm(const int8_t* q, const float* block_scales, const int32_t* block_sums,
       [](int64_t rows) { amx::use_tile_config(block_int8_config(rows)); },
       [&](int64_t r, int64_t rows, int64_t p) {
         for (int64_t half = 0; half < 2 && p * kPanelWidth + half * 16 < w.rows; ++half) {
-          tile_half<kInt4, kParams, kOffsets>(q + r * k_total, rows, block_scales + r * blocks, block_sums + r * blocks,
+          tile_half<kBits, kParams, kOffsets>(q + r * k_total, rows, block_scales + r * blocks, block_sums + r * blocks,
                                               w, table, p, half, y + r * ldy, ldy);
         }
       });
@@ -148,19 +148,20 @@ void gemm(const int8_t* q, const float* block_scales, const int32_t* block_sums,
 
 void amx_block_int8_gemm(const int8_t* q, const float* block_scales, const int32_t* block_sums, int64_t m,
                          const PackedMatrix& w, int64_t p_begin, int64_t p_end, float* y, int64_t ldy) {
-  // The K-quants' matrices (parameters in steps, groups of 16) are left to
-  // VNNI: this epilogue takes one group a block (whose code sums are the
-  // blocks'), its parameters as FP16 or FP32, and no machine with AMX has
-  // yet run it on the others.
-  if (m < kTileRows || w.quant.params == QuantParams::kSteps || w.quant.group_size != kBlock) {
+  // The K-quants' matrices (parameters in steps, groups of 16) and 6-bit
+  // numbers are left to VNNI: this epilogue takes one group a block (whose
+  // code sums are the blocks'), its parameters as FP16 or FP32, its codes
+  // in 4 or 8 bits, and no machine with AMX has yet run it on the others.
+  if (m < kTileRows || w.quant.params == QuantParams::kSteps || w.quant.group_size != kBlock ||
+      w.quant.codes == QuantCodes::kBlockInt6) {
     return avx512_vnni_block_int8_gemm()(q, block_scales, block_sums, m, w, p_begin, p_end, y, ldy);
   }
   // A nibble's code, in each 128-bit lane (vpshufb looks up within lanes).
   const __m512i table =
       _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w.quant.int4_codes.data())));
-  for_block_format(w.quant, [&]<bool kInt4, QuantParams kParams, bool kOffsets, int kGroups>() {
-    if constexpr (kParams != QuantParams::kSteps && kGroups == 1)
-      gemm<kInt4, kParams, kOffsets>(q, block_scales, block_sums, m, w, table, p_begin, p_end, y, ldy);
+  for_block_format(w.quant, [&]<int kBits, QuantParams kParams, bool kOffsets, int kGroups>() {
+    if constexpr (kBits != 6 && kParams != QuantParams::kSteps && kGroups == 1)
+      gemm<kBits, kParams, kOffsets>(q, block_scales, block_sums, m, w, table, p_begin, p_end, y, ldy);
   });
 }
 

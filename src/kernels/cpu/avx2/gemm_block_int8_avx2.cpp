@@ -92,12 +92,12 @@ inline __attribute__((always_inline)) __m256 load_params(const uint8_t* group, c
 // One row against one panel: block by block, each column's int32 sum per
 // group (kGroups a block: 1, or 2 of 16 k; four vectors of eight columns
 // each), then their terms of the outputs' chains.
-template <bool kInt4, QuantParams kParams, bool kOffsets, int kGroups>
+template <int kBits, QuantParams kParams, bool kOffsets, int kGroups>
 void row_panel(const int8_t* q, const float* block_scales, const int32_t* group_sums, const PackedMatrix& w,
                __m256i table, int64_t p, float* y) {
   const QuantFormat& f = w.quant;
   const int64_t k_total = w.cols, blocks = k_total / kBlock;
-  constexpr int64_t kHalfBytes = kInt4 ? 256 : 512;
+  constexpr int64_t kHalfBytes = kBits == 4 ? 256 : kBits == 6 ? 384 : 512;
   const uint8_t* codes = w.data.as<uint8_t>() + p * f.panel_code_bytes(k_total);
   const uint8_t* params = w.group_params.as<uint8_t>() + p * f.panel_param_bytes(k_total);
   const int64_t base_bytes = f.panel_base_bytes(k_total);  // where the groups' parameters start
@@ -120,7 +120,24 @@ void row_panel(const int8_t* q, const float* block_scales, const int32_t* group_
     };
     for (int e = 0; e < 4; ++e) {  // eighths of the panel: columns 8e .. 8e + 7
       const uint8_t* rows = codes + b * 2 * kHalfBytes + e / 2 * kHalfBytes + e % 2 * 32;
-      if constexpr (kInt4) {
+      if constexpr (kBits == 6) {
+        // number = low nibble | top bits (packed_matrix.h: row 4t + s's in
+        // bits 2s, 2s + 1 of top-bits row t) moved to bits 4-5, less the bias.
+        const __m256i top_mask = _mm256_set1_epi8(0x30);
+        const __m256i tops[2] = {_mm256_load_si256(reinterpret_cast<const __m256i*>(rows + 256)),
+                                 _mm256_load_si256(reinterpret_cast<const __m256i*>(rows + 320))};
+        const auto code = [&](__m256i low, int v) {
+          const __m256i t = tops[v / 4];
+          const int s = v % 4;
+          const __m256i at_4 = s < 2 ? _mm256_slli_epi16(t, 4 - 2 * s) : s == 2 ? t : _mm256_srli_epi16(t, 2);
+          return _mm256_sub_epi8(_mm256_or_si256(low, _mm256_and_si256(at_4, top_mask)), bias);
+        };
+        for (int v = 0; v < 4; ++v) {
+          const __m256i bytes = _mm256_load_si256(reinterpret_cast<const __m256i*>(rows + 64 * v));
+          add(code(_mm256_and_si256(bytes, nibble), v), e, v);
+          add(code(_mm256_and_si256(_mm256_srli_epi16(bytes, 4), nibble), v + 4), e, v + 4);
+        }
+      } else if constexpr (kBits == 4) {
         for (int v = 0; v < 4; ++v) {
           const __m256i bytes = _mm256_load_si256(reinterpret_cast<const __m256i*>(rows + 64 * v));
           add(_mm256_shuffle_epi8(table, _mm256_and_si256(bytes, nibble)), e, v);
@@ -152,13 +169,13 @@ void row_panel(const int8_t* q, const float* block_scales, const int32_t* group_
   std::copy_n(out, std::min(kPanelWidth, w.rows - p * kPanelWidth), y + p * kPanelWidth);
 }
 
-template <bool kInt4, QuantParams kParams, bool kOffsets, int kGroups>
+template <int kBits, QuantParams kParams, bool kOffsets, int kGroups>
 void gemm(const int8_t* q, const float* block_scales, const int32_t* group_sums, int64_t m, const PackedMatrix& w,
           __m256i table, int64_t p_begin, int64_t p_end, float* y, int64_t ldy) {
   const int64_t k_total = w.cols, blocks = k_total / kBlock;
   for (int64_t p = p_begin; p < p_end; ++p) {
     for (int64_t r = 0; r < m; ++r) {
-      row_panel<kInt4, kParams, kOffsets, kGroups>(q + r * k_total, block_scales + r * blocks,
+      row_panel<kBits, kParams, kOffsets, kGroups>(q + r * k_total, block_scales + r * blocks,
                                                    group_sums + r * kGroups * blocks, w, table, p, y + r * ldy);
     }
   }
@@ -169,8 +186,8 @@ void block_int8_gemm(const int8_t* q, const float* block_scales, const int32_t* 
   // A nibble's code (signed, as vpmaddubsw's sign trick takes it), in each 128-bit lane.
   const __m256i table =
       _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w.quant.int4_codes.data())));
-  for_block_format(w.quant, [&]<bool kInt4, QuantParams kParams, bool kOffsets, int kGroups>() {
-    gemm<kInt4, kParams, kOffsets, kGroups>(q, block_scales, group_sums, m, w, table, p_begin, p_end, y, ldy);
+  for_block_format(w.quant, [&]<int kBits, QuantParams kParams, bool kOffsets, int kGroups>() {
+    gemm<kBits, kParams, kOffsets, kGroups>(q, block_scales, group_sums, m, w, table, p_begin, p_end, y, ldy);
   });
 }
 

@@ -20,16 +20,29 @@ namespace vllm::kernels::cpu {
 namespace {
 
 constexpr int64_t kBlock = kActivationBlock;
-// Groups of 16 only (Q6_K's bytes, Q3_K's and Q2_K's nibbles): their codes
-// are prefetched this many blocks ahead.  Without it a Q6_K matrix streamed
-// at 36 GB/s where the dequantizing kernel reached 47 (llama-3.2-1b's LM
-// head, decode, on a Zen 5 measuring 70 GB/s); with it, as fast as that
-// kernel.  The kernels of 32-value groups measured slower with it.
+// In decode (one row), codes of groups of 16 (Q6_K's, Q3_K's, Q2_K's) and
+// 6-bit ones (Q6_K's, Q5's) are prefetched this many blocks ahead.  Without
+// it a Q6_K matrix in bytes streamed at 36 GB/s where the dequantizing
+// kernel reached 47 (llama-3.2-1b's LM head, on a Zen 5 measuring 70 GB/s),
+// and 6-bit Q5_0 decoded slower than in bytes; with it, as fast as those.
+// 4- and 8-bit kernels of 32-value groups measured slower with it, and
+// prefill (several rows, the codes reused) 5-10% slower.
 constexpr int64_t kPrefetchBlocks = 2;
 
-// How a panel stores its numbers: bytes, nibbles that are the numbers, or
-// nibbles that index a table of them.
-enum class Numbers { kBytes, kNibbles, kNibblesByTable };
+// How a panel stores its numbers: bytes, nibbles that are the numbers,
+// nibbles that index a table of them, or six bits (a nibble and two top bits).
+enum class Numbers { kBytes, kNibbles, kNibblesByTable, kSixBits };
+
+// Bits 4-5 of each byte of a kBlockInt6 half's top-bits row: the top bits
+// of its row 4t + s (held in bits 2s, 2s + 1), with the others' bits in
+// the bytes' other positions.  16-bit shifts: a byte's bits 4-5 come from
+// its own bits at every shift used here.
+template <int kS>
+inline __attribute__((always_inline)) __m512i top_bits_at_4(__m512i tops) {
+  if constexpr (kS < 2) return _mm512_slli_epi16(tops, 4 - 2 * kS);
+  if constexpr (kS == 2) return tops;
+  return _mm512_srli_epi16(tops, 2);
+}
 
 void quantize_int8_blocks(const float* x, int64_t m, int64_t k_total, int64_t group_size, int8_t* q,
                           float* block_scales, int32_t* group_sums) {
@@ -71,7 +84,7 @@ void rows_panels(const int8_t* q, const float* block_scales, const int32_t* grou
   const QuantFormat& f = w.quant;
   const int64_t k_total = w.cols, blocks = k_total / kBlock, groups = blocks * kGroups;
   const int64_t code_bytes = f.panel_code_bytes(k_total), param_bytes = f.panel_param_bytes(k_total);
-  constexpr int64_t kHalfBytes = kNumbers == Numbers::kBytes ? 512 : 256;
+  constexpr int64_t kHalfBytes = kNumbers == Numbers::kBytes ? 512 : kNumbers == Numbers::kSixBits ? 384 : 256;
   const uint8_t* codes = w.data.as<uint8_t>() + p * code_bytes;
   const uint8_t* params = w.group_params.as<uint8_t>() + p * param_bytes;
   const int64_t base_bytes = f.panel_base_bytes(k_total);  // where the groups' parameters start
@@ -116,7 +129,7 @@ void rows_panels(const int8_t* q, const float* block_scales, const int32_t* grou
     const int8_t* block_q = q + b * kBlock;
     for (int h = 0; h < 2 * P; ++h) {
       const uint8_t* half = codes + h / 2 * code_bytes + b * 2 * kHalfBytes + h % 2 * kHalfBytes;
-      if constexpr (kGroups == 2) {
+      if constexpr ((kGroups == 2 || kNumbers == Numbers::kSixBits) && R == 1) {
         for (int64_t line = 0; line < kHalfBytes; line += 64)
           _mm_prefetch(reinterpret_cast<const char*>(half + kPrefetchBlocks * 2 * kHalfBytes + line), _MM_HINT_T0);
       }
@@ -129,7 +142,23 @@ void rows_panels(const int8_t* q, const float* block_scales, const int32_t* grou
           d = _mm512_dpbusd_epi32(d, numbers, _mm512_set1_epi32(four));
         }
       };
-      if constexpr (kNumbers != Numbers::kBytes) {
+      if constexpr (kNumbers == Numbers::kSixBits) {
+        // number = low nibble | top bits at 4-5 (ternary logic A | (B & C)).
+        const __m512i top_mask = _mm512_set1_epi8(0x30);
+        const __m512i tops_low = _mm512_load_si512(half + 256), tops_high = _mm512_load_si512(half + 320);
+        const auto six_bits = [&]<int kS>() {
+          const __m512i bytes = _mm512_load_si512(half + 64 * kS);
+          add(_mm512_ternarylogic_epi32(_mm512_and_si512(bytes, nibble), top_bits_at_4<kS>(tops_low), top_mask, 0xF8),
+              kS);
+          add(_mm512_ternarylogic_epi32(_mm512_and_si512(_mm512_srli_epi16(bytes, 4), nibble),
+                                        top_bits_at_4<kS>(tops_high), top_mask, 0xF8),
+              kS + 4);
+        };
+        six_bits.template operator()<0>();
+        six_bits.template operator()<1>();
+        six_bits.template operator()<2>();
+        six_bits.template operator()<3>();
+      } else if constexpr (kNumbers != Numbers::kBytes) {
         const auto look_up = [&](__m512i nibbles) {
           return kNumbers == Numbers::kNibblesByTable ? _mm512_shuffle_epi8(table, nibbles) : nibbles;
         };
@@ -207,10 +236,13 @@ void vnni_block_int8_gemm(const int8_t* q, const float* block_scales, const int3
   // Q4_1's 0 .. 15) skip the lookup.
   bool own_numbers = true;
   for (size_t n = 0; n < numbers.size(); ++n) own_numbers &= numbers[n] == n;
-  for_block_format(w.quant, [&]<bool kInt4, QuantParams kParams, bool kOffsets, int kGroups>() {
-    if constexpr (!kInt4) {
+  for_block_format(w.quant, [&]<int kBits, QuantParams kParams, bool kOffsets, int kGroups>() {
+    if constexpr (kBits == 8) {
       gemm<Numbers::kBytes, kParams, kOffsets, kGroups>(q, block_scales, group_sums, m, w, table, p_begin, p_end, y,
                                                         ldy);
+    } else if constexpr (kBits == 6) {
+      gemm<Numbers::kSixBits, kParams, kOffsets, kGroups>(q, block_scales, group_sums, m, w, table, p_begin, p_end, y,
+                                                          ldy);
     } else if (own_numbers) {
       gemm<Numbers::kNibbles, kParams, kOffsets, kGroups>(q, block_scales, group_sums, m, w, table, p_begin, p_end, y,
                                                           ldy);
