@@ -26,7 +26,7 @@ constexpr int64_t kBlock = kActivationBlock;
 // kernel reached 47 (llama-3.2-1b's LM head, on a Zen 5 measuring 70 GB/s),
 // and 6-bit Q5_0 decoded slower than in bytes; with it, as fast as those.
 // 4- and 8-bit kernels of 32-value groups measured slower with it, and
-// prefill (several rows, the codes reused) 5-10% slower.
+// prefill (several rows, the codes reused) 4-14% slower.
 constexpr int64_t kPrefetchBlocks = 2;
 
 // How a panel stores its numbers: bytes, nibbles that are the numbers,
