@@ -99,7 +99,8 @@ void BM_LinearQuantized(benchmark::State& state, int bits) {
 // A Q6_K-like matrix (ggml's 16-value K-quant): random 6-bit codes, groups
 // of 16 whose scales are an FP16 base per 256 values times an int8 step, as
 // a GGUF Q6_K tensor loads; computed against Q8_0 activation blocks (gemm.h's
-// block int8 arithmetic) or, with `blocks` false, as dequantized weights.
+// block int8 arithmetic) or, with `blocks` false, in its float32 quantized
+// arithmetic (codes against FP32 activations).
 PackedMatrix random_q6_k(int64_t n, int64_t k, bool blocks) {
   std::mt19937 rng(7);
   std::uniform_int_distribution<int> code(-32, 31), step(-128, 127);

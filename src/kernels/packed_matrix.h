@@ -251,12 +251,19 @@ inline const int32_t* int8_dot_code_sums(const PackedMatrix& m, int64_t p) {
 }
 
 // A kBlockInt4 / kBlockInt6 / kBlockInt8 panel's code of column c (< kPanelWidth) at k,
-// and group g's parameter `set` (0: its scale, 1: its offset) of column c.
+// and (any quantized matrix's) group g's parameter `set` (0: its scale, 1:
+// its offset) of column c.
 int32_t block_code(const PackedMatrix& m, int64_t p, int64_t c, int64_t k);
 float group_param(const PackedMatrix& m, int64_t p, int64_t g, int set, int64_t c);
+// The same for every column of the panel at once: out[c], c < kPanelWidth.
+void group_params(const PackedMatrix& m, int64_t p, int64_t g, int set, float* out);
 
-// Panel p of a quantized matrix (not kBlockInt4 / kBlockInt6 / kBlockInt8) at k in [k0, k0 + kc) (k0 and kc even),
-// dequantized into the F32 layout: out[(k - k0) * kPanelWidth + c].
-void dequantize_panel(const PackedMatrix& m, int64_t p, int64_t k0, int64_t kc, float* out);
+// The other quantized matrices' codes as the numbers they stand for (the
+// int4_codes entry, the int8 code, the FP8 value), which gemm.h's quantized
+// arithmetic multiplies before its groups' scales and offsets: column c's
+// at k of panel p, and panel p's at k in [k0, k0 + kc) (k0 and kc even) in
+// the F32 layout, out[(k - k0) * kPanelWidth + c].
+float quantized_code(const PackedMatrix& m, int64_t p, int64_t c, int64_t k);
+void code_panel(const PackedMatrix& m, int64_t p, int64_t k0, int64_t kc, float* out);
 
 }  // namespace vllm::kernels

@@ -289,28 +289,46 @@ float group_param(const PackedMatrix& m, int64_t p, int64_t g, int set, int64_t 
   return load_param(m.quant, params, m.quant.panel_base_bytes(m.cols), g, set, c);
 }
 
-void dequantize_panel(const PackedMatrix& m, int64_t p, int64_t k0, int64_t kc, float* out) {
+void group_params(const PackedMatrix& m, int64_t p, int64_t g, int set, float* out) {
   const QuantFormat& f = m.quant;
-  VLLM_CHECK(!f.blocks(), "dequantize_panel: block int8 matrices are not computed on dequantized panels");
-  const uint8_t* codes = m.data.as<uint8_t>() + p * f.panel_code_bytes(m.cols);
   const uint8_t* params = m.group_params.as<uint8_t>() + p * f.panel_param_bytes(m.cols);
   const int64_t base_bytes = f.panel_base_bytes(m.cols);
-  float scale[kPanelWidth], offset[kPanelWidth] = {};
-  int64_t group = -1;
-  for (int64_t k = k0; k < k0 + kc; k += 2) {
-    if (k / f.group_size != group) {
-      group = k / f.group_size;
+  const uint8_t* at = params + param_offset(f, base_bytes, g, set, 0);
+  switch (f.params) {
+    case QuantParams::kF16:
       for (int64_t c = 0; c < kPanelWidth; ++c) {
-        scale[c] = load_param(f, params, base_bytes, group, 0, c);
-        if (f.has_offsets) offset[c] = load_param(f, params, base_bytes, group, 1, c);
+        uint16_t h;
+        std::memcpy(&h, at + 2 * c, 2);
+        out[c] = f16_to_f32(h);
       }
-    }
+      return;
+    case QuantParams::kF32:
+      std::memcpy(out, at, kPanelWidth * sizeof(float));
+      return;
+    case QuantParams::kSteps:
+      for (int64_t c = 0; c < kPanelWidth; ++c) out[c] = load_param(f, params, base_bytes, g, set, c);
+      return;
+  }
+}
+
+float quantized_code(const PackedMatrix& m, int64_t p, int64_t c, int64_t k) {
+  const QuantFormat& f = m.quant;
+  VLLM_CHECK(!f.blocks(), "quantized_code: block int8 matrices' codes are block_code's");
+  const uint8_t* pair = m.data.as<uint8_t>() + p * f.panel_code_bytes(m.cols) + k / 2 * f.pair_bytes();
+  return pair_code(f, pair, c, k % 2 != 0);
+}
+
+void code_panel(const PackedMatrix& m, int64_t p, int64_t k0, int64_t kc, float* out) {
+  const QuantFormat& f = m.quant;
+  VLLM_CHECK(!f.blocks(), "code_panel: block int8 matrices are not computed on panels of codes");
+  const uint8_t* codes = m.data.as<uint8_t>() + p * f.panel_code_bytes(m.cols);
+  for (int64_t k = k0; k < k0 + kc; k += 2) {
     const uint8_t* pair = codes + k / 2 * f.pair_bytes();
     float* even = out + (k - k0) * kPanelWidth;
     float* odd = even + kPanelWidth;
     for (int64_t c = 0; c < kPanelWidth; ++c) {
-      even[c] = dequantize(f, scale[c], pair_code(f, pair, c, false), offset[c]);
-      odd[c] = dequantize(f, scale[c], pair_code(f, pair, c, true), offset[c]);
+      even[c] = pair_code(f, pair, c, false);
+      odd[c] = pair_code(f, pair, c, true);
     }
   }
 }

@@ -1,11 +1,13 @@
 // Quantized weights (group_quantized.h, packed_matrix.h): packing keeps every
-// value, and every ISA's quantized GEMM is the F32 GEMM over the dequantized
-// matrix, bit for bit (gemm.h).
+// value, and every ISA's quantized GEMM is gemm.h's quantized arithmetic bit
+// for bit, whatever the batch, and the F32 GEMM over the dequantized matrix
+// within float32 rounding.
 #include <gtest/gtest.h>
 
 #include <array>
 #include <cmath>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "base/thread_pool.h"
@@ -133,10 +135,71 @@ TEST(QuantizedPackingTest, MixedPartsShareTheWidestFormat) {
   }
 }
 
-// gemm.h's promise, on shapes off every panel, few-rows (3), tile, row-block
-// (192) and dequantized-depth (256) boundary (one group of the whole row
-// across it), for each format.
-TEST(QuantizedGemmTest, EveryIsaIsTheF32GemmOfTheDequantizedMatrixBitForBit) {
+// gemm.h's quantized arithmetic written out from the stacked parts' own
+// codes and parameters (independent of the packing): rows m of x against
+// every part's rows, one after the other.
+std::vector<float> quantized_definition(const std::vector<float>& x, int64_t m,
+                                        const std::vector<const GroupQuantized*>& parts) {
+  bool offsets = false;
+  for (const GroupQuantized* q : parts) offsets = offsets || !q->offsets.empty();
+  std::vector<float> y;
+  for (int64_t r = 0; r < m; ++r) {
+    for (const GroupQuantized* q : parts) {
+      const float* row = x.data() + r * q->cols;
+      for (int64_t j = 0; j < q->rows; ++j) {
+        float acc = 0.0f;
+        for (int64_t g = 0; g < q->groups_per_row(); ++g) {
+          float partial = 0.0f, sum = 0.0f;
+          for (int64_t k = g * q->group_size; k < (g + 1) * q->group_size; ++k) {
+            const int8_t code = q->codes[static_cast<size_t>(j * q->cols + k)];
+            const float number = q->fp8_codes ? e4m3_to_f32(static_cast<uint8_t>(code)) : code;
+            partial = std::fma(row[k], number, partial);
+            sum += row[k];
+          }
+          const auto at = static_cast<size_t>(j * q->groups_per_row() + g);
+          acc = std::fma(q->scales[at], partial, acc);
+          if (offsets) acc = std::fma(q->offsets.empty() ? 0.0f : q->offsets[at], sum, acc);
+        }
+        y.push_back(acc);
+      }
+    }
+  }
+  // Rows were appended part by part; y is [m, rows of all parts] already.
+  return y;
+}
+
+// Every ISA's quantized GEMM gives the definition's bits, and is the F32
+// GEMM over the dequantized matrix within float32 rounding (relative to
+// the sum of the products' magnitudes).
+void expect_definition(const std::vector<float>& x, int64_t m, const std::vector<const GroupQuantized*>& parts,
+                       ThreadPool& pool, const std::string& what) {
+  const PackedMatrix packed = pack_quantized_matrices(parts, pool);
+  const int64_t n = packed.rows, k = packed.cols;
+  const std::vector<float> want = quantized_definition(x, m, parts);
+  std::vector<float> values;
+  const PackedMatrix dense = dequantized(parts, values, pool);
+  std::vector<float> f32(want.size());
+  cpu::reference_gemm_table(cpu::CpuIsa::kScalar)
+      .f32(x.data(), m, dense.data.data(), k, n, 0, dense.num_panels(), f32.data(), n);
+  for (int64_t r = 0; r < m; ++r) {
+    for (int64_t j = 0; j < n; ++j) {
+      double magnitude = 0.0;
+      for (int64_t c = 0; c < k; ++c) magnitude += std::fabs(x[r * k + c] * values[j * k + c]);
+      ASSERT_NEAR(want[r * n + j], f32[r * n + j], 1e-5 * magnitude + 1e-30) << what << " r=" << r << " j=" << j;
+    }
+  }
+  for (cpu::CpuIsa isa : supported_isas()) {
+    std::vector<float> y(want.size(), -1.0f);
+    cpu::gemm_table(isa).quantized(x.data(), m, packed, 0, packed.num_panels(), y.data(), n);
+    for (size_t i = 0; i < y.size(); ++i)
+      ASSERT_EQ(y[i], want[i]) << cpu::cpu_isa_name(isa) << " " << what << " at " << i;
+  }
+}
+
+// On shapes off every panel, few-rows (3), tile, row-block (192) and
+// code-depth (256) boundary (one group of the whole row across it), for
+// each format.
+TEST(QuantizedGemmTest, EveryIsaIsTheDefinitionBitForBit) {
   ThreadPool pool(1);
   struct Shape {
     int64_t m, n, k, group;
@@ -157,27 +220,16 @@ TEST(QuantizedGemmTest, EveryIsaIsTheF32GemmOfTheDequantizedMatrixBitForBit) {
       // Two levels over all of a row's groups (one super-block as wide as the row).
       const GroupQuantized q =
           random_quantized(s.n, s.k, s.group, f.codes, f.offsets, f.params, 5, /*super_groups=*/s.k / s.group);
-      const PackedMatrix packed = pack_quantized_matrices({&q}, pool);
-      std::vector<float> values;
-      const PackedMatrix dense = dequantized({&q}, values, pool);
-      std::vector<float> ref(static_cast<size_t>(s.m * s.n));
-      cpu::reference_gemm_table(cpu::CpuIsa::kScalar)
-          .f32(x.data(), s.m, dense.data.data(), s.k, s.n, 0, dense.num_panels(), ref.data(), s.n);
-      for (cpu::CpuIsa isa : supported_isas()) {
-        std::vector<float> y(ref.size(), -1.0f);
-        cpu::gemm_table(isa).quantized(x.data(), s.m, packed, 0, packed.num_panels(), y.data(), s.n);
-        for (size_t i = 0; i < y.size(); ++i) {
-          ASSERT_EQ(y[i], ref[i]) << cpu::cpu_isa_name(isa) << " m=" << s.m << " n=" << s.n << " k=" << s.k
-                                  << " group=" << s.group << " at " << i;
-        }
-      }
+      expect_definition(x, s.m, {&q}, pool,
+                        "m=" + std::to_string(s.m) + " n=" + std::to_string(s.n) + " k=" + std::to_string(s.k) +
+                            " group=" + std::to_string(s.group));
     }
   }
 }
 
 // FP8 E4M3 codes (every byte but the two NaNs: subnormals, zeros of both
 // signs, 448), one scale per group: each value reads back as scale *
-// e4m3(code), and every ISA's GEMM is the F32 GEMM of those values.
+// e4m3(code), and every ISA's GEMM is the definition over those numbers.
 GroupQuantized random_fp8(int64_t rows, int64_t cols, int64_t group, uint32_t seed) {
   std::mt19937 rng(seed);
   std::uniform_int_distribution<int> byte(0, 255);
@@ -211,41 +263,31 @@ TEST(QuantizedGemmTest, Fp8CodesAreTheirE4m3Values) {
         ASSERT_EQ(packed.at(r, c), want) << r << "," << c;
       }
     }
-    std::vector<float> values;
-    const PackedMatrix dense = dequantized({&q}, values, pool);
-    const auto x = testing::random_normal(m * k, 22);
-    std::vector<float> ref(static_cast<size_t>(m * n));
-    cpu::reference_gemm_table(cpu::CpuIsa::kScalar)
-        .f32(x.data(), m, dense.data.data(), k, n, 0, dense.num_panels(), ref.data(), n);
-    for (cpu::CpuIsa isa : supported_isas()) {
-      std::vector<float> y(ref.size(), -1.0f);
-      cpu::gemm_table(isa).quantized(x.data(), m, packed, 0, packed.num_panels(), y.data(), n);
-      ASSERT_EQ(y, ref) << cpu::cpu_isa_name(isa) << " m=" << m;
-    }
+    expect_definition(testing::random_normal(m * k, 22), m, {&q}, pool, "m=" + std::to_string(m));
   }
 }
 
-// Through linear(): panels shared among threads, a bias added, a sub-range
-// of panels leaving the rest of y alone.
-TEST(QuantizedGemmTest, LinearOnTwoThreadsEqualsTheDenseLinear) {
+// Through linear(): panels shared among threads, a bias added, and each row
+// the definition's whatever the batch around it (a part without offsets
+// stacked on one with them); a sub-range of panels leaves the rest of y alone.
+TEST(QuantizedGemmTest, LinearOnTwoThreadsIsTheDefinitionWhateverTheBatch) {
   ThreadPool pool(2);
   const GroupQuantized a = random_quantized(100, 128, 32, kSigned4, false, Params::kF16, 11);
   const GroupQuantized b = random_quantized(60, 128, 32, kUnsigned4, true, Params::kSteps, 12, 2);
   const PackedMatrix packed = pack_quantized_matrices({&a, &b}, pool);
-  std::vector<float> values;
-  const PackedMatrix dense = dequantized({&a, &b}, values, pool);
   const auto bias = testing::random_normal(160, 13);
   for (int64_t m : {1, 2, 5, 40}) {
     const auto x = testing::random_normal(m * 128, 14);
-    std::vector<float> y(static_cast<size_t>(m * 160)), want(y.size());
+    std::vector<float> y(static_cast<size_t>(m * 160));
     linear(x.data(), m, packed, bias.data(), y.data(), pool);
-    linear(x.data(), m, dense, bias.data(), want.data(), pool);
+    std::vector<float> want = quantized_definition(x, m, {&a, &b});
+    for (size_t i = 0; i < want.size(); ++i) want[i] += bias[i % 160];
     ASSERT_EQ(y, want) << "m=" << m;
   }
   const auto x = testing::random_normal(128, 15);
-  std::vector<float> y(160, 7.0f), want(160);
+  std::vector<float> y(160, 7.0f);
   cpu::active_gemm_table().quantized(x.data(), 1, packed, 1, 3, y.data(), 160);
-  linear(x.data(), 1, dense, nullptr, want.data(), pool);
+  const std::vector<float> want = quantized_definition(x, 1, {&a, &b});
   for (size_t j = 0; j < 160; ++j) {
     const bool in_range = j >= 32 && j < 96;
     EXPECT_EQ(y[j], in_range ? want[j] : 7.0f) << j;

@@ -18,12 +18,30 @@ namespace vllm::kernels::cpu {
 using PackedGemmFn = void (*)(const float* x, int64_t m, const void* panels, int64_t k_total, int64_t n,
                               int64_t p_begin, int64_t p_end, float* y, int64_t ldy);
 
-// Quantized weights (packed_matrix.h): the first arithmetic again, over
-// each weight dequantized as group_quantized.h defines it (one fma of its
-// group's scale, its code and its group's offset), so the result is bit for
-// bit the F32 GEMM's over the dequantized matrix, on every ISA.
+// Quantized weights (packed_matrix.h; not the block int8 ones below): their
+// own float32 arithmetic, which takes each group's scale and offset out
+// of its sum (so a weight costs one fma, not two: its dequantization is
+// folded in).  With c[j, k] the number code j, k stands for
+// (quantized_code), s and o its group's scale and offset, for each output,
+// groups g in k order from acc = 0:
+//   p   = the chain fma(x[k], c[j, k], p) over k in g in order, from p = 0
+//   acc = fma(s[j, g], p, acc)
+//   acc = fma(o[j, g], xsum[g], acc)   (with offsets only)
+// where xsum[g] is quantized_group_sums'.  One chain per output in a fixed
+// order, so the same bits whatever the batch, and on every ISA.  (As a sum
+// over the dequantized weights fma(s, c, o), within float32 rounding.)
 using QuantizedGemmFn = void (*)(const float* x, int64_t m, const PackedMatrix& w, int64_t p_begin, int64_t p_end,
                                  float* y, int64_t ldy);
+// xsum[g] of one activation row: its values over group g, added in k order
+// from 0, for each of the k_total / group_size groups.  Defined once, here,
+// for every ISA's kernels.
+inline void quantized_group_sums(const float* x, int64_t k_total, int64_t group_size, float* sums) {
+  for (int64_t k0 = 0; k0 < k_total; k0 += group_size) {
+    float sum = 0.0f;
+    for (int64_t k = k0; k < k0 + group_size; ++k) sum += x[k];
+    sums[k0 / group_size] = sum;
+  }
+}
 
 // Int8 matrices against int8 activations (QuantCodes::kInt8Dot, W8A8): a
 // second arithmetic for integer codes.  Each activation row is quantized
@@ -140,7 +158,7 @@ BlockInt8GemmFn amx_block_int8_gemm_fn();
 inline constexpr int64_t kQuantizedFewRows = 3;
 void avx512_quantized_few_rows(const float* x, int64_t m, const PackedMatrix& w, int64_t p_begin, int64_t p_end,
                                float* y, int64_t ldy);
-// dequantize_panel (packed_matrix.h) in AVX-512 registers: the same values.
-void avx512_dequantize_panel(const PackedMatrix& w, int64_t p, int64_t k0, int64_t kc, float* out);
+// code_panel (packed_matrix.h) in AVX-512 registers: the same values.
+void avx512_code_panel(const PackedMatrix& w, int64_t p, int64_t k0, int64_t kc, float* out);
 
 }  // namespace vllm::kernels::cpu

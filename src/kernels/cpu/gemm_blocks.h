@@ -24,6 +24,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "kernels/cpu/gemm.h"
 #include "kernels/packed_matrix.h"
 
 namespace vllm::kernels::cpu::blocks {
@@ -71,15 +72,24 @@ void store_accumulators(typename V::Reg (&acc)[kVectorsPerPanel<V>], int64_t col
   }
 }
 
+// How a tile's rows leave it: stored to y (the default; `finish` below).
+template <typename V, typename W>
+struct StoreRows {
+  void operator()(int64_t, typename V::Reg (&acc)[kVectorsPerPanel<V>], int64_t cols, float* y) const {
+    store_accumulators<V, W>(acc, cols, y);
+  }
+};
+
 // R rows x one panel over steps [s0, s0 + sc): the R x kPanelWidth
 // accumulators live in registers; `resume` reloads them from y, which is how
 // the chain continues across depth blocks unchanged.  `next` (or null) is
 // the panel whose same steps come next: they are prefetched meanwhile, so
 // that a small batch, whose tiles are few, does not wait on memory.
 // `last_is_half`: the block's last step is the odd k's lone row (W::load_last).
-template <typename V, typename W, int R, typename T>
+// `finish(r, acc, cols, y + r * ldy)` takes row r's accumulators at the end.
+template <typename V, typename W, int R, typename T, typename Finish = StoreRows<V, W>>
 void tile(const typename W::XElem* x, int64_t ldx, const T* panel, const T* next, int64_t s0, int64_t sc,
-          bool last_is_half, int64_t cols, bool resume, float* y, int64_t ldy) {
+          bool last_is_half, int64_t cols, bool resume, float* y, int64_t ldy, const Finish& finish = {}) {
   constexpr int NV = kVectorsPerPanel<V>;
   constexpr int64_t kStepElements = kPanelWidth * W::kStepK;
   typename V::Reg acc[R][NV];
@@ -109,18 +119,19 @@ void tile(const typename W::XElem* x, int64_t ldx, const T* panel, const T* next
       take_step(full_steps, w);
     }
   }
-  for (int r = 0; r < R; ++r) store_accumulators<V, W>(acc[r], cols, y + r * ldy);
+  for (int r = 0; r < R; ++r) finish(r, acc[r], cols, y + r * ldy);
 }
 
 // A tile of `rows` (<= R) rows.
-template <typename V, typename W, int R = V::kTileRows, typename T>
+template <typename V, typename W, int R = V::kTileRows, typename T, typename Finish = StoreRows<V, W>>
 void tile_any_rows(int64_t rows, const typename W::XElem* x, int64_t ldx, const T* panel, const T* next, int64_t s0,
-                   int64_t sc, bool last_is_half, int64_t cols, bool resume, float* y, int64_t ldy) {
+                   int64_t sc, bool last_is_half, int64_t cols, bool resume, float* y, int64_t ldy,
+                   const Finish& finish = {}) {
   if constexpr (R == 1) {
-    tile<V, W, 1>(x, ldx, panel, next, s0, sc, last_is_half, cols, resume, y, ldy);
+    tile<V, W, 1>(x, ldx, panel, next, s0, sc, last_is_half, cols, resume, y, ldy, finish);
   } else {
-    if (rows == R) return tile<V, W, R>(x, ldx, panel, next, s0, sc, last_is_half, cols, resume, y, ldy);
-    tile_any_rows<V, W, R - 1>(rows, x, ldx, panel, next, s0, sc, last_is_half, cols, resume, y, ldy);
+    if (rows == R) return tile<V, W, R>(x, ldx, panel, next, s0, sc, last_is_half, cols, resume, y, ldy, finish);
+    tile_any_rows<V, W, R - 1>(rows, x, ldx, panel, next, s0, sc, last_is_half, cols, resume, y, ldy, finish);
   }
 }
 
@@ -256,31 +267,101 @@ void packed_gemm(const float* x, int64_t m, const void* panels, int64_t k_total,
   }
 }
 
-// gemm.h's quantized GEMM by way of the F32 one: each panel's depth block
-// dequantized into a per-thread F32 panel by `Dequantize` (dequantize_panel
-// or an ISA's own), then the F32 tiles over it (W: the ISA's F32 loader).  The chain of every output is the F32 one
-// over the dequantized weights, depth blocks continuing it through y as above.
-template <typename V, typename W, auto Dequantize = dequantize_panel>
-void dequantized_gemm(const float* x, int64_t m, const PackedMatrix& w, int64_t p_begin, int64_t p_end, float* y,
-                      int64_t ldy) {
-  // Depth of a dequantized block: 256 k of 32 floats (32 KiB) stay in L1.
-  constexpr int64_t kDequantizedDepth = 256;
-  thread_local AlignedBuffer scratch(static_cast<size_t>(kDequantizedDepth * kPanelWidth) * sizeof(float));
-  const int64_t k_total = w.cols;
+// A tile's finish that joins its rows' partial sums p of group g (as
+// columns: F32 loaders) to their outputs' accumulators, rows kPanelWidth
+// apart in `acc`, as gemm.h's quantized arithmetic does: acc = fma(scale,
+// p, acc) (from acc = 0 at the first group), then with offsets acc =
+// fma(offset, xsum, acc); `sums`: each row's xsum of every group, `groups`
+// apart (null without offsets).
+template <typename V>
+struct JoinGroup {
+  static constexpr int NV = kVectorsPerPanel<V>;
+  typename V::Reg scale[NV], offset[NV];
+  const float* sums;
+  int64_t groups, g;
+  float* acc;
+
+  JoinGroup(const PackedMatrix& w, int64_t p, int64_t group, const float* row_sums, int64_t sums_per_row,
+            float* accumulators)
+      : sums(row_sums), groups(sums_per_row), g(group), acc(accumulators) {
+    alignas(64) float s[kPanelWidth], o[kPanelWidth] = {};
+    group_params(w, p, g, 0, s);
+    if (sums != nullptr) group_params(w, p, g, 1, o);
+    for (int v = 0; v < NV; ++v) {
+      scale[v] = V::load(s + v * V::kLanes, V::kLanes);
+      offset[v] = V::load(o + v * V::kLanes, V::kLanes);
+    }
+  }
+  // A tile of rows from `first` on: the same join, rows `first` further.
+  JoinGroup from_row(int64_t first) const {
+    JoinGroup j = *this;
+    j.acc += first * kPanelWidth;
+    if (j.sums != nullptr) j.sums += first * groups;
+    return j;
+  }
+  void operator()(int64_t r, typename V::Reg (&partial)[NV], int64_t, float*) const {
+    float* out = acc + r * kPanelWidth;
+    for (int v = 0; v < NV; ++v) {
+      auto a = g == 0 ? V::zero() : V::load(out + v * V::kLanes, V::kLanes);
+      a = V::fmadd(scale[v], partial[v], a);
+      if (sums != nullptr) a = V::fmadd(offset[v], V::broadcast(sums + r * groups + g), a);
+      V::store(out + v * V::kLanes, a, V::kLanes);
+    }
+  }
+};
+
+// gemm.h's quantized GEMM by way of the F32 one: a panel's codes, as the
+// numbers they stand for (`Codes`: code_panel or an ISA's own), into a
+// per-thread F32 panel a group (or a depth block of one) at a time; the F32
+// tiles over it (W: the ISA's F32 loader), each group's chain from zero,
+// continued through its depth blocks in per-thread partial sums, and at its
+// end joined (JoinGroup) to per-thread accumulators, which go to y once the
+// panel's groups are done (y's rows are far apart: it is touched once).
+template <typename V, typename W, auto Codes = code_panel>
+void quantized_gemm(const float* x, int64_t m, const PackedMatrix& w, int64_t p_begin, int64_t p_end, float* y,
+                    int64_t ldy) {
+  // Depth of a block of codes: 256 k of 32 floats (32 KiB) stay in L1.
+  constexpr int64_t kCodeDepth = 256;
+  constexpr size_t kRowBlockBytes = static_cast<size_t>(kRowBlock * kPanelWidth) * sizeof(float);
+  thread_local AlignedBuffer codes(static_cast<size_t>(kCodeDepth * kPanelWidth) * sizeof(float));
+  thread_local AlignedBuffer partial(kRowBlockBytes), acc(kRowBlockBytes);
+  thread_local std::vector<float> sums;
+  const int64_t k_total = w.cols, group = w.quant.group_size, groups = k_total / group;
+  if (w.quant.has_offsets) {
+    sums.resize(static_cast<size_t>(m * groups));
+    for (int64_t r = 0; r < m; ++r) quantized_group_sums(x + r * k_total, k_total, group, sums.data() + r * groups);
+  }
   for (int64_t r0 = 0; r0 < m; r0 += kRowBlock) {
     const int64_t rows = std::min(m, r0 + kRowBlock) - r0;
     const int64_t tiles = (rows + V::kTileRows - 1) / V::kTileRows;
     for (int64_t p = p_begin; p < p_end; ++p) {
+      for (int64_t g = 0; g < groups; ++g) {
+        const JoinGroup<V> join(w, p, g, w.quant.has_offsets ? sums.data() + r0 * groups : nullptr, groups,
+                                acc.as<float>());
+        for (int64_t k0 = g * group; k0 < (g + 1) * group; k0 += kCodeDepth) {
+          const int64_t kc = std::min(kCodeDepth, (g + 1) * group - k0);
+          const bool resume = k0 > g * group, last = k0 + kc == (g + 1) * group;
+          Codes(w, p, k0, kc, codes.as<float>());
+          for (int64_t t = 0, r = r0; t < tiles; ++t) {
+            const int64_t height = rows / tiles + (t < rows % tiles ? 1 : 0);
+            const float* xs = x + r * k_total + k0;
+            float* partial_rows = partial.as<float>() + (r - r0) * kPanelWidth;
+            if (last) {
+              tile_any_rows<V, W>(height, xs, k_total, codes.as<float>(), static_cast<const float*>(nullptr), 0, kc,
+                                  false, kPanelWidth, resume, partial_rows, kPanelWidth, join.from_row(r - r0));
+            } else {
+              tile_any_rows<V, W>(height, xs, k_total, codes.as<float>(), static_cast<const float*>(nullptr), 0, kc,
+                                  false, kPanelWidth, resume, partial_rows, kPanelWidth);
+            }
+            r += height;
+          }
+        }
+      }
       const int64_t cols = std::min(kPanelWidth, w.rows - p * kPanelWidth);
-      for (int64_t k0 = 0; k0 < k_total; k0 += kDequantizedDepth) {
-        const int64_t kc = std::min(kDequantizedDepth, k_total - k0);
-        Dequantize(w, p, k0, kc, scratch.as<float>());
-        const float* panel = scratch.as<float>();
-        for (int64_t t = 0, r = r0; t < tiles; ++t) {
-          const int64_t height = rows / tiles + (t < rows % tiles ? 1 : 0);
-          tile_any_rows<V, W>(height, x + r * k_total + k0, k_total, panel, static_cast<const float*>(nullptr), 0, kc,
-                              false, cols, k0 > 0, y + r * ldy + p * kPanelWidth, ldy);
-          r += height;
+      for (int64_t r = 0; r < rows; ++r) {
+        for (int64_t v = 0; v < cols; v += V::kLanes) {
+          V::store(y + (r0 + r) * ldy + p * kPanelWidth + v, V::load(acc.as<float>() + r * kPanelWidth + v, V::kLanes),
+                   std::min(V::kLanes, cols - v));
         }
       }
     }

@@ -13,8 +13,9 @@ scales the way the tools lay them out:
   - quant_method fp8 (vLLM's and transformers' FP8 checkpoints):
     weight_scale, one value ([] here), or with weight_block_size,
     weight_scale_inv [ceil(N / rows), ceil(K / cols)] (it multiplies too).
-Each must generate exactly (the JSON bit for bit) what a plain checkpoint of
-its dequantized weights, scale * e4m3(code), generates; the activations
+Each must generate what a plain checkpoint of its dequantized weights,
+scale * e4m3(code), generates, within float32 rounding
+(quant_checkpoints.assert_close_generation); the activations
 stay FP32 (input scales of static schemes are written and not used).  Then
 what we cannot honour is refused with one line that names it.  And
 `--quantization fp8` on the plain checkpoints must generate exactly what the
@@ -40,8 +41,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import check_compressed_tensors as ct  # noqa: E402  (it puts tests/reference on the path too)
 import reference_forward  # noqa: E402
 from e4m3 import VALUES, to_e4m3  # noqa: E402
-from quant_checkpoints import (assert_refused, assert_same_generation, generate, make_bases, restate,  # noqa: E402
-                               write_twins)
+from quant_checkpoints import (assert_close_generation, assert_refused, assert_same_generation, generate,  # noqa: E402
+                               make_bases, restate, write_twins)
 from safetensors_io import Bf16, F8E4M3, read_safetensors, write_safetensors  # noqa: E402
 
 F32 = np.float32
@@ -196,8 +197,8 @@ def main():
     }
     for label, (arch, quantization, layer) in cases.items():
         write_fp8(bases[arch], quantized, reference, quantization, layer)
-        assert_same_generation(vllm, quantized, reference, work, label)
-        print(f"ok: {label} generates exactly what its dequantized checkpoint does")
+        worst = assert_close_generation(vllm, quantized, reference, work, label)
+        print(f"ok: {label} generates what its dequantized checkpoint does (logprobs within {worst:.1e})")
 
     # --quantization fp8: the same bits as the fp8 checkpoint of each tensor quantized as vLLM's dynamic FP8.
     def dynamic_fp8(w):

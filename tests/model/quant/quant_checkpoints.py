@@ -1,7 +1,7 @@
 """What the quantized-checkpoint tests share: tiny random base checkpoints,
 a quantized checkpoint written beside its dequantized twin, generate runs,
-the check that both generate the same, and that a checkpoint is refused
-with one line."""
+the checks that both generate the same (exactly, or within float32
+rounding), and that a checkpoint is refused with one line."""
 import json
 import os
 import shutil
@@ -81,3 +81,27 @@ def assert_same_generation(vllm, model, twin, work, label, model_flags=()):
     """`model` (with model_flags) generates exactly, JSON bit for bit, what `twin` does."""
     got, want = generations(vllm, model, twin, work, label, model_flags)
     assert got == want, f"{label}: generated\n{got}\nwhile its twin generated\n{want}"
+
+
+# How far a weight-only checkpoint's logprobs may be from its dequantized
+# twin's: the kernels take each group's scale out of its sum (gemm.h's
+# quantized arithmetic), and act-order sums in the order of the groups, so
+# the two differ by float32 rounding (about 1e-6 here).
+LOGPROB_TOLERANCE = 1e-4
+
+
+def assert_close_generation(vllm, model, twin, work, label, model_flags=()):
+    """`model` generates the same tokens and top logprob ids as `twin`, every logprob and prompt logprob within
+    LOGPROB_TOLERANCE; returns the largest difference."""
+    got_text, want_text = generations(vllm, model, twin, work, label, model_flags)
+    got, want = json.loads(got_text), json.loads(want_text)
+    out_got, out_want = got["outputs"][0], want["outputs"][0]
+    assert out_got["token_ids"] == out_want["token_ids"], (label, out_got, out_want)
+    pairs = list(zip(out_got["logprobs"], out_want["logprobs"])) + list(zip(got["prompt_logprobs"][1:],
+                                                                            want["prompt_logprobs"][1:]))
+    worst = 0.0
+    for a, b in pairs:
+        assert a.keys() == b.keys(), (label, a, b)
+        worst = max([worst] + [abs(a[t] - b[t]) for t in a])
+    assert worst < LOGPROB_TOLERANCE, f"{label}: logprobs differ by {worst}"
+    return worst

@@ -37,7 +37,7 @@ GemmTable avx2_gemm_table() {
   return {blocks::packed_gemm<Avx2, F32Weights, float>,
           blocks::packed_gemm<Avx2, BF16Weights, uint16_t>,
           blocks::packed_gemm<Avx2, F16Weights, uint16_t>,
-          blocks::dequantized_gemm<Avx2, F32Weights>,
+          blocks::quantized_gemm<Avx2, F32Weights>,
           avx2_quantize_int8_rows(),
           avx2_int8_gemm(),
           avx2_quantize_int8_blocks(),

@@ -34,7 +34,7 @@ struct F16Weights : blocks::WidenedSteps<Avx512> {
 void quantized_gemm(const float* x, int64_t m, const PackedMatrix& w, int64_t p_begin, int64_t p_end, float* y,
                     int64_t ldy) {
   if (m <= kQuantizedFewRows) return avx512_quantized_few_rows(x, m, w, p_begin, p_end, y, ldy);
-  blocks::dequantized_gemm<Avx512, F32Weights, avx512_dequantize_panel>(x, m, w, p_begin, p_end, y, ldy);
+  blocks::quantized_gemm<Avx512, F32Weights, avx512_code_panel>(x, m, w, p_begin, p_end, y, ldy);
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "kernels/cpu/gemm.h"
 #include "kernels/packed_matrix.h"
@@ -62,10 +63,21 @@ void bf16_pair_gemm(const float* x, int64_t m, const void* panels, int64_t k_tot
 // The definition of gemm.h's quantized arithmetic.
 void quantized_gemm(const float* x, int64_t m, const PackedMatrix& w, int64_t p_begin, int64_t p_end, float* y,
                     int64_t ldy) {
-  for (int64_t j = p_begin * kPanelWidth; j < std::min(w.rows, p_end * kPanelWidth); ++j) {
-    for (int64_t r = 0; r < m; ++r) {
+  const int64_t group = w.quant.group_size, groups = w.cols / group;
+  std::vector<float> sums(static_cast<size_t>(groups));
+  for (int64_t r = 0; r < m; ++r) {
+    const float* row = x + r * w.cols;
+    quantized_group_sums(row, w.cols, group, sums.data());
+    for (int64_t j = p_begin * kPanelWidth; j < std::min(w.rows, p_end * kPanelWidth); ++j) {
+      const int64_t p = j / kPanelWidth, c = j % kPanelWidth;
       float acc = 0.0f;
-      for (int64_t k = 0; k < w.cols; ++k) acc = std::fma(x[r * w.cols + k], w.at(j, k), acc);
+      for (int64_t g = 0; g < groups; ++g) {
+        float partial = 0.0f;
+        for (int64_t k = g * group; k < (g + 1) * group; ++k)
+          partial = std::fma(row[k], quantized_code(w, p, c, k), partial);
+        acc = std::fma(group_param(w, p, g, 0, c), partial, acc);
+        if (w.quant.has_offsets) acc = std::fma(group_param(w, p, g, 1, c), sums[static_cast<size_t>(g)], acc);
+      }
       y[r * ldy + j] = acc;
     }
   }
