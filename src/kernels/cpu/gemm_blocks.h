@@ -267,12 +267,12 @@ void packed_gemm(const float* x, int64_t m, const void* panels, int64_t k_total,
   }
 }
 
-// A tile's finish that joins its rows' partial sums p of group g (as
-// columns: F32 loaders) to their outputs' accumulators, rows kPanelWidth
-// apart in `acc`, as gemm.h's quantized arithmetic does: acc = fma(scale,
-// p, acc) (from acc = 0 at the first group), then with offsets acc =
-// fma(offset, xsum, acc); `sums`: each row's xsum of every group, `groups`
-// apart (null without offsets).
+// A tile's finish that joins its rows' partial sums p of group g (an F32
+// loader's, whose registers hold columns in order) to their outputs'
+// accumulators, rows kPanelWidth apart in `acc`, as gemm.h's quantized
+// arithmetic does: acc = fma(scale, p, acc) (from acc = 0 at the first
+// group), then with offsets acc = fma(offset, xsum, acc); `sums`: each
+// row's xsum of every group, `groups` apart (null without offsets).
 template <typename V>
 struct JoinGroup {
   static constexpr int NV = kVectorsPerPanel<V>;
