@@ -290,25 +290,11 @@ float group_param(const PackedMatrix& m, int64_t p, int64_t g, int set, int64_t 
 }
 
 void group_params(const PackedMatrix& m, int64_t p, int64_t g, int set, float* out) {
-  const QuantFormat& f = m.quant;
-  const uint8_t* params = m.group_params.as<uint8_t>() + p * f.panel_param_bytes(m.cols);
-  const int64_t base_bytes = f.panel_base_bytes(m.cols);
-  const uint8_t* at = params + param_offset(f, base_bytes, g, set, 0);
-  switch (f.params) {
-    case QuantParams::kF16:
-      for (int64_t c = 0; c < kPanelWidth; ++c) {
-        uint16_t h;
-        std::memcpy(&h, at + 2 * c, 2);
-        out[c] = f16_to_f32(h);
-      }
-      return;
-    case QuantParams::kF32:
-      std::memcpy(out, at, kPanelWidth * sizeof(float));
-      return;
-    case QuantParams::kSteps:
-      for (int64_t c = 0; c < kPanelWidth; ++c) out[c] = load_param(f, params, base_bytes, g, set, c);
-      return;
-  }
+  // group_param's reading, a panel at a time: load_param inlines here, where
+  // a call per column from the kernels' files did not.
+  const uint8_t* params = m.group_params.as<uint8_t>() + p * m.quant.panel_param_bytes(m.cols);
+  const int64_t base_bytes = m.quant.panel_base_bytes(m.cols);
+  for (int64_t c = 0; c < kPanelWidth; ++c) out[c] = load_param(m.quant, params, base_bytes, g, set, c);
 }
 
 float quantized_code(const PackedMatrix& m, int64_t p, int64_t c, int64_t k) {
