@@ -110,12 +110,13 @@ Result<bool> read_sampling_field(SamplingParams& p, SamplingFieldExtras& extras,
   } else if (key == "length_penalty") {
     VLLM_ASSIGN_OR_RETURN(p.length_penalty, read_number(v, key));
   } else {
-    return false;
+    return read_structured_output_field(extras.structured_outputs, key, v);
   }
   return true;
 }
 
 Status apply_sampling_extras(SamplingParams& params, const SamplingFieldExtras& extras) {
+  VLLM_ASSIGN_OR_RETURN(params.structured_outputs, single_constraint(extras.structured_outputs));
   if (extras.beam_width) {
     if (extras.n_given && params.n != *extras.beam_width) {
       return invalid_argument("beam_width and n differ").with_param("beam_width");

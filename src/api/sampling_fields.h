@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 
+#include "api/structured_output_fields.h"
 #include "base/json.h"
 #include "base/status.h"
 #include "engine/sample/sampling_params.h"
@@ -17,6 +18,7 @@ struct SamplingFieldExtras {
   std::optional<int64_t> best_of;
   std::optional<int32_t> beam_width;
   bool n_given = false;
+  StructuredOutputFields structured_outputs;
 };
 
 // Reads `key` into `params` if it names a sampling field: true if it did,

@@ -51,6 +51,7 @@ class EngineCore {
   const ResolvedEngineConfig& config() const { return config_; }
   const KVCacheManager& kv_cache() const { return kv_cache_; }
   const std::vector<int32_t>& eos_token_ids() const { return eos_token_ids_; }
+  int64_t vocab_size() const { return model_.config().vocab_size; }
 
  private:
   EngineCore(Model& model, const ResolvedEngineConfig& config);

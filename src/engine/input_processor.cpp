@@ -14,7 +14,27 @@ Status check_logprobs_limit(const char* field, const std::optional<int32_t>& val
   return Status::ok();
 }
 
+// The vocabulary as grammars see it: each token's bytes, none for special
+// tokens or for ids the tokenizer does not have.
+std::shared_ptr<const structured::TokenVocabulary> grammar_vocabulary(const Tokenizer& tokenizer, int64_t vocab_size,
+                                                                      std::vector<int32_t> eos_token_ids) {
+  std::vector<std::string> bytes(static_cast<size_t>(vocab_size));
+  const int64_t known = std::min<int64_t>(tokenizer.vocab_size(), vocab_size);
+  for (int32_t id = 0; id < known; ++id) {
+    if (!tokenizer.is_special(id)) bytes[static_cast<size_t>(id)] = tokenizer.token_bytes(id);
+  }
+  return std::make_shared<const structured::TokenVocabulary>(std::move(bytes), std::move(eos_token_ids));
+}
+
 }  // namespace
+
+structured::GrammarCache& InputProcessor::grammars() const {
+  std::call_once(grammars_made_, [&] {
+    grammars_ = std::make_unique<structured::GrammarCache>(
+        grammar_vocabulary(tokenizer_, core_.vocab_size(), core_.eos_token_ids()));
+  });
+  return *grammars_;
+}
 
 Result<int32_t> truncated_prompt_length(int32_t truncate_prompt_tokens, int32_t max_model_len) {
   if (truncate_prompt_tokens == -1) return max_model_len;
@@ -47,6 +67,11 @@ Result<ProcessedRequest> InputProcessor::process(const PromptInput& prompt, cons
     return invalid_argument("beam search cannot stream: its beams are only known at the end.");
   }
   VLLM_RETURN_IF_ERROR(core_.check_request(r.prompt_token_ids, r.params));
+  if (params.structured_outputs) {
+    Result<std::shared_ptr<const structured::CompiledGrammar>> grammar = grammars().get(*params.structured_outputs);
+    if (!grammar.is_ok()) return grammar.status().with_param(params.structured_outputs->request_field);
+    r.params.grammar = std::move(*grammar);
+  }
   return r;
 }
 

@@ -7,6 +7,8 @@
 // never the engine thread).
 #pragma once
 
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -14,6 +16,7 @@
 #include "base/status.h"
 #include "engine/engine_core.h"
 #include "engine/prompt_input.h"
+#include "structured/structured_output.h"
 #include "tokenizer/tokenizer.h"
 
 namespace vllm {
@@ -35,10 +38,17 @@ class InputProcessor {
   InputProcessor(const Tokenizer& tokenizer, const EngineCore& core, int32_t max_logprobs)
       : tokenizer_(tokenizer), core_(core), max_logprobs_(max_logprobs) {}
 
-  // Thread-safe: reads only what does not change after start-up.
+  // Thread-safe: reads only what does not change after start-up, and the
+  // grammar cache, which locks.  A structured output's grammar is compiled
+  // here, on the caller's thread, never the engine's.
   Result<ProcessedRequest> process(const PromptInput& prompt, const SamplingParams& params) const;
 
  private:
+  // Made on first use: the vocabulary's bytes take a pass over the tokenizer.
+  structured::GrammarCache& grammars() const;
+
+  mutable std::once_flag grammars_made_;
+  mutable std::unique_ptr<structured::GrammarCache> grammars_;
   const Tokenizer& tokenizer_;
   const EngineCore& core_;
   int32_t max_logprobs_;

@@ -87,9 +87,7 @@ Result<bool> read_request_field(CompletionRequest& r, const std::string& key, co
                         key == "chat_template_kwargs")) {
     // read_chat_prompt reads these
   } else if (r.chat && key == "max_completion_tokens") {
-    if (!v.is_null()) {
-      VLLM_ASSIGN_OR_RETURN(r.params.max_tokens, api::read_integer(v, key));
-    }
+    // parse_chat_request applies it after max_tokens, which it overrides.
   } else if (r.chat && (key == "logprobs" || key == "top_logprobs")) {
     // Chat's logprobs is a flag with top_logprobs for the count: parse_chat_request reads them.
   } else if (r.chat && key == "tools") {
@@ -149,6 +147,9 @@ Result<CompletionRequest> parse_chat_request(const std::string& body, const Chat
   // The template supplies BOS, so by default the rendered text gets no more special tokens.
   options.add_special_tokens = false;
   VLLM_RETURN_IF_ERROR(parse_common(j, r, options));
+  if (j.contains("max_completion_tokens") && !j["max_completion_tokens"].is_null()) {
+    VLLM_ASSIGN_OR_RETURN(r.params.max_tokens, api::read_integer(j["max_completion_tokens"], "max_completion_tokens"));
+  }
   bool logprobs = false;
   if (j.contains("logprobs") && !j["logprobs"].is_null()) {
     VLLM_ASSIGN_OR_RETURN(logprobs, api::read_bool(j["logprobs"], "logprobs"));

@@ -12,15 +12,7 @@ struct Unsupported {
 };
 
 constexpr Unsupported kUnsupported[] = {
-    {"response_format", "structured outputs"},
-    {"guided_json", "structured outputs"},
-    {"guided_regex", "structured outputs"},
-    {"guided_choice", "structured outputs"},
-    {"guided_grammar", "structured outputs"},
-    {"guided_decoding_backend", "structured outputs"},
-    {"guided_whitespace_pattern", "structured outputs"},
-    {"structural_tag", "structured outputs"},
-    {"structured_outputs", "structured outputs"},
+    {"structural_tag", "structural tags"},
     {"tool_choice", "tool calling"},
     {"allowed_token_ids", "allowed_token_ids"},
     {"bad_words", "bad_words"},
@@ -38,7 +30,6 @@ bool is_default(std::string_view field, const Json& v) {
   if (v.is_boolean()) return !v.get<bool>();
   if (v.is_number()) return v == 0;
   if ((v.is_array() || v.is_object()) && v.empty()) return true;
-  if (field == "response_format") return v.is_object() && v.contains("type") && v["type"] == "text" && v.size() == 1;
   // No tools are accepted yet, so "auto" can only choose none of them.
   if (field == "tool_choice") return v == "none" || v == "auto";
   return false;

@@ -11,7 +11,7 @@
 namespace vllm::server {
 
 // OK if `key` is no such field, or `value` is its default (null, false, 0,
-// an empty list, {"type": "text"} for response_format).
+// an empty list or object).
 Status check_unsupported_field(const std::string& key, const Json& value);
 
 }  // namespace vllm::server

@@ -2,6 +2,7 @@
 
 #include "base/file_util.h"
 #include "base/json.h"
+#include "tokenizer/byte_level.h"
 
 namespace vllm {
 std::string clean_up_tokenization(std::string text) {
@@ -50,6 +51,14 @@ Status Tokenizer::build_components(const Json& json) {
   VLLM_ASSIGN_OR_RETURN(pre_tokenizer_, make_pre_tokenizer(json.value("pre_tokenizer", Json())));
   VLLM_ASSIGN_OR_RETURN(model_, make_model(json.value("model", Json())));
   VLLM_ASSIGN_OR_RETURN(decoder_, make_decoder(json.value("decoder", Json())));
+  const Json decoder = json.value("decoder", Json());
+  byte_level_decoder_ = decoder.is_object() && decoder.value("type", "") == "ByteLevel";
+  if (decoder.is_object() && decoder.value("type", "") == "Sequence" && decoder.contains("decoders") &&
+      decoder["decoders"].is_array()) {
+    for (const Json& d : decoder["decoders"]) {
+      byte_level_decoder_ = byte_level_decoder_ || (d.is_object() && d.value("type", "") == "ByteLevel");
+    }
+  }
   VLLM_ASSIGN_OR_RETURN(post_processor_, PostProcessor::from_json(json.value("post_processor", Json())));
   return Status::ok();
 }
@@ -158,6 +167,28 @@ std::string Tokenizer::decode_uncleaned(const std::vector<int32_t>& ids, bool sk
   std::string text;
   for (const auto& t : tokens) text += t;
   return text;
+}
+
+std::string Tokenizer::token_bytes(int32_t id) const {
+  const std::string piece = id_to_token(id);
+  if (piece.empty()) return piece;
+  if (is_byte_token(id)) return std::string(1, static_cast<char>(std::stoi(piece.substr(3, 2), nullptr, 16)));
+  if (byte_level_decoder_) {
+    std::string bytes;
+    return byte_level::decode(piece, bytes) ? bytes : piece;
+  }
+  if (!decoder_) return piece;
+  // Decoders may treat the first token apart (Strip drops its leading
+  // space), so the token is decoded after an anchor and the anchor removed.
+  auto decoded = [&](std::vector<std::string> pieces) {
+    std::string text;
+    for (const std::string& t : decoder_->decode_chain(std::move(pieces))) text += t;
+    return text;
+  };
+  const std::string anchor = decoded({"x"});
+  const std::string both = decoded({"x", piece});
+  if (both.compare(0, anchor.size(), anchor) == 0) return both.substr(anchor.size());
+  return decoded({piece});
 }
 
 std::string Tokenizer::id_to_token(int32_t id) const {

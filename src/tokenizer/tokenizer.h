@@ -51,6 +51,9 @@ class Tokenizer {
   bool is_special(int32_t id) const { return added_.is_special(id); }
   // A byte-fallback token "<0xNN>": its text depends on the whole run of them.
   bool is_byte_token(int32_t id) const { return model_->is_byte_token(id); }
+  // The bytes token `id` adds to a text it does not start (so no leading
+  // space is stripped), before any UTF-8 repair: what a grammar matches.
+  std::string token_bytes(int32_t id) const;
 
   // tokenizer_config.json's chat_template (a string, or the "default" of a
   // list of named templates), if any.
@@ -74,6 +77,7 @@ class Tokenizer {
   std::unique_ptr<TokenizerModel> model_;
   std::unique_ptr<Decoder> decoder_;
   PostProcessor post_processor_;
+  bool byte_level_decoder_ = false;  // the decoder maps GPT-2's byte alphabet back to bytes
   bool clean_up_tokenization_spaces_ = false;
   std::optional<std::string> chat_template_;
   std::optional<double> model_max_length_;

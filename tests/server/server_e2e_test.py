@@ -107,6 +107,11 @@ try:
     check(all(c["object"] == "chat.completion.chunk" for c in chunks), "chat chunk objects")
     check("".join(c["choices"][0]["delta"].get("content", "") for c in chunks) == message["content"], "chat stream")
     check([c["choices"][0]["finish_reason"] for c in chunks].count("length") == 1, "one chat finish")
+    # max_completion_tokens overrides max_tokens, whichever comes first in the body.
+    for capped_body in ({"messages": messages, "max_tokens": 9, "max_completion_tokens": 3, "ignore_eos": True},
+                        {"max_completion_tokens": 3, "messages": messages, "max_tokens": 9, "ignore_eos": True}):
+        status, capped = server.json("POST", "/v1/chat/completions", capped_body)
+        check(status == 200 and capped["usage"]["completion_tokens"] == 3, f"max_completion_tokens {capped}")
     # Without max_tokens, chat may use the rest of the context.
     status, rest = server.json("POST", "/v1/chat/completions", {"messages": messages, "ignore_eos": True})
     check(rest["usage"]["completion_tokens"] == 512 - tok["count"], f"chat default max_tokens {rest['usage']}")
@@ -192,8 +197,7 @@ try:
     expect_error(server, {"prompt": "x", "suffix": "y"}, 400, "suffix", what="suffix")
     expect_error(server, {"prompt": "x", "stream_options": {"include_usage": True}}, 400, "stream_options")
     # Fields of features to come: a 400 naming them, unless at their default; advisory fields pass.
-    for field, value in [("response_format", {"type": "json_object"}), ("guided_json", {"type": "object"}),
-                         ("structured_outputs", {"choice": ["a"]}), ("allowed_token_ids", [1]),
+    for field, value in [("structural_tag", {"type": "x"}), ("allowed_token_ids", [1]),
                          ("bad_words", ["x"]), ("priority", 1), ("logits_processors", ["x"]),
                          ("return_token_ids", True), ("vllm_xargs", {"a": 1})]:
         expect_error(server, {"prompt": "x", field: value}, 400, field, what=f"{field}={value}")

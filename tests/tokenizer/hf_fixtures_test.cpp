@@ -86,6 +86,22 @@ TEST_P(HfTokenizerFixtureTest, StreamedDeltasConcatenateToTheFullDecode) {
   EXPECT_EQ(mismatches_, 0) << "of " << records_.size() << " records";
 }
 
+// A token's bytes (what grammars match) concatenate to Hugging Face's decode
+// of the ids, up to the leading space a first token's decoding drops.
+TEST_P(HfTokenizerFixtureTest, TokenBytesConcatenateToTheDecodedText) {
+  const Tokenizer& tok = *tokenizer_;
+  for (const Json& r : records_) {
+    std::string bytes;
+    for (int32_t id : r["ids"].get<std::vector<int32_t>>()) bytes += tok.token_bytes(id);
+    std::string text = utf8::make_valid(bytes);
+    if (tok.clean_up_tokenization_spaces()) text = clean_up_tokenization(text);
+    const std::string decoded = r["decoded"].get<std::string>();
+    check(text == decoded || (text.starts_with(" ") && text.substr(1) == decoded), r,
+          "token bytes '" + text + "' != decoded");
+  }
+  EXPECT_EQ(mismatches_, 0) << "of " << records_.size() << " records";
+}
+
 INSTANTIATE_TEST_SUITE_P(Families, HfTokenizerFixtureTest,
                          ::testing::Values("stories260k", "mistral", "llama3", "qwen3", "gpt2", "claude", "gemma3"),
                          [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });

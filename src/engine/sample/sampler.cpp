@@ -1,5 +1,7 @@
 #include "engine/sample/sampler.h"
 
+#include <limits>
+
 namespace vllm {
 
 RequestRng::RequestRng(std::optional<int64_t> seed)
@@ -19,9 +21,32 @@ int32_t greedy_token(const float* logits, int32_t vocab_size) {
 Sampler::Sampler(int32_t vocab_size, std::vector<int32_t> eos_token_ids)
     : vocab_size_(vocab_size), eos_token_ids_(std::move(eos_token_ids)) {}
 
+void Sampler::apply_grammar(const SamplingRow& row, Scratch& scratch) const {
+  scratch.allowed.resize(structured::bitmask_words(vocab_size_));
+  // What is left of max_tokens: the grammar steers towards an end within it.
+  const int64_t budget = row.params->max_tokens - static_cast<int64_t>(row.output_token_ids.size());
+  row.grammar->fill_next_token_mask(scratch.allowed, budget);
+  bool any = false;
+  for (int32_t t = 0; t < vocab_size_; ++t) {
+    if (structured::bitmask_has(scratch.allowed.data(), t)) {
+      any = true;
+    } else {
+      row.logits[t] = -std::numeric_limits<float>::infinity();
+    }
+  }
+  // A state no token of the vocabulary continues (its bytes are missing
+  // from it) can only end the sequence.
+  if (!any) {
+    for (int32_t eos : eos_token_ids_) row.logits[eos] = 0.0f;
+  }
+}
+
 SampledToken Sampler::sample_row(const SamplingRow& row, Scratch& scratch) const {
   const SamplingParams& params = *row.params;
   float* logits = row.logits;
+  // The grammar's mask comes first, so that the logprobs reported are those
+  // of the distribution the tokens are drawn from, as in vLLM.
+  if (row.grammar != nullptr) apply_grammar(row, scratch);
   // Logprobs describe the model's own distribution, so they are taken first.
   const double log_z = log_sum_exp(logits, vocab_size_);
   const float* raw = logits;

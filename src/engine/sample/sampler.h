@@ -15,8 +15,9 @@
 #include "base/thread_pool.h"
 #include "engine/sample/logits_processors.h"
 #include "engine/sample/logprobs.h"
-#include "engine/sample/token_filters.h"
 #include "engine/sample/sampling_params.h"
+#include "engine/sample/token_filters.h"
+#include "structured/grammar_matcher.h"
 
 namespace vllm {
 
@@ -40,6 +41,8 @@ struct SamplingRow {
   std::span<const int32_t> prompt_token_ids;
   std::span<const int32_t> output_token_ids;  // generated so far
   RequestRng* rng = nullptr;
+  // The row's structured output: only the tokens its grammar allows are drawn.
+  structured::GrammarMatcher* grammar = nullptr;
 };
 
 struct SampledToken {
@@ -59,7 +62,10 @@ class Sampler {
     PenaltyScratch penalties;
     std::vector<Candidate> candidates;
     std::vector<float> raw_logits;  // the row before bias and penalties, for its logprobs
+    std::vector<uint32_t> allowed;  // the grammar's token bitmask
   };
+  // Sets the logits of the tokens the row's grammar forbids to -inf.
+  void apply_grammar(const SamplingRow& row, Scratch& scratch) const;
   SampledToken sample_row(const SamplingRow& row, Scratch& scratch) const;
 
   int32_t vocab_size_;

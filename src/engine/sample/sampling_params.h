@@ -4,12 +4,15 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "base/status.h"
+#include "structured/compiled_grammar.h"
+#include "structured/structured_output.h"
 
 namespace vllm {
 
@@ -55,6 +58,11 @@ struct SamplingParams {
   double length_penalty = 1.0;   // beam score = cumulative logprob / length^length_penalty
 
   OutputKind output_kind = OutputKind::kCumulative;
+
+  // What the text must conform to (vLLM's structured_outputs), and its
+  // grammar over this model's vocabulary, compiled by the InputProcessor.
+  std::optional<structured::StructuredOutputSpec> structured_outputs;
+  std::shared_ptr<const structured::CompiledGrammar> grammar;
 
   // Ranges and combinations that need no model: the error names the field.
   Status validate() const;

@@ -24,6 +24,8 @@ Request::Request(RequestId id, std::vector<int32_t> prompt_token_ids, SamplingPa
       cache_salt(std::move(cache_salt)),
       all_token_ids(std::move(prompt_token_ids)),
       rng(this->params.seed),
+      grammar_matcher(this->params.grammar ? std::make_unique<structured::GrammarMatcher>(this->params.grammar)
+                                           : nullptr),
       arrival_time(now_seconds()),
       num_prompt_tokens_(static_cast<int32_t>(all_token_ids.size())) {}
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -12,6 +13,7 @@
 #include "engine/kv/kv_cache_manager.h"
 #include "engine/sample/sampler.h"
 #include "engine/sample/sampling_params.h"
+#include "structured/grammar_matcher.h"
 
 namespace vllm {
 
@@ -46,6 +48,8 @@ struct Request {
   std::string cache_salt;              // extra prefix-cache key: requests with different salts share no blocks
   std::vector<int32_t> all_token_ids;  // prompt, then the generated tokens
   RequestRng rng;
+  // Where the output stands in params.grammar, when it has one.
+  std::unique_ptr<structured::GrammarMatcher> grammar_matcher;
   RequestStatus status = RequestStatus::kWaiting;
   int32_t num_computed_tokens = 0;  // leading tokens whose K/V are in the cache
   // Logprobs of prompt tokens 1.. as their positions are computed (kept

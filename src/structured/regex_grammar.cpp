@@ -1,0 +1,307 @@
+#include "structured/regex_grammar.h"
+
+#include <cctype>
+
+namespace vllm::structured {
+namespace {
+
+constexpr int kMaxNesting = 64;
+
+const CodePointRanges kDigits = {{'0', '9'}};
+const CodePointRanges kWord = {{'0', '9'}, {'A', 'Z'}, {'_', '_'}, {'a', 'z'}};
+const CodePointRanges kSpace = {{'\t', '\r'}, {' ', ' '}};  // \t \n \v \f \r and space
+
+class RegexParser {
+ public:
+  RegexParser(std::string_view pattern, Grammar& grammar) : p_(pattern), g_(grammar) {}
+
+  Result<Symbol> parse() {
+    if (consume('^')) {
+    }
+    size_t end = p_.size();
+    // A trailing unescaped $ (an even run of backslashes before it) is the end anchor.
+    if (end > 0 && p_[end - 1] == '$') {
+      size_t slashes = 0;
+      while (slashes + 1 < end && p_[end - 2 - slashes] == '\\') ++slashes;
+      if (slashes % 2 == 0) p_ = p_.substr(0, end - 1);
+    }
+    VLLM_ASSIGN_OR_RETURN(std::vector<Grammar::Sequence> alternatives, parse_alternatives(0));
+    if (pos_ < p_.size()) return error(p_[pos_] == ')' ? "unbalanced ')'" : "unexpected character");
+    return g_.group(std::move(alternatives), "regex");
+  }
+
+ private:
+  Status error(const std::string& what) const {
+    return invalid_argument("regex: " + what + " at offset " + std::to_string(pos_));
+  }
+  Status unsupported(const std::string& what) const {
+    return invalid_argument("regex: " + what + " (at offset " + std::to_string(pos_) + ") is not supported");
+  }
+
+  bool at_end() const { return pos_ >= p_.size(); }
+  char peek() const { return at_end() ? '\0' : p_[pos_]; }
+  bool consume(char c) {
+    if (peek() != c || at_end()) return false;
+    ++pos_;
+    return true;
+  }
+  bool consume(std::string_view s) {
+    if (p_.substr(pos_, s.size()) != s) return false;
+    pos_ += s.size();
+    return true;
+  }
+
+  Result<std::vector<Grammar::Sequence>> parse_alternatives(int depth) {
+    std::vector<Grammar::Sequence> alternatives;
+    while (true) {
+      VLLM_ASSIGN_OR_RETURN(Grammar::Sequence seq, parse_sequence(depth));
+      alternatives.push_back(std::move(seq));
+      if (!consume('|')) return alternatives;
+    }
+  }
+
+  Result<Grammar::Sequence> parse_sequence(int depth) {
+    Grammar::Sequence seq;
+    while (!at_end() && peek() != '|' && peek() != ')') {
+      VLLM_ASSIGN_OR_RETURN(Grammar::Sequence atom, parse_atom(depth));
+      VLLM_ASSIGN_OR_RETURN(atom, parse_quantifier(std::move(atom)));
+      seq.insert(seq.end(), atom.begin(), atom.end());
+    }
+    return seq;
+  }
+
+  Result<Grammar::Sequence> parse_atom(int depth) {
+    const char c = peek();
+    if (c == '(') {
+      if (depth >= kMaxNesting) return error("groups are nested too deeply");
+      ++pos_;
+      if (consume('?')) {
+        if (consume(':')) {
+        } else if (consume('P') || peek() == '<') {
+          if (consume("<=") || consume("<!")) return unsupported("look-behind");
+          if (!consume('<')) return unsupported("(?P" + std::string(1, peek()) + " group");
+          while (!at_end() && peek() != '>') ++pos_;
+          if (!consume('>')) return error("unterminated group name");
+        } else if (peek() == '=' || peek() == '!') {
+          return unsupported("look-ahead");
+        } else {
+          return unsupported("inline flags or special group '(?" + std::string(1, peek()) + "'");
+        }
+      }
+      VLLM_ASSIGN_OR_RETURN(std::vector<Grammar::Sequence> alternatives, parse_alternatives(depth + 1));
+      if (!consume(')')) return error("missing ')'");
+      return Grammar::Sequence{g_.group(std::move(alternatives))};
+    }
+    if (c == '[') {
+      ++pos_;
+      VLLM_ASSIGN_OR_RETURN(CodePointRanges ranges, parse_class());
+      return Grammar::Sequence{g_.code_points(ranges)};
+    }
+    if (c == '.') {
+      ++pos_;
+      return Grammar::Sequence{g_.code_points(complement({{'\n', '\n'}}))};
+    }
+    if (c == '^' || c == '$') return unsupported("an anchor inside the pattern");
+    if (c == '*' || c == '+' || c == '?') return error("nothing to repeat");
+    if (c == '\\') {
+      ++pos_;
+      VLLM_ASSIGN_OR_RETURN(CodePointRanges ranges, parse_escape(false));
+      if (ranges.size() == 1 && ranges[0].first == ranges[0].second) return literal(ranges[0].first);
+      return Grammar::Sequence{g_.code_points(ranges)};
+    }
+    VLLM_ASSIGN_OR_RETURN(uint32_t cp, read_code_point());
+    return literal(cp);
+  }
+
+  Grammar::Sequence literal(uint32_t cp) {
+    std::string bytes;
+    append_utf8(cp, bytes);
+    return g_.literal(bytes);
+  }
+
+  Result<Grammar::Sequence> parse_quantifier(Grammar::Sequence atom) {
+    int64_t min = 0;
+    std::optional<int64_t> max;
+    const size_t start = pos_;
+    if (consume('*')) {
+    } else if (consume('+')) {
+      min = 1;
+    } else if (consume('?')) {
+      max = 1;
+    } else if (peek() == '{') {
+      ++pos_;
+      std::optional<int64_t> lo = read_count();
+      if (consume(',')) {
+        max = read_count();
+      } else {
+        max = lo;
+      }
+      // Not a quantifier ({ alone, {x}): Python and PCRE read it as text.
+      if (!consume('}') || (!lo && !max)) {
+        pos_ = start;
+        return atom;
+      }
+      min = lo.value_or(0);
+    } else {
+      return atom;
+    }
+    if (consume('+')) return unsupported("a possessive quantifier");
+    consume('?');  // lazy: the same set of strings
+    Result<Symbol> repeated = g_.repeat(atom, min, max);
+    if (!repeated.is_ok()) return error(repeated.status().message());
+    return Grammar::Sequence{*repeated};
+  }
+
+  std::optional<int64_t> read_count() {
+    if (!std::isdigit(static_cast<unsigned char>(peek()))) return std::nullopt;
+    int64_t n = 0;
+    while (std::isdigit(static_cast<unsigned char>(peek()))) {
+      n = std::min<int64_t>(n * 10 + (peek() - '0'), 1000000000);
+      ++pos_;
+    }
+    return n;
+  }
+
+  // After '[': the class's code points.
+  Result<CodePointRanges> parse_class() {
+    const bool negated = consume('^');
+    CodePointRanges ranges;
+    bool first = true;
+    while (!at_end() && (peek() != ']' || first)) {
+      first = false;
+      if (consume("[:")) return unsupported("a POSIX class");
+      CodePointRanges item;
+      if (consume('\\')) {
+        VLLM_ASSIGN_OR_RETURN(item, parse_escape(true));
+      } else {
+        VLLM_ASSIGN_OR_RETURN(uint32_t cp, read_code_point());
+        item = {{cp, cp}};
+      }
+      const bool single = item.size() == 1 && item[0].first == item[0].second;
+      if (single && peek() == '-' && pos_ + 1 < p_.size() && p_[pos_ + 1] != ']') {
+        ++pos_;
+        uint32_t last = 0;
+        if (consume('\\')) {
+          VLLM_ASSIGN_OR_RETURN(CodePointRanges end, parse_escape(true));
+          if (end.size() != 1 || end[0].first != end[0].second) return error("a class cannot end a range");
+          last = end[0].first;
+        } else {
+          VLLM_ASSIGN_OR_RETURN(last, read_code_point());
+        }
+        if (last < item[0].first) return error("a character range is out of order");
+        item[0].second = last;
+      }
+      ranges.insert(ranges.end(), item.begin(), item.end());
+    }
+    if (!consume(']')) return error("missing ']'");
+    return negated ? complement(std::move(ranges)) : ranges;
+  }
+
+  // After '\\': the code points the escape stands for.
+  Result<CodePointRanges> parse_escape(bool in_class) {
+    if (at_end()) return error("a pattern cannot end with '\\'");
+    const char e = p_[pos_++];
+    auto one = [](uint32_t cp) { return CodePointRanges{{cp, cp}}; };
+    switch (e) {
+      case 'd':
+        return kDigits;
+      case 'D':
+        return complement(kDigits);
+      case 'w':
+        return kWord;
+      case 'W':
+        return complement(kWord);
+      case 's':
+        return kSpace;
+      case 'S':
+        return complement(kSpace);
+      case 'n':
+        return one('\n');
+      case 't':
+        return one('\t');
+      case 'r':
+        return one('\r');
+      case 'f':
+        return one('\f');
+      case 'v':
+        return one('\v');
+      case 'a':
+        return one('\a');
+      case '0':
+        return one(0);
+      case 'b':
+        if (in_class) return one('\b');
+        return unsupported("the word boundary \\b");
+      case 'x': {
+        if (consume('{')) {
+          VLLM_ASSIGN_OR_RETURN(uint32_t cp, read_hex(8, true));
+          if (!consume('}')) return error("missing '}' after \\x{");
+          return one(cp);
+        }
+        VLLM_ASSIGN_OR_RETURN(uint32_t cp, read_hex(2, false));
+        return one(cp);
+      }
+      case 'u': {
+        VLLM_ASSIGN_OR_RETURN(uint32_t cp, read_hex(4, false));
+        return one(cp);
+      }
+      default:
+        if (std::isdigit(static_cast<unsigned char>(e))) return unsupported("a backreference");
+        if (e == 'p' || e == 'P') return unsupported("a Unicode property class");
+        if (std::isalpha(static_cast<unsigned char>(e))) return unsupported(std::string("the escape \\") + e);
+        if (static_cast<unsigned char>(e) >= 0x80) {
+          --pos_;
+          VLLM_ASSIGN_OR_RETURN(uint32_t cp, read_code_point());
+          return one(cp);
+        }
+        return one(static_cast<uint8_t>(e));
+    }
+  }
+
+  // `digits` hex digits (or up to that many, when `variable`).
+  Result<uint32_t> read_hex(int digits, bool variable) {
+    uint32_t v = 0;
+    int n = 0;
+    while (n < digits && std::isxdigit(static_cast<unsigned char>(peek()))) {
+      const char h = p_[pos_++];
+      v = v * 16 +
+          static_cast<uint32_t>(std::isdigit(static_cast<unsigned char>(h)) ? h - '0' : std::tolower(h) - 'a' + 10);
+      ++n;
+    }
+    if (n == 0 || (!variable && n != digits)) return error("expected hex digits");
+    if (v > kMaxCodePoint) return error("a code point beyond U+10FFFF");
+    return v;
+  }
+
+  Result<uint32_t> read_code_point() {
+    const auto lead = static_cast<uint8_t>(p_[pos_]);
+    const int len = lead < 0x80 ? 1 : lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : lead >= 0xC0 ? 2 : 0;
+    if (len == 0 || pos_ + static_cast<size_t>(len) > p_.size()) return error("invalid UTF-8");
+    uint32_t cp = len == 1 ? lead : lead & (0x7Fu >> len);
+    for (int k = 1; k < len; ++k) {
+      const auto b = static_cast<uint8_t>(p_[pos_ + static_cast<size_t>(k)]);
+      if ((b & 0xC0) != 0x80) return error("invalid UTF-8");
+      cp = (cp << 6) | (b & 0x3Fu);
+    }
+    pos_ += static_cast<size_t>(len);
+    return cp;
+  }
+
+  std::string_view p_;
+  Grammar& g_;
+  size_t pos_ = 0;
+};
+
+}  // namespace
+
+Result<Symbol> add_regex(std::string_view pattern, Grammar& grammar) { return RegexParser(pattern, grammar).parse(); }
+
+Result<Grammar> regex_grammar(std::string_view pattern) {
+  Grammar g;
+  VLLM_ASSIGN_OR_RETURN(Symbol s, add_regex(pattern, g));
+  g.set_root(s.index);
+  VLLM_RETURN_IF_ERROR(g.validate());
+  return g;
+}
+
+}  // namespace vllm::structured

@@ -1,0 +1,26 @@
+// Regular expressions as grammars (vLLM's `regex` / `guided_regex`, and a
+// JSON schema's `pattern`).  The whole output must match, as in vLLM; a
+// leading ^ and a trailing $ are accepted and change nothing.  The subset:
+// literals and escapes (\n \t \r \f \v \xHH \x{H..} \uHHHH, escaped
+// punctuation), `.` (any character but newline), classes [..] with ranges,
+// negation and \d \w \s (and \D \W \S) inside or out, groups ( ), (?: ),
+// (?P<name> ), (?<name> ), alternation |, and the quantifiers * + ? {n}
+// {n,} {n,m} {,m}, greedy or lazy (the same language).  Anything else
+// (backreferences, look-around, \b, inline flags, possessive quantifiers,
+// \p{..}) is refused by name, never approximated.
+#pragma once
+
+#include <string_view>
+
+#include "base/status.h"
+#include "structured/grammar.h"
+
+namespace vllm::structured {
+
+// The rules matching `pattern`, added to `grammar`; a reference to them.
+Result<Symbol> add_regex(std::string_view pattern, Grammar& grammar);
+
+// A whole grammar matching `pattern`, validated.
+Result<Grammar> regex_grammar(std::string_view pattern);
+
+}  // namespace vllm::structured

@@ -1,0 +1,285 @@
+// The grammar engine against independent oracles: PCRE2 for regexes, a JSON
+// parser for json_object, hand-written languages for GBNF, and a token-by-
+// token replay for the masks the vocabulary walk computes.
+#include "structured/grammar_matcher.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "base/json.h"
+#include "base/regex.h"
+#include "structured/gbnf.h"
+#include "structured/json_schema_grammar.h"
+#include "structured/regex_grammar.h"
+#include "structured/structured_output.h"
+
+namespace vllm::structured {
+namespace {
+
+constexpr int32_t kByteEos = 256;
+
+// Token b < 256 is the byte b; 256 is EOS.
+std::shared_ptr<const TokenVocabulary> byte_vocabulary() {
+  std::vector<std::string> bytes(257);
+  for (int b = 0; b < 256; ++b) bytes[static_cast<size_t>(b)] = std::string(1, static_cast<char>(b));
+  return std::make_shared<TokenVocabulary>(std::move(bytes), std::vector<int32_t>{kByteEos});
+}
+
+std::shared_ptr<const CompiledGrammar> compile(const Result<Grammar>& g,
+                                               std::shared_ptr<const TokenVocabulary> vocab = byte_vocabulary()) {
+  EXPECT_TRUE(g.is_ok()) << g.status().message();
+  return std::make_shared<const CompiledGrammar>(*g, std::move(vocab));
+}
+
+// Whether the whole of `text` is in the grammar's language.
+bool matches(const std::shared_ptr<const CompiledGrammar>& g, std::string_view text) {
+  GrammarMatcher m(g);
+  for (char c : text) {
+    if (!m.accept_token(static_cast<uint8_t>(c))) return false;
+  }
+  return m.is_terminated() || m.accept_token(kByteEos);
+}
+
+TEST(Gbnf, LiteralsClassesGroupsAndRepetition) {
+  auto g = compile(parse_gbnf(R"g(
+    # a comment
+    root ::= greeting (" " name)? "!"{1,3}
+    greeting ::= "hi" | "hello"
+    name ::= [A-Z] [a-z]*
+  )g"));
+  for (const char* ok : {"hi!", "hello Ann!!", "hi Bo!!!", "hello X!"}) EXPECT_TRUE(matches(g, ok)) << ok;
+  for (const char* bad : {"hi", "hey!", "hi ann!", "hi!!!!", "hello  Ann!", ""}) EXPECT_FALSE(matches(g, bad)) << bad;
+}
+
+TEST(Gbnf, UnicodeClassesMatchUtf8BytesAndNegationExcludesThem) {
+  auto g = compile(parse_gbnf(R"g(root ::= [α-ω]+ [^a-z] "\u00e9")g"));
+  EXPECT_TRUE(matches(g, "αβγ9é"));
+  EXPECT_TRUE(matches(g,
+                      "ω\xF0\x9F\x98\x80"
+                      "é"));  // a 4-byte character from the negated class
+  EXPECT_FALSE(matches(g, "αβγxé"));
+  EXPECT_FALSE(matches(g, "A9é"));
+  EXPECT_FALSE(matches(g, "α\xED\xA0\x80é"));  // a surrogate's encoding is not UTF-8
+}
+
+TEST(Gbnf, RecursionNestsAndRightRecursionDoesNotGrowTheStack) {
+  auto g = compile(parse_gbnf(R"g(
+    root ::= "(" root ")" | list
+    list ::= "x" list | ""
+  )g"));
+  EXPECT_TRUE(matches(g, "((()))"));
+  EXPECT_TRUE(matches(g, "((xxx))"));
+  EXPECT_FALSE(matches(g, "(()"));
+  EXPECT_TRUE(matches(g, std::string(100000, 'x')));  // would exhaust the depth bound without tail calls
+}
+
+TEST(Gbnf, ErrorsNameTheProblem) {
+  auto message = [](const char* text) { return parse_gbnf(text).status().message(); };
+  EXPECT_NE(message("root ::= a\na ::= a \"x\" | \"y\"").find("left-recursive"), std::string::npos);
+  EXPECT_NE(message("root ::= \"x\"* root").find("left-recursive"), std::string::npos);
+  EXPECT_NE(message("root ::= missing").find("'missing' is used but never defined"), std::string::npos);
+  EXPECT_NE(message("start ::= \"x\"").find("no rule named 'root'"), std::string::npos);
+  EXPECT_NE(message("root ::= \"x").find("line 1 column"), std::string::npos);
+  EXPECT_NE(message("root ::= \"x\"{5,2}").find("out of order"), std::string::npos);
+  EXPECT_NE(message("root ::= \"x\"{20000}").find("above"), std::string::npos);
+  EXPECT_FALSE(parse_gbnf(std::string(200, '(')).is_ok());
+}
+
+// Full-match acceptance of random strings equals PCRE2's.
+TEST(Regex, AgreesWithPcre2OnRandomStrings) {
+  const std::vector<std::string> patterns = {
+      "a|b",           "(ab|a)*b",       "[a-c]{2,3}x?", "a+b*c?", "(a|bc){0,2}c", "[^ab]+",
+      "\\d{1,2}-\\w+", "(?:a|b)+c",      "a{2,}",        "^ab$",   ".\\.a",        "[a\\-c]b",
+      "(?P<x>a)b",     "\\s?[abc]{0,2}", "x{1}y{0}",     "a*?b+?", "[\\d\\s]c",    "(a(b(c)?)?)?",
+  };
+  std::mt19937 rng(7);
+  const std::string alphabet = "abcx.-1 \n";
+  for (const std::string& pattern : patterns) {
+    auto g = compile(regex_grammar(pattern));
+    Result<Regex> pcre = Regex::compile("^(?:" + pattern + ")$");
+    ASSERT_TRUE(pcre.is_ok()) << pattern;
+    int accepted = 0;
+    for (int trial = 0; trial < 3000; ++trial) {
+      std::string s;
+      const int len = static_cast<int>(rng() % 6);
+      for (int i = 0; i < len; ++i) s += alphabet[rng() % alphabet.size()];
+      const auto found = pcre->find_all(s);
+      const bool expected = s.empty() ? false : !found.empty() && found[0].first == 0 && found[0].second == s.size();
+      if (s.empty()) continue;  // PCRE2's find_all reports no empty matches
+      EXPECT_EQ(matches(g, s), expected) << "pattern " << pattern << " text '" << s << "'";
+      accepted += expected ? 1 : 0;
+    }
+    EXPECT_GT(accepted, 0) << pattern << ": no random string matched, so the comparison proved little";
+  }
+}
+
+// Python's reading, which vLLM's regexes follow: {,n} is {0,n}, and a brace
+// that starts no quantifier is text.
+TEST(Regex, PythonBraces) {
+  auto g = compile(regex_grammar("a{,2}b{x}"));
+  for (const char* ok : {"b{x}", "ab{x}", "aab{x}"}) EXPECT_TRUE(matches(g, ok)) << ok;
+  for (const char* bad : {"aaab{x}", "b"}) EXPECT_FALSE(matches(g, bad)) << bad;
+}
+
+TEST(Regex, RefusesWhatItCannotEnforceByName) {
+  auto message = [](const char* p) { return regex_grammar(p).status().message(); };
+  EXPECT_NE(message("(a)\\1").find("backreference"), std::string::npos);
+  EXPECT_NE(message("a(?=b)").find("look-ahead"), std::string::npos);
+  EXPECT_NE(message("(?<=a)b").find("look-behind"), std::string::npos);
+  EXPECT_NE(message("\\bword").find("word boundary"), std::string::npos);
+  EXPECT_NE(message("(?i)abc").find("inline flags"), std::string::npos);
+  EXPECT_NE(message("a++").find("possessive"), std::string::npos);
+  EXPECT_NE(message("\\p{L}").find("Unicode property"), std::string::npos);
+  EXPECT_NE(message("a^b").find("anchor"), std::string::npos);
+  EXPECT_NE(message("(ab").find("missing ')'"), std::string::npos);
+  EXPECT_NE(message("*a").find("nothing to repeat"), std::string::npos);
+}
+
+// A random multi-byte vocabulary: the mask walk shares prefixes and skips
+// dead subtrees, so its result is checked token by token against replaying
+// the history and offering each token alone.
+TEST(GrammarMatcher, MaskEqualsTokenByTokenReplay) {
+  std::mt19937 rng(11);
+  const std::string alphabet = "{}[]\",:0123456789 abtrufenl-.";
+  std::vector<std::string> bytes;
+  for (int i = 0; i < 600; ++i) {
+    std::string t;
+    const int len = 1 + static_cast<int>(rng() % 4);
+    for (int k = 0; k < len; ++k) t += alphabet[rng() % alphabet.size()];
+    bytes.push_back(t);
+  }
+  for (char c : alphabet) bytes.emplace_back(1, c);  // every byte reachable
+  bytes.emplace_back();                              // a special token: never allowed
+  const auto eos = static_cast<int32_t>(bytes.size());
+  bytes.emplace_back("</s>");
+  auto vocab = std::make_shared<TokenVocabulary>(bytes, std::vector<int32_t>{eos});
+  auto g = compile(json_object_grammar(), vocab);
+
+  GrammarMatcher m(g);
+  std::vector<int32_t> history;
+  std::vector<uint32_t> mask(bitmask_words(vocab->size()));
+  for (int step = 0; step < 60 && !m.is_terminated(); ++step) {
+    m.fill_next_token_mask(mask);
+    std::vector<int32_t> allowed;
+    for (int32_t t = 0; t < vocab->size(); ++t) {
+      GrammarMatcher replay(g);
+      for (int32_t h : history) ASSERT_TRUE(replay.accept_token(h));
+      const bool ok = replay.accept_token(t);
+      ASSERT_EQ(bitmask_has(mask.data(), t), ok)
+          << "step " << step << " token '" << bytes[static_cast<size_t>(t)] << "'";
+      if (ok) allowed.push_back(t);
+    }
+    ASSERT_FALSE(allowed.empty());
+    const int32_t pick = allowed[rng() % allowed.size()];
+    ASSERT_TRUE(m.accept_token(pick));
+    history.push_back(pick);
+  }
+}
+
+// Random walks through json_object's masks give text a JSON parser reads as an object.
+TEST(GrammarMatcher, RandomWalksOfJsonObjectParse) {
+  auto g = compile(json_object_grammar());
+  std::mt19937 rng(3);
+  std::vector<uint32_t> mask(bitmask_words(257));
+  int finished = 0;
+  for (int walk = 0; walk < 200; ++walk) {
+    GrammarMatcher m(g);
+    std::string text;
+    for (int step = 0; step < 400 && !m.is_terminated(); ++step) {
+      m.fill_next_token_mask(mask);
+      std::vector<int32_t> allowed;
+      for (int32_t t = 0; t < 257; ++t) {
+        if (bitmask_has(mask.data(), t)) allowed.push_back(t);
+      }
+      ASSERT_FALSE(allowed.empty()) << text;
+      // Lean towards structure so that walks finish: closing brackets and quotes are likelier.
+      int32_t pick = allowed[rng() % allowed.size()];
+      for (int32_t t : {int32_t{'}'}, int32_t{']'}, int32_t{'"'}, kByteEos}) {
+        if (bitmask_has(mask.data(), t) && rng() % 3 == 0) pick = t;
+      }
+      ASSERT_TRUE(m.accept_token(pick));
+      if (pick != kByteEos) text += static_cast<char>(pick);
+    }
+    if (!m.is_terminated()) continue;
+    ++finished;
+    const Json parsed = Json::parse(text, nullptr, false);
+    ASSERT_FALSE(parsed.is_discarded()) << text;
+    EXPECT_TRUE(parsed.is_object()) << text;
+  }
+  EXPECT_GT(finished, 100);
+}
+
+TEST(GrammarMatcher, EosOnlyWhereTheGrammarMayEndAndNothingAfterTermination) {
+  auto g = compile(regex_grammar("ab?"));
+  GrammarMatcher m(g);
+  EXPECT_FALSE(m.accept_token(kByteEos));
+  EXPECT_FALSE(m.accept_token('b'));
+  EXPECT_TRUE(m.accept_token('a'));
+  EXPECT_FALSE(m.is_terminated());
+  std::vector<uint32_t> mask(bitmask_words(257));
+  m.fill_next_token_mask(mask);
+  for (int32_t t = 0; t < 257; ++t) EXPECT_EQ(bitmask_has(mask.data(), t), t == 'b' || t == kByteEos) << t;
+  EXPECT_TRUE(m.accept_token('b'));
+  EXPECT_TRUE(m.is_terminated());
+  EXPECT_FALSE(m.accept_token('b'));
+}
+
+// With a token budget, every walk that uses it all still ends inside the
+// grammar: json_object's text parses however soon the budget runs out.
+TEST(GrammarMatcher, ABudgetSteersEveryWalkToACompleteText) {
+  auto g = compile(json_object_grammar());
+  std::mt19937 rng(5);
+  std::vector<uint32_t> mask(bitmask_words(257));
+  for (int64_t budget : {2, 3, 7, 20, 60}) {
+    for (int walk = 0; walk < 40; ++walk) {
+      GrammarMatcher m(g);
+      std::string text;
+      for (int64_t left = budget; left > 0 && !m.is_terminated(); --left) {
+        m.fill_next_token_mask(mask, left);
+        std::vector<int32_t> allowed;
+        for (int32_t t = 0; t < 257; ++t) {
+          if (bitmask_has(mask.data(), t)) allowed.push_back(t);
+        }
+        ASSERT_FALSE(allowed.empty());
+        const int32_t pick = allowed[rng() % allowed.size()];  // uniform: no lean towards an end
+        ASSERT_TRUE(m.accept_token(pick));
+        if (pick != kByteEos) text += static_cast<char>(pick);
+      }
+      const Json parsed = Json::parse(text, nullptr, false);
+      ASSERT_FALSE(parsed.is_discarded()) << "budget " << budget << ": " << Json(text).dump();
+      EXPECT_TRUE(parsed.is_object());
+    }
+  }
+  // Without a budget, a uniform walk of 20 steps often leaves its object open.
+  int unfinished = 0;
+  for (int walk = 0; walk < 40; ++walk) {
+    GrammarMatcher m(g);
+    for (int step = 0; step < 20 && !m.is_terminated(); ++step) {
+      m.fill_next_token_mask(mask);
+      std::vector<int32_t> allowed;
+      for (int32_t t = 0; t < 257; ++t) {
+        if (bitmask_has(mask.data(), t)) allowed.push_back(t);
+      }
+      ASSERT_TRUE(m.accept_token(allowed[rng() % allowed.size()]));
+    }
+    unfinished += m.is_terminated() ? 0 : 1;
+  }
+  EXPECT_GT(unfinished, 10);
+}
+
+TEST(StructuredOutput, ChoicesAreExactAndTheCacheReturnsOneGrammarPerSource) {
+  GrammarCache cache(byte_vocabulary());
+  StructuredOutputSpec spec{ConstraintKind::kChoice, "", {"yes", "no", "maybe so"}};
+  auto a = cache.get(spec);
+  ASSERT_TRUE(a.is_ok());
+  auto b = cache.get(spec);
+  EXPECT_EQ(a->get(), b->get());
+  for (const char* ok : {"yes", "no", "maybe so"}) EXPECT_TRUE(matches(*a, ok));
+  for (const char* bad : {"ye", "yes ", "maybe", ""}) EXPECT_FALSE(matches(*a, bad));
+  spec.choices = {};
+  EXPECT_FALSE(cache.get(spec).is_ok());
+}
+
+}  // namespace
+}  // namespace vllm::structured
