@@ -8,7 +8,7 @@ build=$root/build-fuzz
 CC=clang CXX=clang++ cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DVLLM_BUILD_TESTS=OFF -DVLLM_BUILD_FUZZERS=ON -DVLLM_SANITIZE=address,undefined >/dev/null
 cmake --build "$build" --target tokenizer_encode_fuzzer chat_template_fuzzer server_request_fuzzer http_request_fuzzer \
-  gguf_file_fuzzer
+  gguf_file_fuzzer structured_output_fuzzer
 corpus=$(mktemp -d)
 trap 'rm -rf "$corpus"' EXIT
 run() {  # run NAME MAX_LEN [ENV=VALUE | -FLAG...]: the fuzzer for $seconds, seeded with a few real inputs
@@ -68,6 +68,13 @@ run tokenizer_encode_fuzzer 4096
 run server_request_fuzzer 1048576 -dict="$root/fuzz/json.dict"
 run http_request_fuzzer 65536
 run gguf_file_fuzzer 65536
+# Constraints: the first byte picks GBNF (0), regex (1) or JSON schema (2).
+mkdir -p "$corpus/structured_output_fuzzer"
+printf '\x00root ::= "(" root ")" | [a-z]+ ("," [0-9]{1,3})*' >"$corpus/structured_output_fuzzer/gbnf"
+printf '\x01(?:[A-Z][a-z]+ ){1,3}\\d{2,4}(\\.\\d+)?[^"\\n]*' >"$corpus/structured_output_fuzzer/regex"
+printf '\x02{"type": "object", "properties": {"a": {"type": "integer", "minimum": -5, "maximum": 120}, "b": {"anyOf": [{"$ref": "#"}, {"type": "array", "items": {"type": "string", "pattern": "^x+$"}, "maxItems": 3}]}}, "required": ["a"]}' \
+  >"$corpus/structured_output_fuzzer/schema"
+run structured_output_fuzzer 4096
 if [ -d "$root/../shared/tokenizers/qwen3" ]; then
   cp -r "$corpus/tokenizer_encode_fuzzer" "$corpus/tokenizer_encode_fuzzer@qwen3"
   run "tokenizer_encode_fuzzer@qwen3" 4096 VLLM_FUZZ_TOKENIZER="$root/../shared/tokenizers/qwen3"

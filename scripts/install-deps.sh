@@ -11,6 +11,7 @@ packages=(
   libgtest-dev libgmock-dev             # tests
   libbenchmark-dev                      # kernel micro-benchmarks (bench/kernels)
   python3 python3-numpy                 # the numpy reference forward pass (tests only)
+  python3-jsonschema                    # validates structured outputs against their schemas (tests only)
   clang libclang-rt-14-dev              # libFuzzer targets (scripts/fuzz.sh)
 )
 

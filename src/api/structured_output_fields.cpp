@@ -154,4 +154,25 @@ Result<std::optional<structured::StructuredOutputSpec>> single_constraint(const 
   return std::optional<structured::StructuredOutputSpec>(fields[0]);
 }
 
+void keep_schema_key_order(std::string_view request_text, std::optional<structured::StructuredOutputSpec>& spec) {
+  if (!spec || spec->kind != ConstraintKind::kJsonSchema) return;
+  const OrderedJson request = OrderedJson::parse(request_text, nullptr, false);
+  if (request.is_discarded() || !request.is_object()) return;
+  const OrderedJson* node = nullptr;
+  const std::string& field = spec->request_field;
+  if (field == "guided_json" && request.contains("guided_json")) {
+    node = &request["guided_json"];
+  } else if (field == "structured_outputs.json" && request.contains("structured_outputs") &&
+             request["structured_outputs"].contains("json")) {
+    node = &request["structured_outputs"]["json"];
+  } else if (field == "response_format" && request.contains("response_format")) {
+    const OrderedJson& format = request["response_format"];
+    if (format.contains("json_schema") && format["json_schema"].contains("schema")) {
+      node = &format["json_schema"]["schema"];
+    }
+  }
+  // A schema sent as text kept its order already.
+  if (node != nullptr && node->is_object()) spec->source = node->dump();
+}
+
 }  // namespace vllm::api

@@ -24,4 +24,11 @@ Result<bool> read_structured_output_field(StructuredOutputFields& fields, const 
 // The request's one constraint, if any.
 Result<std::optional<structured::StructuredOutputSpec>> single_constraint(const StructuredOutputFields& fields);
 
+// A schema given as a JSON object reaches us through Json, whose objects
+// sort their keys; but the order of a schema's properties is the order the
+// model writes them in (a "reasoning" before an "answer"), so the schema's
+// text is taken again from the request as sent.  `request_text` is the
+// request already parsed once (within the parser's limits).
+void keep_schema_key_order(std::string_view request_text, std::optional<structured::StructuredOutputSpec>& spec);
+
 }  // namespace vllm::api

@@ -6,6 +6,7 @@
 #include "api/json_fields.h"
 #include "api/output_json.h"
 #include "api/sampling_fields.h"
+#include "api/structured_output_fields.h"
 
 namespace vllm::cli {
 
@@ -42,6 +43,7 @@ Result<BatchRequest> parse_batch_request(const std::string& line, const Sampling
   if (!has_text && !has_ids) return invalid_argument("needs 'prompt' or 'prompt_token_ids'");
   if (has_text && has_ids) return invalid_argument("give 'prompt' or 'prompt_token_ids', not both");
   VLLM_RETURN_IF_ERROR(api::apply_sampling_extras(r.params, extras));
+  api::keep_schema_key_order(line, r.params.structured_outputs);
   return r;
 }
 

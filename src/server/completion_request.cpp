@@ -2,6 +2,7 @@
 
 #include "api/json_fields.h"
 #include "api/sampling_fields.h"
+#include "api/structured_output_fields.h"
 #include "server/request_body.h"
 #include "server/unsupported_fields.h"
 
@@ -134,6 +135,7 @@ Result<CompletionRequest> parse_completion_request(const std::string& body) {
   CompletionRequest r;
   PromptOptions options;
   VLLM_RETURN_IF_ERROR(parse_common(j, r, options));
+  api::keep_schema_key_order(body, r.params.structured_outputs);
   return r;
 }
 
@@ -147,6 +149,7 @@ Result<CompletionRequest> parse_chat_request(const std::string& body, const Chat
   // The template supplies BOS, so by default the rendered text gets no more special tokens.
   options.add_special_tokens = false;
   VLLM_RETURN_IF_ERROR(parse_common(j, r, options));
+  api::keep_schema_key_order(body, r.params.structured_outputs);
   if (j.contains("max_completion_tokens") && !j["max_completion_tokens"].is_null()) {
     VLLM_ASSIGN_OR_RETURN(r.params.max_tokens, api::read_integer(j["max_completion_tokens"], "max_completion_tokens"));
   }

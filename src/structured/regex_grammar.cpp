@@ -1,5 +1,6 @@
 #include "structured/regex_grammar.h"
 
+#include <algorithm>
 #include <cctype>
 
 namespace vllm::structured {
@@ -13,7 +14,7 @@ const CodePointRanges kSpace = {{'\t', '\r'}, {' ', ' '}};  // \t \n \v \f \r an
 
 class RegexParser {
  public:
-  RegexParser(std::string_view pattern, Grammar& grammar) : p_(pattern), g_(grammar) {}
+  RegexParser(std::string_view pattern, Grammar& grammar, RegexText text) : p_(pattern), g_(grammar), text_(text) {}
 
   Result<Symbol> parse() {
     if (consume('^')) {
@@ -95,11 +96,11 @@ class RegexParser {
     if (c == '[') {
       ++pos_;
       VLLM_ASSIGN_OR_RETURN(CodePointRanges ranges, parse_class());
-      return Grammar::Sequence{g_.code_points(ranges)};
+      return Grammar::Sequence{characters(ranges)};
     }
     if (c == '.') {
       ++pos_;
-      return Grammar::Sequence{g_.code_points(complement({{'\n', '\n'}}))};
+      return Grammar::Sequence{characters(complement({{'\n', '\n'}}))};
     }
     if (c == '^' || c == '$') return unsupported("an anchor inside the pattern");
     if (c == '*' || c == '+' || c == '?') return error("nothing to repeat");
@@ -107,7 +108,7 @@ class RegexParser {
       ++pos_;
       VLLM_ASSIGN_OR_RETURN(CodePointRanges ranges, parse_escape(false));
       if (ranges.size() == 1 && ranges[0].first == ranges[0].second) return literal(ranges[0].first);
-      return Grammar::Sequence{g_.code_points(ranges)};
+      return Grammar::Sequence{characters(ranges)};
     }
     VLLM_ASSIGN_OR_RETURN(uint32_t cp, read_code_point());
     return literal(cp);
@@ -115,8 +116,51 @@ class RegexParser {
 
   Grammar::Sequence literal(uint32_t cp) {
     std::string bytes;
+    if (text_ == RegexText::kJsonString && needs_json_escape(cp)) return g_.literal(json_escape(cp));
     append_utf8(cp, bytes);
     return g_.literal(bytes);
+  }
+
+  // One character of `ranges`, as the text writes it.
+  Symbol characters(const CodePointRanges& ranges) {
+    if (text_ == RegexText::kRaw) return g_.code_points(ranges);
+    // Inside a JSON string the characters that need no escape stand for
+    // themselves; the others are written as their escapes.
+    CodePointRanges outside = complement(ranges);
+    outside.insert(outside.end(), {{0, 0x1F}, {'"', '"'}, {'\\', '\\'}});
+    std::vector<Grammar::Sequence> alternatives = {{g_.code_points(complement(std::move(outside)))}};
+    for (uint32_t cp = 0; cp < 0x80; ++cp) {
+      if (!needs_json_escape(cp)) continue;
+      const bool in =
+          std::any_of(ranges.begin(), ranges.end(), [&](const auto& r) { return r.first <= cp && cp <= r.second; });
+      if (in) alternatives.push_back(g_.literal(json_escape(cp)));
+    }
+    return g_.group(std::move(alternatives), "char");
+  }
+
+  static bool needs_json_escape(uint32_t cp) { return cp < 0x20 || cp == '"' || cp == '\\'; }
+
+  static std::string json_escape(uint32_t cp) {
+    switch (cp) {
+      case '"':
+        return "\\\"";
+      case '\\':
+        return "\\\\";
+      case '\n':
+        return "\\n";
+      case '\t':
+        return "\\t";
+      case '\r':
+        return "\\r";
+      case '\b':
+        return "\\b";
+      case '\f':
+        return "\\f";
+      default: {
+        static constexpr char kHex[] = "0123456789abcdef";
+        return std::string("\\u00") + kHex[cp >> 4] + kHex[cp & 15];
+      }
+    }
   }
 
   Result<Grammar::Sequence> parse_quantifier(Grammar::Sequence atom) {
@@ -289,12 +333,15 @@ class RegexParser {
 
   std::string_view p_;
   Grammar& g_;
+  RegexText text_;
   size_t pos_ = 0;
 };
 
 }  // namespace
 
-Result<Symbol> add_regex(std::string_view pattern, Grammar& grammar) { return RegexParser(pattern, grammar).parse(); }
+Result<Symbol> add_regex(std::string_view pattern, Grammar& grammar, RegexText text) {
+  return RegexParser(pattern, grammar, text).parse();
+}
 
 Result<Grammar> regex_grammar(std::string_view pattern) {
   Grammar g;

@@ -17,8 +17,14 @@
 
 namespace vllm::structured {
 
+// What the matched characters are written as.
+enum class RegexText {
+  kRaw,         // themselves
+  kJsonString,  // inside a JSON string: '"', '\\' and control characters escaped
+};
+
 // The rules matching `pattern`, added to `grammar`; a reference to them.
-Result<Symbol> add_regex(std::string_view pattern, Grammar& grammar);
+Result<Symbol> add_regex(std::string_view pattern, Grammar& grammar, RegexText text = RegexText::kRaw);
 
 // A whole grammar matching `pattern`, validated.
 Result<Grammar> regex_grammar(std::string_view pattern);

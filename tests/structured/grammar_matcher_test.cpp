@@ -268,6 +268,72 @@ TEST(GrammarMatcher, ABudgetSteersEveryWalkToACompleteText) {
   EXPECT_GT(unfinished, 10);
 }
 
+// Integer bounds become digit-by-digit regexes: every integer of a window
+// matches exactly when it lies within the bounds.
+TEST(JsonSchema, IntegerBoundsAdmitExactlyTheIntegersWithinThem) {
+  const std::vector<int64_t> bounds = {-1234, -100, -99, -10, -1, 0, 1, 9, 10, 99, 100, 101, 999, 1000, 1099};
+  for (size_t i = 0; i < bounds.size(); i += 2) {
+    for (size_t j = i; j < bounds.size(); j += 3) {
+      const int64_t lo = bounds[i];
+      const int64_t hi = bounds[j];
+      const std::string schema =
+          R"({"type": "integer", "minimum": )" + std::to_string(lo) + R"(, "maximum": )" + std::to_string(hi) + "}";
+      auto g = compile(json_schema_grammar(schema));
+      for (int64_t v = -1300; v <= 1300; v += (v > -120 && v < 120) ? 1 : 7) {
+        EXPECT_EQ(matches(g, std::to_string(v)), lo <= v && v <= hi) << schema << " value " << v;
+      }
+      EXPECT_FALSE(matches(g, "-0"));
+      EXPECT_FALSE(matches(g, "01"));
+    }
+  }
+  auto open_above = compile(json_schema_grammar(R"({"type": "integer", "exclusiveMinimum": 41})"));
+  EXPECT_FALSE(matches(open_above, "41"));
+  EXPECT_TRUE(matches(open_above, "42"));
+  EXPECT_TRUE(matches(open_above, "123456789"));
+  EXPECT_FALSE(matches(open_above, "-5"));
+}
+
+TEST(JsonSchema, NumberBoundsAndFractions) {
+  auto g = compile(json_schema_grammar(R"({"type": "number", "minimum": -2, "maximum": 3})"));
+  for (const char* ok : {"-2", "-2.0", "-1.5", "-0.25", "0", "0.5", "3", "3.00", "2.999"})
+    EXPECT_TRUE(matches(g, ok)) << ok;
+  for (const char* bad : {"-2.5", "-3", "3.1", "3.01", "4", "1e5", "-0"}) EXPECT_FALSE(matches(g, bad)) << bad;
+}
+
+TEST(JsonSchema, ObjectsKeepTheSchemaOrderAndRequiredProperties) {
+  auto g = compile(json_schema_grammar(
+      R"({"type": "object", "properties": {"b": {"type": "integer"}, "a": {"type": "string"}}, "required": ["a"]})"));
+  EXPECT_TRUE(matches(g, R"({"b": 1, "a": "x"})"));
+  EXPECT_TRUE(matches(g, R"({"a":"x"})"));
+  EXPECT_FALSE(matches(g, R"({"a": "x", "b": 1})"));  // out of the schema's order
+  EXPECT_FALSE(matches(g, R"({"b": 1})"));            // a is required
+  EXPECT_FALSE(matches(g, R"({"a": "x", "c": 1})"));  // no properties beyond the schema's
+}
+
+TEST(JsonSchema, PatternsAreWrittenAsJsonStringContent) {
+  // The pattern ^a["\\]b.$ : a quote or a backslash, then any character.
+  auto g = compile(json_schema_grammar(R"({"type": "string", "pattern": "^a[\"\\\\]b.$"})"));
+  EXPECT_TRUE(matches(g, R"("a\"bz")"));
+  EXPECT_TRUE(matches(g, R"("a\\b\t")"));     // '.' takes a control character as its escape
+  EXPECT_FALSE(matches(g, "\"a\\\"b\nz\""));  // a raw newline is not JSON
+  EXPECT_FALSE(matches(g, R"("a"bz")"));
+}
+
+TEST(JsonSchema, RefusesWhatItCannotEnforceByName) {
+  auto message = [](const char* schema) { return json_schema_grammar(schema).status().message(); };
+  EXPECT_NE(message(R"({"type": "array", "uniqueItems": true})").find("uniqueItems"), std::string::npos);
+  EXPECT_NE(message(R"({"not": {}})").find("'not'"), std::string::npos);
+  EXPECT_NE(message(R"({"type": "string", "format": "hostname"})").find("hostname"), std::string::npos);
+  EXPECT_NE(message(R"({"type": "integer", "multipleOf": 3})").find("multipleOf"), std::string::npos);
+  EXPECT_NE(message(R"({"$ref": "#/$defs/missing"})").find("points at nothing"), std::string::npos);
+  EXPECT_NE(message(R"({"type": "string", "pattern": "(a)\\1"})").find("backreference"), std::string::npos);
+  EXPECT_NE(message("{not json").find("not valid JSON"), std::string::npos);
+  EXPECT_NE(message(R"(false)").find("allows no value"), std::string::npos);
+  std::string deep = "{}";
+  for (int i = 0; i < 100; ++i) deep = R"({"type": "array", "items": )" + deep + "}";
+  EXPECT_NE(message(deep.c_str()).find("nested too deeply"), std::string::npos);
+}
+
 TEST(StructuredOutput, ChoicesAreExactAndTheCacheReturnsOneGrammarPerSource) {
   GrammarCache cache(byte_vocabulary());
   StructuredOutputSpec spec{ConstraintKind::kChoice, "", {"yes", "no", "maybe so"}};
