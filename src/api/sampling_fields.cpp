@@ -7,8 +7,8 @@
 namespace vllm::api {
 namespace {
 
-// "stop": a string or an array of strings.
-Result<std::vector<std::string>> read_stop(const Json& v) {
+// "stop" (or "bad_words"): a string or an array of strings.
+Result<std::vector<std::string>> read_stop(const Json& v, const std::string& field) {
   if (v.is_null()) return std::vector<std::string>();
   if (v.is_string()) return std::vector<std::string>{v.get<std::string>()};
   std::vector<std::string> stops;
@@ -19,7 +19,7 @@ Result<std::vector<std::string>> read_stop(const Json& v) {
     }
     if (stops.size() == v.size()) return stops;
   }
-  return invalid_argument("field 'stop' must be a string or an array of strings").with_param("stop");
+  return invalid_argument("field '" + field + "' must be a string or an array of strings").with_param(field);
 }
 
 // "logit_bias": {"<token id>": bias, ...}
@@ -81,12 +81,22 @@ Result<bool> read_sampling_field(SamplingParams& p, SamplingFieldExtras& extras,
     VLLM_ASSIGN_OR_RETURN(p.repetition_penalty, read_number(v, key));
   } else if (key == "logit_bias") {
     VLLM_ASSIGN_OR_RETURN(p.logit_bias, read_logit_bias(v));
+  } else if (key == "allowed_token_ids") {
+    if (v.is_null()) {
+      p.allowed_token_ids.reset();
+    } else {
+      VLLM_ASSIGN_OR_RETURN(p.allowed_token_ids, read_token_ids(v, key));
+    }
+  } else if (key == "bad_words") {
+    if (!v.is_null()) {
+      VLLM_ASSIGN_OR_RETURN(p.bad_words, read_stop(v, key));
+    }
   } else if (key == "min_tokens") {
     VLLM_ASSIGN_OR_RETURN(p.min_tokens, read_integer(v, key));
   } else if (key == "max_tokens") {
     VLLM_ASSIGN_OR_RETURN(p.max_tokens, read_integer(v, key));
   } else if (key == "stop") {
-    VLLM_ASSIGN_OR_RETURN(p.stop, read_stop(v));
+    VLLM_ASSIGN_OR_RETURN(p.stop, read_stop(v, key));
   } else if (key == "stop_token_ids") {
     if (!v.is_null()) {
       VLLM_ASSIGN_OR_RETURN(p.stop_token_ids, read_token_ids(v, key));

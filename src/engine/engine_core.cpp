@@ -57,6 +57,9 @@ Status EngineCore::check_request(const std::vector<int32_t>& prompt, const Sampl
   const int64_t vocab = model_.config().vocab_size;
   VLLM_RETURN_IF_ERROR(check_ids_in_vocab("prompt", prompt, vocab));
   VLLM_RETURN_IF_ERROR(check_ids_in_vocab("stop_token_ids", params.stop_token_ids, vocab));
+  if (params.allowed_token_ids) {
+    VLLM_RETURN_IF_ERROR(check_ids_in_vocab("allowed_token_ids", *params.allowed_token_ids, vocab));
+  }
   for (const auto& [id, bias] : params.logit_bias) {
     VLLM_RETURN_IF_ERROR(check_ids_in_vocab("logit_bias", {id}, vocab));
   }

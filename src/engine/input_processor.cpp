@@ -26,6 +26,24 @@ std::shared_ptr<const structured::TokenVocabulary> grammar_vocabulary(const Toke
   return std::make_shared<const structured::TokenVocabulary>(std::move(bytes), std::move(eos_token_ids));
 }
 
+// vLLM's reading of bad_words: each word is tokenised as it is (with its
+// leading spaces dropped) and after one space; the second reading counts
+// only if the space makes a different first token and no more tokens, so
+// that a word is banned at the start of the text and in its middle.
+std::vector<std::vector<int32_t>> bad_words_token_ids(const Tokenizer& tokenizer,
+                                                      const std::vector<std::string>& bad_words) {
+  std::vector<std::vector<int32_t>> out;
+  for (const std::string& word : bad_words) {
+    const std::string bare = word.substr(std::min(word.find_first_not_of(' '), word.size()));
+    std::vector<int32_t> alone = tokenizer.encode(bare, false);
+    std::vector<int32_t> spaced = tokenizer.encode(" " + bare, false);
+    if (alone.empty()) continue;
+    out.push_back(alone);
+    if (!spaced.empty() && spaced.front() != alone.front() && spaced.size() == alone.size()) out.push_back(spaced);
+  }
+  return out;
+}
+
 }  // namespace
 
 structured::GrammarCache& InputProcessor::grammars() const {
@@ -67,6 +85,7 @@ Result<ProcessedRequest> InputProcessor::process(const PromptInput& prompt, cons
     return invalid_argument("beam search cannot stream: its beams are only known at the end.");
   }
   VLLM_RETURN_IF_ERROR(core_.check_request(r.prompt_token_ids, r.params));
+  r.params.bad_words_token_ids = bad_words_token_ids(tokenizer_, params.bad_words);
   if (params.structured_outputs) {
     Result<std::shared_ptr<const structured::CompiledGrammar>> grammar = grammars().get(*params.structured_outputs);
     if (!grammar.is_ok()) return grammar.status().with_param(params.structured_outputs->request_field);

@@ -14,8 +14,6 @@ struct Unsupported {
 constexpr Unsupported kUnsupported[] = {
     {"structural_tag", "structural tags"},
     {"tool_choice", "tool calling"},
-    {"allowed_token_ids", "allowed_token_ids"},
-    {"bad_words", "bad_words"},
     {"priority", "priority scheduling"},
     {"kv_transfer_params", "KV transfer"},
     {"vllm_xargs", "vllm_xargs"},

@@ -265,6 +265,32 @@ TEST(LogprobsTest, TiesShareTheWorseRankAndListLowerIdsFirst) {
   EXPECT_NEAR(z, std::log(std::exp(1.0) + 2 * std::exp(3.0) + 1.0), 1e-6);  // single-precision exponentials
 }
 
+TEST(LogitsProcessorsTest, AllowedTokenIdsLeaveOnlyThemToSample) {
+  SamplingParams params;
+  params.allowed_token_ids = std::vector<int32_t>{3, 6};
+  RequestRng rng(5);
+  std::vector<int> counts(kToyLogits.size(), 0);
+  for (int i = 0; i < 2000; ++i) ++counts[static_cast<size_t>(sample_once(kToyLogits, params, rng).token_id)];
+  EXPECT_EQ(counts[3] + counts[6], 2000);
+  EXPECT_GT(counts[6], 0);  // both survive, in softmax proportion (e^0.5 : e^-1, about 4.5 : 1)
+  EXPECT_GT(counts[3], counts[6]);
+  params.temperature = 0.0;
+  EXPECT_EQ(sample_once(kToyLogits, params, rng).token_id, 3);
+}
+
+TEST(LogitsProcessorsTest, BadWordsBanTheirLastTokenAfterTheRestOfThem) {
+  SamplingParams params;
+  params.temperature = 0.0;
+  params.bad_words_token_ids = {{5, 0}, {2}};  // token 0 only after 5; token 2 always
+  RequestRng rng(1);
+  EXPECT_EQ(sample_once(kToyLogits, params, rng, {}, {7, 1}).token_id, 0);
+  EXPECT_EQ(sample_once(kToyLogits, params, rng, {}, {7, 5}).token_id, 1);
+  std::vector<float> logits = kToyLogits;
+  logits[2] = 9.0f;  // the favourite, but banned everywhere
+  EXPECT_EQ(sample_once(logits, params, rng, {}, {}).token_id, 0);
+  EXPECT_EQ(sample_once(logits, params, rng, {5}, {}).token_id, 0);  // the prompt does not count
+}
+
 TEST(SamplingParamsTest, ValidationNamesTheFieldAndTheRange) {
   auto error = [](auto set) {
     SamplingParams p;
@@ -277,6 +303,8 @@ TEST(SamplingParamsTest, ValidationNamesTheFieldAndTheRange) {
   EXPECT_EQ(error([](SamplingParams& p) { p.top_k = -2; }),
             "top_k must be -1, 0 (both disable) or at least 1, got -2.");
   EXPECT_EQ(error([](SamplingParams& p) { p.min_p = 1.5; }), "min_p must be in [0, 1], got 1.5.");
+  EXPECT_EQ(error([](SamplingParams& p) { p.allowed_token_ids = std::vector<int32_t>{}; }),
+            "allowed_token_ids must not be empty.");
   EXPECT_EQ(error([](SamplingParams& p) { p.presence_penalty = 3; }), "presence_penalty must be in [-2, 2], got 3.");
   EXPECT_EQ(error([](SamplingParams& p) { p.frequency_penalty = -2.5; }),
             "frequency_penalty must be in [-2, 2], got -2.5.");

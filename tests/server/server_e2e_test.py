@@ -197,14 +197,27 @@ try:
     expect_error(server, {"prompt": "x", "suffix": "y"}, 400, "suffix", what="suffix")
     expect_error(server, {"prompt": "x", "stream_options": {"include_usage": True}}, 400, "stream_options")
     # Fields of features to come: a 400 naming them, unless at their default; advisory fields pass.
-    for field, value in [("structural_tag", {"type": "x"}), ("allowed_token_ids", [1]),
-                         ("bad_words", ["x"]), ("priority", 1), ("logits_processors", ["x"]),
+    for field, value in [("structural_tag", {"type": "x"}), ("priority", 1), ("logits_processors", ["x"]),
                          ("return_token_ids", True), ("vllm_xargs", {"a": 1})]:
         expect_error(server, {"prompt": "x", field: value}, 400, field, what=f"{field}={value}")
     for field, value in [("response_format", {"type": "text"}), ("guided_json", None), ("priority", 0),
                          ("bad_words", []), ("user", "me"), ("request_id", "r1"), ("tool_choice", "none")]:
         check(server.json("POST", "/v1/completions", {"prompt": "x", "max_tokens": 1, field: value})[0] == 200,
               f"{field}={value} is accepted")
+    # allowed_token_ids and bad_words (vLLM's sampling fields).
+    ids = case["prompt_token_ids"]
+    status, allowed = server.json("POST", "/v1/completions", {"prompt": case["prompt"], "max_tokens": 12,
+                                                               "temperature": 0.9, "seed": 1, "logprobs": 0,
+                                                               "allowed_token_ids": ids[1:4]})
+    pieces = {server.json("POST", "/detokenize", {"tokens": [i]})[1]["prompt"] for i in ids[1:4]}
+    check(status == 200 and all(t.strip() in {p.strip() for p in pieces} for t in allowed["choices"][0]["logprobs"]["tokens"]),
+          f"allowed_token_ids {allowed}")
+    expect_error(server, {"prompt": "x", "allowed_token_ids": [99999]}, 400, "allowed_token_ids")
+    expect_error(server, {"prompt": "x", "allowed_token_ids": []}, 400, "allowed_token_ids")
+    status, banned = server.json("POST", "/v1/completions", {"prompt": case["prompt"], "max_tokens": 64,
+                                                              "temperature": 0, "ignore_eos": True, "bad_words": ["there"]})
+    check(status == 200 and "there" not in banned["choices"][0]["text"].split() and " there" in case["output_text"],
+          f"bad_words {banned}")
     # truncate_prompt_tokens keeps the last k prompt tokens: usage counts k, and the text is that of those k.
     ids = case["prompt_token_ids"]
     status, truncated = server.json("POST", "/v1/completions", {"prompt": case["prompt"], "max_tokens": 8,

@@ -18,6 +18,30 @@ void apply_logit_bias(float* logits, int32_t vocab_size, const SamplingParams& p
   }
 }
 
+void apply_allowed_token_ids(float* logits, int32_t vocab_size, const SamplingParams& params,
+                             std::vector<uint8_t>& scratch) {
+  if (!params.allowed_token_ids) return;
+  scratch.assign(static_cast<size_t>(vocab_size), 0);
+  for (int32_t id : *params.allowed_token_ids) {
+    if (in_vocab(id, vocab_size)) scratch[static_cast<size_t>(id)] = 1;
+  }
+  for (int32_t t = 0; t < vocab_size; ++t) {
+    if (scratch[static_cast<size_t>(t)] == 0) logits[t] = -std::numeric_limits<float>::infinity();
+  }
+}
+
+void apply_bad_words(float* logits, int32_t vocab_size, const SamplingParams& params,
+                     std::span<const int32_t> output_token_ids) {
+  for (const std::vector<int32_t>& word : params.bad_words_token_ids) {
+    if (word.empty() || !in_vocab(word.back(), vocab_size)) continue;
+    const size_t prefix = word.size() - 1;
+    if (prefix > output_token_ids.size()) continue;
+    if (std::equal(word.begin(), word.end() - 1, output_token_ids.end() - static_cast<std::ptrdiff_t>(prefix))) {
+      logits[word.back()] = -std::numeric_limits<float>::infinity();
+    }
+  }
+}
+
 void apply_min_tokens(float* logits, int32_t vocab_size, const SamplingParams& params, int64_t num_output_tokens,
                       std::span<const int32_t> eos_token_ids) {
   if (num_output_tokens >= params.min_tokens) return;

@@ -1,6 +1,7 @@
 // The steps that rewrite one row of logits before a token is chosen, in the
-// order docs/API.md fixes: logit_bias, min_tokens masking, then the
-// repetition, frequency and presence penalties (vLLM's formulas).
+// order docs/API.md fixes: logit_bias, allowed_token_ids and bad_words,
+// min_tokens masking, then the repetition, frequency and presence penalties
+// (vLLM's formulas).
 #pragma once
 
 #include <cstdint>
@@ -13,6 +14,15 @@ namespace vllm {
 
 // Adds each bias, clamped to [-100, 100].
 void apply_logit_bias(float* logits, int32_t vocab_size, const SamplingParams& params);
+
+// Every token outside allowed_token_ids (when given) gets -inf.
+void apply_allowed_token_ids(float* logits, int32_t vocab_size, const SamplingParams& params,
+                             std::vector<uint8_t>& scratch);
+
+// A bad word's last token gets -inf where the output ends with the rest of it
+// (a one-token word: always), as vLLM does.
+void apply_bad_words(float* logits, int32_t vocab_size, const SamplingParams& params,
+                     std::span<const int32_t> output_token_ids);
 
 // While fewer than min_tokens tokens exist, the tokens that would end the
 // sequence (stop_token_ids, and EOS unless ignore_eos) get -inf.

@@ -50,14 +50,17 @@ SampledToken Sampler::sample_row(const SamplingRow& row, Scratch& scratch) const
   // Logprobs describe the model's own distribution, so they are taken first.
   const double log_z = log_sum_exp(logits, vocab_size_);
   const float* raw = logits;
-  const bool modifies = !params.logit_bias.empty() || params.min_tokens > 0 || params.repetition_penalty != 1.0 ||
-                        params.frequency_penalty != 0.0 || params.presence_penalty != 0.0;
+  const bool modifies = !params.logit_bias.empty() || params.allowed_token_ids || !params.bad_words_token_ids.empty() ||
+                        params.min_tokens > 0 || params.repetition_penalty != 1.0 || params.frequency_penalty != 0.0 ||
+                        params.presence_penalty != 0.0;
   if (modifies) {
     scratch.raw_logits.assign(logits, logits + vocab_size_);
     raw = scratch.raw_logits.data();
   }
 
   apply_logit_bias(logits, vocab_size_, params);
+  apply_allowed_token_ids(logits, vocab_size_, params, scratch.allowed_ids);
+  apply_bad_words(logits, vocab_size_, params, row.output_token_ids);
   apply_min_tokens(logits, vocab_size_, params, static_cast<int64_t>(row.output_token_ids.size()), eos_token_ids_);
   apply_penalties(logits, vocab_size_, params, row.prompt_token_ids, row.output_token_ids, scratch.penalties);
 

@@ -1,9 +1,8 @@
 // Chooses the next token of every sequence in a step at once (vLLM's
-// Sampler): each row of logits goes through logit bias, min_tokens masking
-// and the penalties, then greedy rows take the argmax and random rows draw
-// from the temperature / top-k / top-p / min-p distribution with their own
-// generator.  Rows are independent, so they are split over the thread pool,
-// and a row's token depends only on its own logits, history and generator.
+// Sampler): each row of logits goes through its grammar's mask, logit bias,
+// allowed_token_ids and bad_words, min_tokens masking and the penalties, then greedy rows take the argmax and random
+// rows draw from the temperature / top-k / top-p / min-p distribution with their own generator.  Rows are independent,
+// so they are split over the thread pool, and a row's token depends only on its own logits, history and generator.
 #pragma once
 
 #include <cstdint>
@@ -61,8 +60,9 @@ class Sampler {
   struct Scratch {
     PenaltyScratch penalties;
     std::vector<Candidate> candidates;
-    std::vector<float> raw_logits;  // the row before bias and penalties, for its logprobs
-    std::vector<uint32_t> allowed;  // the grammar's token bitmask
+    std::vector<float> raw_logits;     // the row before bias and penalties, for its logprobs
+    std::vector<uint32_t> allowed;     // the grammar's token bitmask
+    std::vector<uint8_t> allowed_ids;  // allowed_token_ids as a per-token flag
   };
   // Sets the logits of the tokens the row's grammar forbids to -inf.
   void apply_grammar(const SamplingRow& row, Scratch& scratch) const;

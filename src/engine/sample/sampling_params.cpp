@@ -59,6 +59,9 @@ Status SamplingParams::validate() const {
     if (!std::isfinite(bias))
       return invalid_argument("logit_bias values must be finite numbers.").with_param("logit_bias");
   }
+  if (allowed_token_ids && allowed_token_ids->empty()) {
+    return invalid_argument("allowed_token_ids must not be empty.").with_param("allowed_token_ids");
+  }
   if (max_tokens < 1) return out_of_range("max_tokens", "at least 1", max_tokens);
   if (min_tokens < 0) return out_of_range("min_tokens", "at least 0", min_tokens);
   if (min_tokens > max_tokens) {

@@ -32,10 +32,15 @@ struct SamplingParams {
   double min_p = 0.0;           // drops tokens below min_p * the top token's probability
   std::optional<int64_t> seed;  // absent: non-deterministic; sequence i of n uses seed + i
 
-  double presence_penalty = 0.0;                       // subtracted once from every token already generated
-  double frequency_penalty = 0.0;                      // subtracted per occurrence in the generated tokens
-  double repetition_penalty = 1.0;                     // HF-style, over prompt and generated tokens
-  std::vector<std::pair<int32_t, double>> logit_bias;  // token id, bias (clamped to [-100, 100])
+  double presence_penalty = 0.0;                          // subtracted once from every token already generated
+  double frequency_penalty = 0.0;                         // subtracted per occurrence in the generated tokens
+  double repetition_penalty = 1.0;                        // HF-style, over prompt and generated tokens
+  std::vector<std::pair<int32_t, double>> logit_bias;     // token id, bias (clamped to [-100, 100])
+  std::optional<std::vector<int32_t>> allowed_token_ids;  // only these may be sampled
+  std::vector<std::string> bad_words;                     // never generated
+  // bad_words as token sequences (vLLM's reading: each word alone and after
+  // a space); the InputProcessor sets them with the tokenizer.
+  std::vector<std::vector<int32_t>> bad_words_token_ids;
 
   int64_t min_tokens = 0;  // EOS and stop tokens are masked until this many tokens exist
   int64_t max_tokens = 16;
