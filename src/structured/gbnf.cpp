@@ -220,32 +220,15 @@ class GbnfParser {
           return error(std::string("unknown escape '\\") + e + "'");
       }
     }
-    if (lead < 0x80) {
-      ++pos_;
-      return uint32_t{lead};
-    }
-    const int len = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : lead >= 0xC0 ? 2 : 1;
-    if (len == 1 || pos_ + static_cast<size_t>(len) > text_.size()) return error("invalid UTF-8 in the grammar");
-    uint32_t cp = lead & (0x7Fu >> len);
-    for (int k = 1; k < len; ++k) {
-      const auto b = static_cast<uint8_t>(text_[pos_ + static_cast<size_t>(k)]);
-      if ((b & 0xC0) != 0x80) return error("invalid UTF-8 in the grammar");
-      cp = (cp << 6) | (b & 0x3Fu);
-    }
-    pos_ += static_cast<size_t>(len);
-    return cp;
+    std::optional<uint32_t> cp = next_code_point(text_, pos_);
+    if (!cp) return error("invalid UTF-8 in the grammar");
+    return *cp;
   }
 
   Result<uint32_t> parse_hex(int digits) {
-    uint32_t v = 0;
-    for (int i = 0; i < digits; ++i) {
-      const char h = peek();
-      if (!std::isxdigit(static_cast<unsigned char>(h)))
-        return error("expected " + std::to_string(digits) + " hex digits");
-      v = v * 16 +
-          static_cast<uint32_t>(std::isdigit(static_cast<unsigned char>(h)) ? h - '0' : (std::tolower(h) - 'a' + 10));
-      ++pos_;
-    }
+    int read = 0;
+    const uint32_t v = read_hex_digits(text_, pos_, digits, read);
+    if (read != digits) return error("expected " + std::to_string(digits) + " hex digits");
     if (v > kMaxCodePoint) return error("code point beyond U+10FFFF");
     return v;
   }

@@ -91,6 +91,36 @@ void append_utf8(uint32_t cp, std::string& out) {
   out.append(reinterpret_cast<const char*>(b.data()), static_cast<size_t>(utf8_length(cp)));
 }
 
+std::optional<uint32_t> next_code_point(std::string_view text, size_t& pos) {
+  if (pos >= text.size()) return std::nullopt;
+  const auto lead = static_cast<uint8_t>(text[pos]);
+  const int len = lead < 0x80 ? 1 : lead >= 0xF8 ? 0 : lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : lead >= 0xC0 ? 2 : 0;
+  if (len == 0 || pos + static_cast<size_t>(len) > text.size()) return std::nullopt;
+  uint32_t cp = len == 1 ? lead : lead & (0x7Fu >> len);
+  for (int k = 1; k < len; ++k) {
+    const auto b = static_cast<uint8_t>(text[pos + static_cast<size_t>(k)]);
+    if ((b & 0xC0) != 0x80) return std::nullopt;
+    cp = (cp << 6) | (b & 0x3Fu);
+  }
+  pos += static_cast<size_t>(len);
+  return cp;
+}
+
+uint32_t read_hex_digits(std::string_view text, size_t& pos, int max_digits, int& digits) {
+  uint32_t v = 0;
+  for (digits = 0; digits < max_digits && pos < text.size(); ++digits, ++pos) {
+    const char h = text[pos];
+    if (h >= '0' && h <= '9') {
+      v = v * 16 + static_cast<uint32_t>(h - '0');
+    } else if ((h | 0x20) >= 'a' && (h | 0x20) <= 'f') {
+      v = v * 16 + static_cast<uint32_t>((h | 0x20) - 'a' + 10);
+    } else {
+      break;
+    }
+  }
+  return v;
+}
+
 void ByteSet::add_range(uint8_t first, uint8_t last) {
   for (int b = first; b <= last; ++b) add(static_cast<uint8_t>(b));
 }
@@ -165,7 +195,7 @@ Symbol Grammar::code_points(const CodePointRanges& ranges) {
 
 Symbol Grammar::group(std::vector<Sequence> alternatives, const std::string& hint) {
   const int32_t r = new_rule(hint);
-  rules_[static_cast<size_t>(r)].alternatives = std::move(alternatives);
+  for (Sequence& alt : alternatives) add_alternative(r, std::move(alt));
   return ref(r);
 }
 
@@ -177,6 +207,10 @@ Result<Symbol> Grammar::repeat(const Sequence& item, int64_t min, std::optional<
   if (min > kMaxRepetition || (max && *max > kMaxRepetition)) {
     return invalid_argument("a repetition count above " + std::to_string(kMaxRepetition) + " is not supported");
   }
+  // The copies are made here, so their size is checked before they are.
+  const auto copies = static_cast<size_t>(max ? *max : min + 1);
+  if (num_symbols_ + (item.size() + 2) * (copies + 1) > kMaxSymbols)
+    return invalid_argument("the grammar is too large");
   Sequence seq;
   for (int64_t i = 0; i < min; ++i) seq.insert(seq.end(), item.begin(), item.end());
   if (!max) {
@@ -205,11 +239,7 @@ Result<Symbol> Grammar::repeat(const Sequence& item, int64_t min, std::optional<
 
 Status Grammar::validate() const {
   if (root_ < 0) return invalid_argument("the grammar has no root rule");
-  size_t num_symbols = 0;
-  for (const Rule& r : rules_) {
-    for (const Sequence& alt : r.alternatives) num_symbols += alt.size() + 1;
-  }
-  if (num_symbols > kMaxSymbols) return invalid_argument("the grammar is too large");
+  if (num_symbols_ > kMaxSymbols) return invalid_argument("the grammar is too large");
   for (const Rule& r : rules_) {
     for (const Sequence& alt : r.alternatives) {
       for (const Symbol& s : alt) {

@@ -52,6 +52,7 @@ class Grammar {
   // A new rule with a name made unique from `hint`.
   int32_t new_rule(const std::string& hint);
   void add_alternative(int32_t rule, Sequence sequence) {
+    num_symbols_ += sequence.size() + 1;
     rules_[static_cast<size_t>(rule)].alternatives.push_back(std::move(sequence));
   }
   void set_root(int32_t rule) { root_ = rule; }
@@ -79,10 +80,20 @@ class Grammar {
   std::vector<Rule> rules_;
   std::vector<ByteSet> byte_sets_;
   int32_t root_ = -1;
+  size_t num_symbols_ = 0;  // in every alternative, each closed by an end
 };
 
 // Appends the UTF-8 bytes of code point `cp`.
 void append_utf8(uint32_t cp, std::string& out);
+
+// The code point of the UTF-8 sequence at text[pos], pos moved past it;
+// nothing (pos unchanged) where the bytes are not UTF-8.  For the parsers
+// of constraint texts.
+std::optional<uint32_t> next_code_point(std::string_view text, size_t& pos);
+
+// Up to `max_digits` hex digits at text[pos] as a number, pos moved past
+// them; `digits` says how many there were.
+uint32_t read_hex_digits(std::string_view text, size_t& pos, int max_digits, int& digits);
 
 // Code points of `ranges` that are not in them (within 0..kMaxCodePoint).
 CodePointRanges complement(CodePointRanges ranges);

@@ -304,31 +304,17 @@ class RegexParser {
 
   // `digits` hex digits (or up to that many, when `variable`).
   Result<uint32_t> read_hex(int digits, bool variable) {
-    uint32_t v = 0;
-    int n = 0;
-    while (n < digits && std::isxdigit(static_cast<unsigned char>(peek()))) {
-      const char h = p_[pos_++];
-      v = v * 16 +
-          static_cast<uint32_t>(std::isdigit(static_cast<unsigned char>(h)) ? h - '0' : std::tolower(h) - 'a' + 10);
-      ++n;
-    }
-    if (n == 0 || (!variable && n != digits)) return error("expected hex digits");
+    int read = 0;
+    const uint32_t v = read_hex_digits(p_, pos_, digits, read);
+    if (read == 0 || (!variable && read != digits)) return error("expected hex digits");
     if (v > kMaxCodePoint) return error("a code point beyond U+10FFFF");
     return v;
   }
 
   Result<uint32_t> read_code_point() {
-    const auto lead = static_cast<uint8_t>(p_[pos_]);
-    const int len = lead < 0x80 ? 1 : lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : lead >= 0xC0 ? 2 : 0;
-    if (len == 0 || pos_ + static_cast<size_t>(len) > p_.size()) return error("invalid UTF-8");
-    uint32_t cp = len == 1 ? lead : lead & (0x7Fu >> len);
-    for (int k = 1; k < len; ++k) {
-      const auto b = static_cast<uint8_t>(p_[pos_ + static_cast<size_t>(k)]);
-      if ((b & 0xC0) != 0x80) return error("invalid UTF-8");
-      cp = (cp << 6) | (b & 0x3Fu);
-    }
-    pos_ += static_cast<size_t>(len);
-    return cp;
+    std::optional<uint32_t> cp = next_code_point(p_, pos_);
+    if (!cp) return error("invalid UTF-8");
+    return *cp;
   }
 
   std::string_view p_;

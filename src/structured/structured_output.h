@@ -34,7 +34,7 @@ Result<Grammar> build_grammar(const StructuredOutputSpec& spec);
 
 class GrammarCache {
  public:
-  explicit GrammarCache(std::shared_ptr<const TokenVocabulary> vocabulary, size_t capacity = 128)
+  explicit GrammarCache(std::shared_ptr<const TokenVocabulary> vocabulary, size_t capacity = 64)
       : vocabulary_(std::move(vocabulary)), capacity_(capacity) {}
 
   // Thread-safe; compiles on the caller's thread when the source is new.

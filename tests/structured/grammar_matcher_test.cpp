@@ -84,6 +84,10 @@ TEST(Gbnf, ErrorsNameTheProblem) {
   EXPECT_NE(message("root ::= \"x\"{5,2}").find("out of order"), std::string::npos);
   EXPECT_NE(message("root ::= \"x\"{20000}").find("above"), std::string::npos);
   EXPECT_FALSE(parse_gbnf(std::string(200, '(')).is_ok());
+  // Unrolled repetitions are counted as they are made: a short text cannot ask for gigabytes.
+  std::string huge = "root ::=";
+  for (int i = 0; i < 300; ++i) huge += R"g( "abcdefgh"{10000})g";
+  EXPECT_NE(message(huge.c_str()).find("too large"), std::string::npos);
 }
 
 // Full-match acceptance of random strings equals PCRE2's.
