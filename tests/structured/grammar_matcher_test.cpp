@@ -32,6 +32,15 @@ std::shared_ptr<const CompiledGrammar> compile(const Result<Grammar>& g,
   return std::make_shared<const CompiledGrammar>(*g, std::move(vocab));
 }
 
+// The tokens a mask over the byte vocabulary allows, in id order.
+std::vector<int32_t> allowed_tokens(const std::vector<uint32_t>& mask) {
+  std::vector<int32_t> allowed;
+  for (int32_t t = 0; t <= kByteEos; ++t) {
+    if (bitmask_has(mask.data(), t)) allowed.push_back(t);
+  }
+  return allowed;
+}
+
 // Whether the whole of `text` is in the grammar's language.
 bool matches(const std::shared_ptr<const CompiledGrammar>& g, std::string_view text) {
   GrammarMatcher m(g);
@@ -192,10 +201,7 @@ TEST(GrammarMatcher, RandomWalksOfJsonObjectParse) {
     std::string text;
     for (int step = 0; step < 400 && !m.is_terminated(); ++step) {
       m.fill_next_token_mask(mask);
-      std::vector<int32_t> allowed;
-      for (int32_t t = 0; t < 257; ++t) {
-        if (bitmask_has(mask.data(), t)) allowed.push_back(t);
-      }
+      const std::vector<int32_t> allowed = allowed_tokens(mask);
       ASSERT_FALSE(allowed.empty()) << text;
       // Lean towards structure so that walks finish: closing brackets and quotes are likelier.
       int32_t pick = allowed[rng() % allowed.size()];
@@ -241,10 +247,7 @@ TEST(GrammarMatcher, ABudgetSteersEveryWalkToACompleteText) {
       std::string text;
       for (int64_t left = budget; left > 0 && !m.is_terminated(); --left) {
         m.fill_next_token_mask(mask, left);
-        std::vector<int32_t> allowed;
-        for (int32_t t = 0; t < 257; ++t) {
-          if (bitmask_has(mask.data(), t)) allowed.push_back(t);
-        }
+        const std::vector<int32_t> allowed = allowed_tokens(mask);
         ASSERT_FALSE(allowed.empty());
         const int32_t pick = allowed[rng() % allowed.size()];  // uniform: no lean towards an end
         ASSERT_TRUE(m.accept_token(pick));
@@ -261,10 +264,7 @@ TEST(GrammarMatcher, ABudgetSteersEveryWalkToACompleteText) {
     GrammarMatcher m(g);
     for (int step = 0; step < 20 && !m.is_terminated(); ++step) {
       m.fill_next_token_mask(mask);
-      std::vector<int32_t> allowed;
-      for (int32_t t = 0; t < 257; ++t) {
-        if (bitmask_has(mask.data(), t)) allowed.push_back(t);
-      }
+      const std::vector<int32_t> allowed = allowed_tokens(mask);
       ASSERT_TRUE(m.accept_token(allowed[rng() % allowed.size()]));
     }
     unfinished += m.is_terminated() ? 0 : 1;
