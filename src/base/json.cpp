@@ -1,6 +1,7 @@
 #include "base/json.h"
 
 #include <cstdint>
+#include <cstdio>
 #include <vector>
 
 #include "base/file_util.h"
@@ -131,6 +132,44 @@ OrderedJson to_ordered_json(const Json& value) {
     return out;
   }
   return OrderedJson(value);  // a scalar converts directly
+}
+
+void append_python_json_string(std::string& out, const std::string& s) {
+  out += '"';
+  for (unsigned char c : s) {
+    switch (c) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '\b':
+        out += "\\b";
+        break;
+      case '\f':
+        out += "\\f";
+        break;
+      default:
+        if (c < 0x20) {
+          char buf[8];
+          std::snprintf(buf, sizeof buf, "\\u%04x", c);
+          out += buf;
+        } else {
+          out += static_cast<char>(c);
+        }
+    }
+  }
+  out += '"';
 }
 
 }  // namespace vllm

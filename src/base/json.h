@@ -43,6 +43,11 @@ Result<Json> parse_json_within(std::string_view text, const JsonLimits& limits);
 // depth was bounded when they were parsed.
 OrderedJson to_ordered_json(const Json& value);
 
+// Appends `s` as a JSON string the way Python's json.dumps(ensure_ascii=False)
+// writes it (what chat templates' tojson and vLLM's tool-call arguments show):
+// quotes, backslashes and control characters escaped, all else as it is.
+void append_python_json_string(std::string& out, const std::string& s);
+
 // Compact text of `value`.  Bytes that are not UTF-8 (a client's URL, the
 // text of a token that is half a character) become U+FFFD instead of
 // throwing: output never fails on what the input held.

@@ -7,6 +7,8 @@
 #include <cstdlib>
 #include <thread>
 
+#include "api/reasoning/reasoning_parser.h"
+#include "api/tools/tool_call_parser.h"
 #include "cli/commands.h"
 #include "cli/engine_flags.h"
 #include "cli/serve_compat_flags.h"
@@ -37,6 +39,9 @@ struct ServeOptions {
   std::optional<uint64_t> seed;
   std::string prefix_cache_isolation = "api-key";
   int32_t max_waiting_requests = 0;
+  bool enable_auto_tool_choice = false;
+  std::string tool_call_parser;
+  std::string reasoning_parser;
   CompatFlags compat;
   EngineFlags engine;
 };
@@ -63,6 +68,24 @@ sigset_t stop_signals() {
   return set;
 }
 
+// What chat answers are read for: the model's own tool calls, its thinking.
+Result<server::ChatOutputConfig> chat_output_config(const ServeOptions& o) {
+  server::ChatOutputConfig config;
+  if (o.enable_auto_tool_choice && o.tool_call_parser.empty()) {
+    return invalid_argument("--enable-auto-tool-choice needs --tool-call-parser");
+  }
+  if (!o.tool_call_parser.empty()) {
+    VLLM_ASSIGN_OR_RETURN(std::unique_ptr<api::ToolCallParser> parser, api::make_tool_call_parser(o.tool_call_parser));
+    // As vLLM: the parser reads answers only where the model may choose.
+    if (o.enable_auto_tool_choice) config.tool_parser = std::move(parser);
+  }
+  if (!o.reasoning_parser.empty()) {
+    VLLM_RETURN_IF_ERROR(api::check_reasoning_parser_name(o.reasoning_parser));
+    config.reasoning_parser = o.reasoning_parser;
+  }
+  return config;
+}
+
 int run_serve(ServeOptions o) {
   const std::string model_dir = !o.model_flag.empty() ? o.model_flag : !o.model.empty() ? o.model : default_model_dir();
   if (o.api_keys.empty()) {
@@ -71,6 +94,8 @@ int run_serve(ServeOptions o) {
   if (Status s = check_compat_flags(o.compat); !s.is_ok()) return report_error(s.message());
   Result<server::PrefixCacheIsolation> isolation = server::parse_prefix_cache_isolation(o.prefix_cache_isolation);
   if (!isolation.is_ok()) return report_error(isolation.status().message());
+  Result<server::ChatOutputConfig> chat_output = chat_output_config(o);
+  if (!chat_output.is_ok()) return report_error(chat_output.status().message());
   const sigset_t signals = stop_signals();
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);  // before any thread starts, so all inherit it
 
@@ -86,6 +111,7 @@ int run_serve(ServeOptions o) {
   config.response_role = o.response_role;
   config.seed = o.seed.value_or(0);
   config.prefix_cache_isolation = *isolation;
+  config.chat_output = std::move(chat_output).value();
   Result<server::ChatRenderer> chat = server::ChatRenderer::create(*loaded->tokenizer, o.chat_template);
   if (!chat.is_ok()) return report_error(chat.status().message());
   server::OpenAIServer api(engine, *loaded->tokenizer, std::move(chat).value(), config);
@@ -174,6 +200,12 @@ CommandRunner add_serve_command(CLI::App& app) {
                  "Seconds a request may wait before it first runs; then 503 (0: no limit)")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
+  app.add_flag("--enable-auto-tool-choice", o->enable_auto_tool_choice,
+               "Let requests' tool_choice be \"auto\" (the default with tools): --tool-call-parser reads the calls");
+  app.add_option("--tool-call-parser", o->tool_call_parser, "How the model writes tool calls")
+      ->check(CLI::IsMember({"hermes", "llama3_json", "mistral", "pythonic"}));
+  app.add_option("--reasoning-parser", o->reasoning_parser, "Return the model's thinking apart, as reasoning_content")
+      ->check(CLI::IsMember({"deepseek_r1", "qwen3"}));
   add_engine_flags(app, o->engine);
   add_compat_flags(app, o->compat);
   return [o] { return run_serve(*o); };

@@ -23,9 +23,6 @@ void add_compat_flags(CLI::App& app, CompatFlags& f) {
   app.add_option("--max-loras", f.max_loras, "Not yet: only 1");
   app.add_option("--max-lora-rank", f.max_lora_rank, "Not yet: only 16");
   app.add_option("--speculative-config", f.speculative_config, "Not yet");
-  app.add_flag("--enable-auto-tool-choice", f.enable_auto_tool_choice, "Not yet");
-  app.add_option("--tool-call-parser", f.tool_call_parser, "Not yet");
-  app.add_option("--reasoning-parser", f.reasoning_parser, "Not yet");
   app.add_option("--scheduling-policy", f.scheduling_policy, "Not yet: only fcfs");
   app.add_flag("--enable-prompt-tokens-details", f.enable_prompt_tokens_details, "Not yet");
   app.add_flag("--enable-force-include-usage", f.enable_force_include_usage, "Not yet");
@@ -52,9 +49,6 @@ Status check_compat_flags(const CompatFlags& f) {
   if (f.max_loras != 1) return not_yet("--max-loras");
   if (f.max_lora_rank != 16) return not_yet("--max-lora-rank");
   if (!f.speculative_config.empty()) return not_yet("--speculative-config");
-  if (f.enable_auto_tool_choice) return not_yet("--enable-auto-tool-choice");
-  if (!f.tool_call_parser.empty()) return not_yet("--tool-call-parser");
-  if (!f.reasoning_parser.empty()) return not_yet("--reasoning-parser");
   if (f.scheduling_policy != "fcfs") return not_yet("--scheduling-policy");
   if (f.enable_prompt_tokens_details) return not_yet("--enable-prompt-tokens-details");
   if (f.enable_force_include_usage) return not_yet("--enable-force-include-usage");

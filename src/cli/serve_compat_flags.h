@@ -29,9 +29,6 @@ struct CompatFlags {
   int max_loras = 1;
   int max_lora_rank = 16;
   std::string speculative_config;
-  bool enable_auto_tool_choice = false;
-  std::string tool_call_parser;
-  std::string reasoning_parser;
   std::string scheduling_policy = "fcfs";
   bool enable_prompt_tokens_details = false;
   bool enable_force_include_usage = false;

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "structured/grammar_matcher.h"
+
 namespace vllm {
 
 BeamSearch::BeamSearch(std::vector<int32_t> prompt_token_ids, const SamplingParams& params,
@@ -31,8 +33,20 @@ std::vector<std::vector<int32_t>> BeamSearch::round_prompts() const {
   return prompts;
 }
 
-SamplingParams BeamSearch::round_params() const {
+bool BeamSearch::completes_grammar(const Beam& beam) const {
+  if (!params_.grammar) return false;
+  structured::GrammarMatcher matcher(params_.grammar);
+  for (int32_t id : beam.token_ids) matcher.accept_token(id);
+  return matcher.is_terminated();
+}
+
+SamplingParams BeamSearch::round_params(size_t beam) const {
   SamplingParams p;
+  if (params_.grammar) {
+    p.grammar = params_.grammar;
+    const auto length = static_cast<int64_t>(beams_[beam].token_ids.size());
+    p.grammar_resume = SamplingParams::GrammarResume{length, params_.max_tokens - length};
+  }
   p.temperature = 0.0;
   p.max_tokens = 1;
   p.ignore_eos = true;  // the search decides what EOS means
@@ -50,11 +64,14 @@ bool BeamSearch::next_round() {
   std::vector<Beam> candidates;
   for (size_t b = 0; b < beams_.size(); ++b) {
     for (const TokenLogprob& t : results_[b]) {
+      if (std::isinf(t.logprob)) continue;  // a token the grammar forbids
       Beam extended = beams_[b];
       extended.token_ids.push_back(t.token_id);
       extended.cumulative_logprob += t.logprob;
       extended.ended_with_eos = !params_.ignore_eos && is_eos(t.token_id);
-      (extended.ended_with_eos ? completed_ : candidates).push_back(std::move(extended));
+      extended.grammar_complete = !extended.ended_with_eos && completes_grammar(extended);
+      const bool complete = extended.ended_with_eos || extended.grammar_complete;
+      (complete ? completed_ : candidates).push_back(std::move(extended));
     }
   }
   // Stable: equal scores keep the order of their parents and of the tokens' ranks.

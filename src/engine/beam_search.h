@@ -5,7 +5,10 @@
 // the KV blocks of their common prefix (the prompt, and each other's tokens)
 // through the prefix cache, so a round computes little more than each beam's
 // newest tokens.  Scores follow vLLM: cumulative logprob / length^length_penalty,
-// where the length counts the prompt and not a final EOS.
+// where the length counts the prompt and not a final EOS.  Under a grammar
+// (structured outputs) every round is masked by it, after the beam's tokens:
+// only tokens it allows extend a beam, and a beam whose text the grammar
+// completes is complete, as one that ends in EOS.
 #pragma once
 
 #include <cstdint>
@@ -21,6 +24,7 @@ struct Beam {
   std::vector<int32_t> token_ids;  // generated
   double cumulative_logprob = 0.0;
   bool ended_with_eos = false;
+  bool grammar_complete = false;  // the request's grammar takes nothing more
 };
 
 class BeamSearch {
@@ -28,9 +32,9 @@ class BeamSearch {
   BeamSearch(std::vector<int32_t> prompt_token_ids, const SamplingParams& params, std::vector<int32_t> eos_token_ids);
 
   // The prompts of this round's requests, one per live beam, and the
-  // sampling parameters they all run with.
+  // sampling parameters of live beam `beam`'s.
   std::vector<std::vector<int32_t>> round_prompts() const;
-  SamplingParams round_params() const;
+  SamplingParams round_params(size_t beam) const;
 
   // The result of this round's request for live beam `beam`.
   void add_result(size_t beam, const PositionLogprobs& next);
@@ -48,6 +52,8 @@ class BeamSearch {
 
  private:
   bool is_eos(int32_t id) const;
+  // The grammar has nothing more to take after `beam`'s tokens.
+  bool completes_grammar(const Beam& beam) const;
 
   std::vector<int32_t> prompt_;
   SamplingParams params_;

@@ -64,11 +64,12 @@ Status LLMEngine::add_sequences(const std::string& request_id, ProcessedRequest 
 }
 
 Status LLMEngine::submit_beam_round(const std::string& request_id, BeamRequest& beam) {
-  const SamplingParams params = beam.search->round_params();
   beam.round.clear();
-  for (std::vector<int32_t>& prompt : beam.search->round_prompts()) {
+  std::vector<std::vector<int32_t>> prompts = beam.search->round_prompts();
+  for (size_t b = 0; b < prompts.size(); ++b) {
     const RequestId id = next_id_++;
-    const Status s = core_->add_request(EngineCoreRequest{id, std::move(prompt), params, beam.cache_salt});
+    const Status s =
+        core_->add_request(EngineCoreRequest{id, std::move(prompts[b]), beam.search->round_params(b), beam.cache_salt});
     if (!s.is_ok()) {
       for (RequestId added : beam.round) {
         core_->abort_request(added);
@@ -98,9 +99,9 @@ RequestOutput LLMEngine::beam_output(const std::string& request_id, const BeamSe
     c.text += detokenizer.flush();
     c.token_ids = beam.token_ids;
     c.cumulative_logprob = beam.cumulative_logprob;
-    c.finish_reason = override_reason       ? *override_reason
-                      : beam.ended_with_eos ? FinishReason::kStop
-                                            : FinishReason::kLength;
+    c.finish_reason = override_reason                                ? *override_reason
+                      : beam.ended_with_eos || beam.grammar_complete ? FinishReason::kStop
+                                                                     : FinishReason::kLength;
     out.outputs.push_back(std::move(c));
   }
   return out;

@@ -24,7 +24,8 @@ bool OutputProcessor::update_sequence(Sequence& seq, const EngineCoreOutput& o) 
   for (float lp : o.new_token_logprobs) seq.cumulative_logprob += lp;
   if (seq.wants_logprobs) seq.logprobs.insert(seq.logprobs.end(), o.new_logprobs.begin(), o.new_logprobs.end());
   std::string new_text;
-  for (int32_t id : o.new_token_ids) new_text += seq.detokenizer.push(id);
+  const size_t num_text_tokens = o.new_token_ids.size() - (o.ended_by_stop_token && !seq.stops.includes_stop_text());
+  for (size_t i = 0; i < num_text_tokens; ++i) new_text += seq.detokenizer.push(o.new_token_ids[i]);
   if (o.finish_reason) new_text += seq.detokenizer.flush();
   seq.text += new_text;
   seq.finish_reason = o.finish_reason;

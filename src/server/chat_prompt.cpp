@@ -16,9 +16,11 @@ constexpr size_t kMaxTemplateKwargs = 1024;
 
 Status bad(const std::string& message, const char* param) { return invalid_argument(message).with_param(param); }
 
-// content: a string, null, or text parts joined with "\n".
+// content: a string, null (an assistant's tool calls alone: "", as vLLM
+// gives templates), or text parts joined with "\n".
 Result<OrderedJson> normalise_content(const Json& content) {
-  if (content.is_string() || content.is_null()) return OrderedJson(content);
+  if (content.is_null()) return OrderedJson("");
+  if (content.is_string()) return OrderedJson(content);
   if (!content.is_array()) return bad("message content must be a string, null or a list of parts", "messages");
   std::string text;
   for (size_t i = 0; i < content.size(); ++i) {
@@ -35,6 +37,19 @@ Result<OrderedJson> normalise_content(const Json& content) {
   return OrderedJson(text);
 }
 
+// Templates print the arguments of earlier calls with tojson: a string of
+// JSON becomes the object it holds (invalid or empty: {}).
+void parse_tool_call_arguments(OrderedJson& message) {
+  if (!message.contains("tool_calls") || !message["tool_calls"].is_array()) return;
+  for (OrderedJson& call : message["tool_calls"]) {
+    if (!call.is_object() || !call.contains("function") || !call["function"].is_object()) continue;
+    OrderedJson& function = call["function"];
+    if (!function.contains("arguments") || !function["arguments"].is_string()) continue;
+    OrderedJson parsed = OrderedJson::parse(function["arguments"].get<std::string>(), nullptr, false);
+    function["arguments"] = parsed.is_discarded() ? OrderedJson::object() : std::move(parsed);
+  }
+}
+
 }  // namespace
 
 Result<ChatPrompt> read_chat_prompt(const Json& body) {
@@ -47,6 +62,7 @@ Result<ChatPrompt> read_chat_prompt(const Json& body) {
     }
     OrderedJson message = to_ordered_json(m);
     VLLM_ASSIGN_OR_RETURN(message["content"], normalise_content(m.contains("content") ? m["content"] : Json()));
+    if (message["role"] == "assistant") parse_tool_call_arguments(message);
     p.messages.push_back(std::move(message));
   }
   auto flag = [&](const char* name, bool& out) -> Status {
@@ -98,6 +114,7 @@ Result<std::string> ChatRenderer::render(const ChatPrompt& prompt, std::stop_tok
   for (const auto& [key, value] : variables_.items()) {
     if (!prompt.template_kwargs.contains(key)) members.emplace_back(key, value);
   }
+  if (!prompt.tools.empty() && !prompt.template_kwargs.contains("tools")) members.emplace_back("tools", prompt.tools);
   VLLM_ASSIGN_OR_RETURN(std::string text,
                         template_.render(prompt.messages, prompt.add_generation_prompt, variables, stop));
   if (prompt.continue_final_message) {

@@ -18,11 +18,13 @@ struct ChatPrompt {
   OrderedJson messages = OrderedJson::array();
   bool add_generation_prompt = true;
   bool continue_final_message = false;
-  Json template_kwargs = Json::object();  // at most a bounded number of keys
+  Json template_kwargs = Json::object();     // at most a bounded number of keys
+  OrderedJson tools = OrderedJson::array();  // the request's tools, for the template (none: not given)
 };
 
 // The chat fields of a request body (messages, add_generation_prompt,
-// continue_final_message, chat_template_kwargs).
+// continue_final_message, chat_template_kwargs).  An assistant message's
+// tool call arguments sent as JSON text reach the template as objects (vLLM).
 Result<ChatPrompt> read_chat_prompt(const Json& body);
 
 class ChatRenderer {

@@ -4,6 +4,7 @@
 #include "base/clock.h"
 #include "base/json.h"
 #include "server/api_error.h"
+#include "server/random_id.h"
 
 namespace vllm::server {
 namespace {
@@ -17,9 +18,13 @@ OrderedJson chat_message(const std::string& role, const std::string& content) {
   m["audio"] = nullptr;
   m["function_call"] = nullptr;
   m["tool_calls"] = OrderedJson::array();
+  // vLLM's name for the thinking (since v0.12), and the name before it, which clients still read.
+  m["reasoning"] = nullptr;
   m["reasoning_content"] = nullptr;
   return m;
 }
+
+bool only_whitespace(const std::string& s) { return s.find_first_not_of(" \t\r\n") == std::string::npos; }
 
 }  // namespace
 
@@ -43,7 +48,10 @@ Status CompletionJob::start() {
     prompt.request_id = identity_.id + "-" + std::to_string(p);
     prompt.choices.resize(n);
     // The prompt's last token (known with the first output) is the context of the first generated one's string.
-    for (Choice& c : prompt.choices) c.logprobs = logprobs_.empty();
+    for (Choice& c : prompt.choices) {
+      c.logprobs = logprobs_.empty();
+      if (request_.chat_output) c.parser.emplace(*request_.chat_output);
+    }
     if (request_.chat) {
       prompt.echo_text = request_.chat_echo_text;
     } else if (request_.echo) {
@@ -91,16 +99,32 @@ void CompletionJob::drain(size_t p) {
       if (c.finish_reason == FinishReason::kQueueTimeout) return fail_queue_timeout();
       Choice& choice = prompt.choices[static_cast<size_t>(c.index)];
       observe(prompt, choice, c);
-      std::string text = c.text;
+      std::string echo;
       if (request_.echo && !choice.echoed) {
-        text = prompt.echo_text + text;
+        echo = prompt.echo_text;
         choice.echoed = true;
       }
       choice.finish_reason = c.finish_reason;
       choice.stop_reason = c.stop_reason;
       OrderedJson logprobs = output_logprobs(choice, c);
+      if (choice.parser) {
+        // The echo is the prompt's text, not the model's: no parser reads it.
+        api::ChatDelta delta;
+        delta.content = std::move(echo);
+        delta.append(choice.parser->push(c.text));
+        if (c.finish_reason) delta.append(choice.parser->finish());
+        OrderedJson json = parsed_delta(choice, std::move(delta));
+        if (request_.stream && (!json.empty() || c.finish_reason || !logprobs.is_null())) {
+          send_chunk(p, c, std::move(json), logprobs);
+        }
+        continue;
+      }
+      std::string text = std::move(echo) + c.text;
       if (request_.stream) {
-        if (!text.empty() || c.finish_reason || !logprobs.is_null()) send_chunk(p, c, std::move(text), logprobs);
+        if (!text.empty() || c.finish_reason || !logprobs.is_null()) {
+          OrderedJson delta = request_.chat ? OrderedJson{{"content", std::move(text)}} : OrderedJson(std::move(text));
+          send_chunk(p, c, std::move(delta), logprobs);
+        }
       } else {
         choice.text += text;
       }
@@ -166,16 +190,12 @@ OrderedJson CompletionJob::output_logprobs(Choice& choice, const CompletionOutpu
   return delta;
 }
 
-void CompletionJob::send_chunk(size_t p, const CompletionOutput& output, std::string text, OrderedJson logprobs) {
+void CompletionJob::send_chunk(size_t p, const CompletionOutput& output, OrderedJson delta, OrderedJson logprobs) {
   OrderedJson choice;
   choice["index"] = p * prompts_[p].choices.size() + static_cast<size_t>(output.index);
-  if (request_.chat) {
-    choice["delta"] = OrderedJson{{"content", std::move(text)}};
-  } else {
-    choice["text"] = std::move(text);
-  }
+  choice[request_.chat ? "delta" : "text"] = std::move(delta);
   choice["logprobs"] = std::move(logprobs);
-  choice["finish_reason"] = api::finish_reason_json(output.finish_reason);
+  choice["finish_reason"] = finish_reason_json(prompts_[p].choices[static_cast<size_t>(output.index)]);
   choice["stop_reason"] = api::stop_reason_json(output.stop_reason);
   OrderedJson c = chunk(std::move(choice));
   if (request_.include_usage && request_.continuous_usage_stats) {
@@ -201,6 +221,68 @@ void CompletionJob::fail_queue_timeout() {
   channel_->send_event(error.body);
   channel_->send_event("[DONE]");
   channel_->end_events();
+}
+
+OrderedJson CompletionJob::parsed_delta(Choice& choice, api::ChatDelta delta) {
+  OrderedJson json = OrderedJson::object();
+  if (!delta.reasoning.empty()) {
+    json["reasoning"] = delta.reasoning;
+    json["reasoning_content"] = delta.reasoning;
+    choice.reasoning += delta.reasoning;
+  }
+  if (!delta.content.empty()) {
+    choice.text += delta.content;
+    json["content"] = std::move(delta.content);
+  }
+  if (delta.tool_calls.empty()) return json;
+  OrderedJson calls = OrderedJson::array();
+  for (api::ToolCallDelta& call : delta.tool_calls) {
+    OrderedJson item{{"index", call.index}};
+    if (call.opens) {
+      const api::ToolCallParser* parser = request_.chat_output->tool_parser;
+      std::string id = parser ? parser->make_call_id(random_hex()) : "chatcmpl-tool-" + random_hex();
+      item["id"] = id;
+      item["type"] = "function";
+      item["function"] = OrderedJson{{"name", call.name}, {"arguments", call.arguments}};
+      choice.tool_calls.push_back(
+          OrderedJson{{"id", std::move(id)}, {"type", "function"}, {"function", item["function"]}});
+    } else {
+      item["function"] = OrderedJson{{"arguments", call.arguments}};
+      choice.tool_calls[call.index]["function"]["arguments"].get_ref<std::string&>() += call.arguments;
+    }
+    calls.push_back(std::move(item));
+  }
+  json["tool_calls"] = std::move(calls);
+  return json;
+}
+
+OrderedJson CompletionJob::parsed_message(const Choice& choice) const {
+  const api::ChatOutputOptions& options = *request_.chat_output;
+  OrderedJson m = chat_message(request_.response_role, choice.text);
+  // As vLLM: the calls the model chose leave no content but what it wrote
+  // before them; a reasoning answer that is all thought has none.
+  const bool auto_calls = options.tool_choice == api::ToolChoice::kAuto && choice.parser->chose_tools();
+  if ((auto_calls && only_whitespace(choice.text)) ||
+      (options.reasoning && choice.text.empty() && options.tool_choice == api::ToolChoice::kNone)) {
+    m["content"] = nullptr;
+  }
+  m["tool_calls"] = choice.tool_calls;
+  if (!choice.reasoning.empty()) {
+    m["reasoning"] = choice.reasoning;
+    m["reasoning_content"] = choice.reasoning;
+  }
+  return m;
+}
+
+OrderedJson CompletionJob::finish_reason_json(const Choice& choice) const {
+  // As vLLM: calls the model chose end in "tool_calls"; required ones only if
+  // the answer ended by itself (a "length" stays one).
+  const bool auto_choice = request_.chat_output && request_.chat_output->tool_choice == api::ToolChoice::kAuto;
+  if (choice.finish_reason && choice.parser && choice.parser->chose_tools() &&
+      (auto_choice || *choice.finish_reason == FinishReason::kStop)) {
+    return "tool_calls";
+  }
+  return api::finish_reason_json(choice.finish_reason);
 }
 
 OrderedJson CompletionJob::usage() const {
@@ -242,13 +324,15 @@ void CompletionJob::finish() {
       const Choice& c = prompts_[p].choices[i];
       OrderedJson choice;
       choice["index"] = p * prompts_[p].choices.size() + i;
-      if (request_.chat) {
+      if (c.parser) {
+        choice["message"] = parsed_message(c);
+      } else if (request_.chat) {
         choice["message"] = chat_message(request_.response_role, c.text);
       } else {
         choice["text"] = c.text;
       }
       choice["logprobs"] = request_.params.logprobs ? c.logprobs : OrderedJson(nullptr);
-      choice["finish_reason"] = api::finish_reason_json(c.finish_reason);
+      choice["finish_reason"] = finish_reason_json(c);
       choice["stop_reason"] = api::stop_reason_json(c.stop_reason);
       if (!request_.chat) choice["prompt_logprobs"] = nullptr;
       choices.push_back(std::move(choice));

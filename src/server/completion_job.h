@@ -40,6 +40,12 @@ class CompletionJob : public std::enable_shared_from_this<CompletionJob> {
     double last_token_time = 0.0;
     OrderedJson logprobs;  // accumulated for a whole (non-streamed) answer
     LogprobsCursor logprobs_cursor;
+    // Chat answers with reasoning or tool calls: the text is taken apart as
+    // it comes; a whole answer gathers the parts.
+    std::optional<api::ChatOutputParser> parser;
+    std::string reasoning;
+    std::vector<std::string> call_ids;  // per tool call, made when it opens
+    OrderedJson tool_calls = OrderedJson::array();
   };
   struct Prompt {
     std::string request_id;
@@ -54,7 +60,13 @@ class CompletionJob : public std::enable_shared_from_this<CompletionJob> {
   void observe(Prompt& prompt, Choice& choice, const CompletionOutput& output);
   OrderedJson chunk(OrderedJson choice) const;
   void send_role_chunks();
-  void send_chunk(size_t prompt, const CompletionOutput& output, std::string text, OrderedJson logprobs);
+  void send_chunk(size_t prompt, const CompletionOutput& output, OrderedJson delta, OrderedJson logprobs);
+  // The delta of a chat answer taken apart (its tool calls get their ids here).
+  OrderedJson parsed_delta(Choice& choice, api::ChatDelta delta);
+  // A whole chat answer's message: content, reasoning, tool calls.
+  OrderedJson parsed_message(const Choice& choice) const;
+  // "tool_calls" where the answer is calls the model chose or was required to make.
+  OrderedJson finish_reason_json(const Choice& choice) const;
   // This output's logprobs in the endpoint's shape (null when not asked for).
   OrderedJson output_logprobs(Choice& choice, const CompletionOutput& output) const;
   void finish();

@@ -91,8 +91,8 @@ Result<bool> read_request_field(CompletionRequest& r, const std::string& key, co
     // parse_chat_request applies it after max_tokens, which it overrides.
   } else if (r.chat && (key == "logprobs" || key == "top_logprobs")) {
     // Chat's logprobs is a flag with top_logprobs for the count: parse_chat_request reads them.
-  } else if (r.chat && key == "tools") {
-    if (!v.is_null() && !(v.is_array() && v.empty())) return bad("tools are not supported yet", key);
+  } else if (r.chat && (key == "tools" || key == "tool_choice" || key == "parallel_tool_calls")) {
+    // parse_chat_request reads these (api::read_tool_request).
   } else {
     return false;
   }
@@ -127,6 +127,52 @@ Status parse_common(const Json& j, CompletionRequest& r, PromptOptions& options)
   return Status::ok();
 }
 
+// The tools and the reasoning parser: what the template is shown, what the
+// answer is constrained to, and how it is taken apart.
+Status read_chat_output(const std::string& body, const Json& j, const ChatOutputConfig& config, ChatPrompt& chat,
+                        CompletionRequest& r) {
+  const bool has_tool_fields = j.contains("tools") || j.contains("tool_choice") || j.contains("parallel_tool_calls");
+  api::ToolRequest tools;
+  if (has_tool_fields) {
+    // Read again with the keys in the order sent: the template prints the
+    // tools, and a parameters schema's order is the order of the arguments.
+    VLLM_ASSIGN_OR_RETURN(tools, api::read_tool_request(OrderedJson::parse(body, nullptr, false)));
+  }
+  chat.tools = tools.tools;
+  if (tools.choice == api::ToolChoice::kAuto && !config.tool_parser) {
+    return bad("\"auto\" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set",
+               "tool_choice");
+  }
+  VLLM_ASSIGN_OR_RETURN(std::optional<structured::StructuredOutputSpec> constraint, api::tool_choice_constraint(tools));
+  if (constraint) {
+    if (r.params.structured_outputs) {
+      return bad("tool_choice \"required\" or a named function cannot be combined with " +
+                     r.params.structured_outputs->request_field,
+                 "tool_choice");
+    }
+    r.params.structured_outputs = std::move(constraint);
+  }
+  if (tools.choice == api::ToolChoice::kNone && config.reasoning_parser.empty()) return Status::ok();
+  api::ChatOutputOptions output;
+  output.tool_choice = tools.choice;
+  output.function_name = tools.function_name;
+  output.parallel_tool_calls = tools.parallel_tool_calls;
+  output.tool_parser = config.tool_parser.get();
+  if (!config.reasoning_parser.empty()) {
+    VLLM_ASSIGN_OR_RETURN(output.reasoning, api::reasoning_format(config.reasoning_parser, chat.template_kwargs));
+    if (output.reasoning->thinking && r.params.structured_outputs) {
+      // vLLM constrains only the answer after the thinking; our matcher
+      // would constrain the thinking too, so the request is refused, not misread.
+      return bad(
+          "a constrained answer (structured outputs, tool_choice \"required\" or named) is not supported "
+          "yet with --reasoning-parser while the model thinks",
+          r.params.structured_outputs->request_field);
+    }
+  }
+  r.chat_output = std::move(output);
+  return Status::ok();
+}
+
 }  // namespace
 
 Result<CompletionRequest> parse_completion_request(const std::string& body) {
@@ -140,9 +186,9 @@ Result<CompletionRequest> parse_completion_request(const std::string& body) {
 }
 
 Result<CompletionRequest> parse_chat_request(const std::string& body, const ChatRenderer& renderer,
-                                             std::stop_token stop) {
+                                             const ChatOutputConfig& output_config, std::stop_token stop) {
   VLLM_ASSIGN_OR_RETURN(const Json j, parse_request_body(body));
-  VLLM_ASSIGN_OR_RETURN(const ChatPrompt chat, read_chat_prompt(j));
+  VLLM_ASSIGN_OR_RETURN(ChatPrompt chat, read_chat_prompt(j));
   CompletionRequest r;
   r.chat = true;
   PromptOptions options;
@@ -150,6 +196,7 @@ Result<CompletionRequest> parse_chat_request(const std::string& body, const Chat
   options.add_special_tokens = false;
   VLLM_RETURN_IF_ERROR(parse_common(j, r, options));
   api::keep_schema_key_order(body, r.params.structured_outputs);
+  VLLM_RETURN_IF_ERROR(read_chat_output(body, j, output_config, chat, r));
   if (j.contains("max_completion_tokens") && !j["max_completion_tokens"].is_null()) {
     VLLM_ASSIGN_OR_RETURN(r.params.max_tokens, api::read_integer(j["max_completion_tokens"], "max_completion_tokens"));
   }

@@ -5,9 +5,12 @@
 // naming the field.
 #pragma once
 
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "api/chat_output_parser.h"
 #include "base/status.h"
 #include "engine/prompt_input.h"
 #include "engine/sample/sampling_params.h"
@@ -26,6 +29,15 @@ struct CompletionRequest {
   bool chat = false;           // answer in the chat.completion shapes
   std::string chat_echo_text;  // chat echo: the last message's content when it is the assistant's
   std::string response_role = "assistant";
+  // Chat answers with reasoning or tool calls to take apart; none: all content.
+  std::optional<api::ChatOutputOptions> chat_output;
+};
+
+// What the server reads from chat outputs (serve's --enable-auto-tool-choice,
+// --tool-call-parser, --reasoning-parser).
+struct ChatOutputConfig {
+  std::shared_ptr<const api::ToolCallParser> tool_parser;  // null: tool_choice "auto" is refused
+  std::string reasoning_parser;                            // empty: none
 };
 
 Result<CompletionRequest> parse_completion_request(const std::string& body);
@@ -35,6 +47,6 @@ Result<CompletionRequest> parse_completion_request(const std::string& body);
 // max_tokens, gives it the rest of the context); the render gives up once
 // `stop` is requested.
 Result<CompletionRequest> parse_chat_request(const std::string& body, const ChatRenderer& renderer,
-                                             std::stop_token stop = {});
+                                             const ChatOutputConfig& output_config = {}, std::stop_token stop = {});
 
 }  // namespace vllm::server

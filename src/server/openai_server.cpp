@@ -10,6 +10,7 @@
 #include "base/logging.h"
 #include "server/api_error.h"
 #include "server/completion_job.h"
+#include "server/random_id.h"
 #include "server/tokenize_request.h"
 
 namespace vllm::server {
@@ -18,15 +19,6 @@ namespace {
 // Threads that parse, render and tokenise requests: two, so that one large
 // request does not hold up every small one behind it.
 constexpr int kNumInputWorkers = 2;
-
-// 32 random hex digits, as vLLM's request ids.
-std::string random_hex() {
-  static thread_local std::mt19937_64 rng{std::random_device{}()};
-  char out[33];
-  std::snprintf(out, sizeof out, "%016llx%016llx", static_cast<unsigned long long>(rng()),
-                static_cast<unsigned long long>(rng()));
-  return out;
-}
 
 std::string path_of(const std::string& target) { return target.substr(0, target.find('?')); }
 
@@ -242,7 +234,7 @@ void OpenAIServer::handle_input(const std::string& path, const HttpRequest& requ
   if (path == "/tokenize") return channel->respond(tokenize(request.body, std::move(cancel)));
   if (path == "/detokenize") return channel->respond(detokenize(request.body));
   if (path == "/v1/chat/completions") {
-    return generate(parse_chat_request(request.body, chat_renderer_, cancel), api_key, channel);
+    return generate(parse_chat_request(request.body, chat_renderer_, config_.chat_output, cancel), api_key, channel);
   }
   generate(parse_completion_request(request.body), api_key, channel);
 }

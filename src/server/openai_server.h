@@ -39,6 +39,7 @@ struct ServerConfig {
   std::string response_role = "assistant";
   uint64_t seed = 0;  // seeds the requests that bring none (--seed)
   PrefixCacheIsolation prefix_cache_isolation = PrefixCacheIsolation::kApiKey;
+  ChatOutputConfig chat_output;
 };
 
 inline constexpr const char* kServerVersion = "0.1.0";

@@ -1,6 +1,7 @@
 #include "server/tokenize_request.h"
 
 #include "api/json_fields.h"
+#include "api/tools/tool_request.h"
 #include "server/request_body.h"
 
 namespace vllm::server {
@@ -22,7 +23,13 @@ Result<TokenizeRequest> parse_tokenize_request(const std::string& body, const Ch
   VLLM_ASSIGN_OR_RETURN(const Json j, parse_request_body(body));
   TokenizeRequest r;
   if (j.contains("messages")) {
-    VLLM_ASSIGN_OR_RETURN(const ChatPrompt chat, read_chat_prompt(j));
+    VLLM_ASSIGN_OR_RETURN(ChatPrompt chat, read_chat_prompt(j));
+    if (j.contains("tools")) {
+      // As the chat endpoint shows them to the template: in the order sent.
+      VLLM_ASSIGN_OR_RETURN(const api::ToolRequest tools,
+                            api::read_tool_request(OrderedJson::parse(body, nullptr, false)));
+      chat.tools = tools.tools;
+    }
     Result<std::string> rendered = renderer.render(chat, std::move(stop));
     if (!rendered.is_ok()) return rendered.status().with_param("messages");
     r.text = *rendered;

@@ -13,7 +13,6 @@ struct Unsupported {
 
 constexpr Unsupported kUnsupported[] = {
     {"structural_tag", "structural tags"},
-    {"tool_choice", "tool calling"},
     {"priority", "priority scheduling"},
     {"kv_transfer_params", "KV transfer"},
     {"vllm_xargs", "vllm_xargs"},
@@ -23,14 +22,11 @@ constexpr Unsupported kUnsupported[] = {
     {"chat_template", "request chat templates (--trust-request-chat-template)"},
 };
 
-bool is_default(std::string_view field, const Json& v) {
+bool is_default(const Json& v) {
   if (v.is_null()) return true;
   if (v.is_boolean()) return !v.get<bool>();
   if (v.is_number()) return v == 0;
-  if ((v.is_array() || v.is_object()) && v.empty()) return true;
-  // No tools are accepted yet, so "auto" can only choose none of them.
-  if (field == "tool_choice") return v == "none" || v == "auto";
-  return false;
+  return (v.is_array() || v.is_object()) && v.empty();
 }
 
 }  // namespace
@@ -38,7 +34,7 @@ bool is_default(std::string_view field, const Json& v) {
 Status check_unsupported_field(const std::string& key, const Json& value) {
   for (const Unsupported& u : kUnsupported) {
     if (u.field != key) continue;
-    if (is_default(u.field, value)) return Status::ok();
+    if (is_default(value)) return Status::ok();
     return invalid_argument("field '" + key + "' is not supported yet (" + std::string(u.feature) + ")")
         .with_param(key);
   }

@@ -128,11 +128,16 @@ TEST_F(SamplingEngineTest, StopStringsAndStopTokensEndGreedyGenerationWhereExpec
   p.include_stop_str_in_output = true;
   EXPECT_EQ(engine->generate({prompt}, {p})->at(0).outputs.at(0).text, ", there was a little gi");
 
-  // stop_token_ids: " little" (376) ends it, its text kept; min_tokens 6 masks it until then.
+  // stop_token_ids: " little" (376) ends it; its id is output, its text is not (vLLM's
+  // detokenizer skips the stop token unless include_stop_str_in_output); min_tokens 6 masks it until then.
   SamplingParams t = greedy(40);
   t.stop_token_ids = {376};
   const CompletionOutput by_token = engine->generate({prompt}, {t})->at(0).outputs.at(0);
-  EXPECT_EQ(by_token.text, ", there was a little");
+  EXPECT_EQ(by_token.text, ", there was a");
+  EXPECT_EQ(by_token.token_ids.back(), 376);
+  t.include_stop_str_in_output = true;
+  EXPECT_EQ(engine->generate({prompt}, {t})->at(0).outputs.at(0).text, ", there was a little");
+  t.include_stop_str_in_output = false;
   EXPECT_EQ(std::get<int32_t>(by_token.stop_reason), 376);
   t.min_tokens = 6;
   const CompletionOutput later = engine->generate({prompt}, {t})->at(0).outputs.at(0);

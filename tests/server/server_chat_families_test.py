@@ -89,9 +89,73 @@ def check_phi3_template(binary, workdir):
         server.stop()
 
 
+# Tools reach the template as the request sent them (key order kept), and an
+# assistant's earlier call as an object: Qwen3's template (which prints both)
+# rendered by jinja2 the way transformers' apply_chat_template renders it,
+# tokenised, against /tokenize of the same messages and tools.
+TOOLS = [{"type": "function", "function": {"name": "get_weather", "description": "Weather of a city, in °C",
+                                           "parameters": {"type": "object", "required": ["city"], "properties": {
+                                               "city": {"type": "string"}, "days": {"type": "integer"}}}}},
+         {"type": "function", "function": {"name": "now", "parameters": {"type": "object", "properties": {}}}}]
+TOOL_CONVERSATIONS = [
+    [{"role": "system", "content": "You are terse."}, {"role": "user", "content": "Weather in Paris?"}],
+    [{"role": "user", "content": "Weather in Paris?"},
+     {"role": "assistant", "content": None, "tool_calls": [{"id": "call_1", "type": "function", "function": {
+         "name": "get_weather", "arguments": "{\"city\": \"Paris\", \"days\": 2}"}}]},
+     {"role": "tool", "tool_call_id": "call_1", "content": "sunny, 21"}],
+]
+
+
+def transformers_render(template, messages, tools, variables):
+    import jinja2.ext
+    import jinja2.sandbox
+    env = jinja2.sandbox.ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True,
+                                                       extensions=[jinja2.ext.loopcontrols])
+    env.filters["tojson"] = lambda x, ensure_ascii=False, indent=None, separators=None, sort_keys=False: json.dumps(
+        x, ensure_ascii=ensure_ascii, indent=indent, separators=separators, sort_keys=sort_keys)
+    # What vLLM hands the template: content None as "", a call's arguments as the object they encode.
+    messages = json.loads(json.dumps(messages))
+    for m in messages:
+        m["content"] = m["content"] if m["content"] is not None else ""
+        for call in m.get("tool_calls", []):
+            call["function"]["arguments"] = json.loads(call["function"]["arguments"])
+    return env.from_string(template).render(messages=messages, tools=tools, add_generation_prompt=True, **variables)
+
+
+def check_tool_rendering(binary, shared, workdir):
+    tokenizer_dir = os.path.join(shared, "tokenizers", "qwen3")
+    try:
+        import jinja2  # noqa: F401
+    except ImportError:
+        return False
+    if not os.path.isdir(tokenizer_dir):
+        return False
+    config = json.load(open(os.path.join(tokenizer_dir, "tokenizer_config.json")))
+    model_dir = os.path.join(workdir, "chat-qwen3-tools")
+    subprocess.run([binary, "make-test-model", "--arch", "qwen3", "--preset", "tiny", "--dtype", "bf16",
+                    "--vocab-size", "151669", "--tokenizer", tokenizer_dir, "--out", model_dir], check=True)
+    server = Server(binary, "--model", model_dir, "--max-model-len", str(MAX_MODEL_LEN))
+    try:
+        for messages in TOOL_CONVERSATIONS:
+            expected = transformers_render(config["chat_template"], messages, TOOLS,
+                                           {"eos_token": config["eos_token"], "pad_token": config["pad_token"]})
+            status, ref = server.json("POST", "/tokenize", {"prompt": expected, "add_special_tokens": False})
+            status2, tok = server.json("POST", "/tokenize", {"messages": messages, "tools": TOOLS})
+            check(status == status2 == 200 and tok["tokens"] == ref["tokens"],
+                  f"qwen3 tools: {status2} {tok} != rendered {expected!r}")
+            status, chat = server.json("POST", "/v1/chat/completions", {"messages": messages, "tools": TOOLS,
+                                                                        "tool_choice": "none", "max_tokens": 2})
+            check(status == 200 and chat["usage"]["prompt_tokens"] == ref.get("count"), f"qwen3 tools chat: {chat}")
+    finally:
+        server.stop()
+    return True
+
+
 def main():
     binary, shared, workdir = sys.argv[1:4]
     check_phi3_template(binary, workdir)
+    if not check_tool_rendering(binary, shared, workdir):
+        print(f"tools in chat templates: no qwen3 tokenizer under {shared} or no jinja2, skipped")
     for family in FAMILIES:
         if not check_family(binary, shared, workdir, *family):
             print(f"{family[0]}: no tokenizer and chat template fixture under {shared}, that family skipped")

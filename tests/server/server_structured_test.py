@@ -141,8 +141,20 @@ try:
                  "structured_outputs.whitespace_pattern")
     expect_error(server, {"prompt": "x", "structured_outputs": {"nonsense": 1}}, 400, "structured_outputs.nonsense")
     expect_error(server, {"prompt": "x", "response_format": {"type": "xml"}}, 400, "response_format")
-    expect_error(server, {"prompt": "x", "use_beam_search": True, "n": 2, "guided_regex": "a+"}, 400,
-                 "structured_outputs", what="beam search under a constraint")
+    # Beam search under a constraint: every beam matches (two beams may spell one text with different tokens).
+    for field, valid in [({"guided_regex": regexes[0]}, lambda t: re.fullmatch(regexes[0], t)),
+                         ({"guided_choice": choices}, lambda t: t in choices),
+                         ({"response_format": {"type": "json_object"}}, lambda t: isinstance(json.loads(t), dict))]:
+        for path in ["/v1/completions", "/v1/chat/completions"]:
+            body = {"max_tokens": 24, "use_beam_search": True, "n": 3, "temperature": 0, **field}
+            body.update({"prompt": prompts[0]} if path == "/v1/completions" else
+                        {"messages": [{"role": "user", "content": prompts[0]}]})
+            texts = [c["text"] if "text" in c else c["message"]["content"] for c in complete(body, path)["choices"]]
+            try:
+                ok = len(texts) == 3 and all(valid(t) for t in texts)
+            except ValueError:
+                ok = False
+            check(ok, f"beam search under {field} on {path}: {texts}")
     check(complete({"prompt": "x", "max_tokens": 2, "response_format": {"type": "text"},
                     "guided_decoding_backend": "xgrammar"})["choices"] != [], "text format and a backend name pass")
 finally:

@@ -32,6 +32,8 @@ class StopStrings {
 
   const std::string& stop(size_t index) const { return stops_[index]; }
   bool empty() const { return stops_.empty(); }
+  // include_stop_str_in_output: stop strings, and the text of the stop token, stay in the output.
+  bool includes_stop_text() const { return include_in_output_; }
 
  private:
   std::vector<std::string> stops_;

@@ -24,7 +24,9 @@ Sampler::Sampler(int32_t vocab_size, std::vector<int32_t> eos_token_ids)
 void Sampler::apply_grammar(const SamplingRow& row, Scratch& scratch) const {
   scratch.allowed.resize(structured::bitmask_words(vocab_size_));
   // What is left of max_tokens: the grammar steers towards an end within it.
-  const int64_t budget = row.params->max_tokens - static_cast<int64_t>(row.output_token_ids.size());
+  const auto& resume = row.params->grammar_resume;
+  const int64_t budget =
+      (resume ? resume->token_budget : row.params->max_tokens) - static_cast<int64_t>(row.output_token_ids.size());
   row.grammar->fill_next_token_mask(scratch.allowed, budget);
   bool any = false;
   for (int32_t t = 0; t < vocab_size_; ++t) {

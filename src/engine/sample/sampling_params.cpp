@@ -33,7 +33,6 @@ Status validate_beam_search(const SamplingParams& p) {
   if (!p.stop_token_ids.empty()) field = "stop_token_ids";
   if (p.logprobs) field = "logprobs";
   if (p.prompt_logprobs) field = "prompt_logprobs";
-  if (p.structured_outputs) field = "structured_outputs";
   if (field != nullptr) {
     return invalid_argument(std::string(field) + " is not supported with beam search.").with_param(field);
   }

@@ -68,6 +68,15 @@ struct SamplingParams {
   // grammar over this model's vocabulary, compiled by the InputProcessor.
   std::optional<structured::StructuredOutputSpec> structured_outputs;
   std::shared_ptr<const structured::CompiledGrammar> grammar;
+  // Beam search's one-token rounds continue a beam under the request's
+  // grammar: the prompt ends with the beam's own tokens, which the grammar
+  // takes before the round's token, and the grammar steers towards an end
+  // within what the search has left of max_tokens, not the round's one token.
+  struct GrammarResume {
+    int64_t num_prompt_tokens = 0;
+    int64_t token_budget = 0;
+  };
+  std::optional<GrammarResume> grammar_resume;
 
   // Ranges and combinations that need no model: the error names the field.
   Status validate() const;

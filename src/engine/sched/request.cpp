@@ -27,6 +27,12 @@ Request::Request(RequestId id, std::vector<int32_t> prompt_token_ids, SamplingPa
       grammar_matcher(this->params.grammar ? std::make_unique<structured::GrammarMatcher>(this->params.grammar)
                                            : nullptr),
       arrival_time(now_seconds()),
-      num_prompt_tokens_(static_cast<int32_t>(all_token_ids.size())) {}
+      num_prompt_tokens_(static_cast<int32_t>(all_token_ids.size())) {
+  if (grammar_matcher && this->params.grammar_resume) {
+    const auto n = static_cast<size_t>(this->params.grammar_resume->num_prompt_tokens);
+    for (size_t i = all_token_ids.size() - n; i < all_token_ids.size(); ++i)
+      grammar_matcher->accept_token(all_token_ids[i]);
+  }
+}
 
 }  // namespace vllm

@@ -149,15 +149,17 @@ SchedulerOutput Scheduler::schedule() {
   return output;
 }
 
-std::optional<FinishReason> Scheduler::check_stop(const Request& r, std::optional<int32_t>& stop_token_id) const {
+std::optional<FinishReason> Scheduler::check_stop(const Request& r, EngineCoreOutput& out) const {
   const int32_t last = r.all_token_ids.back();
   // Until min_tokens exist the sampler masks these tokens anyway.
   if (r.num_output_tokens() >= r.params.min_tokens) {
     if (!r.params.ignore_eos && std::ranges::find(eos_token_ids_, last) != eos_token_ids_.end()) {
+      out.ended_by_stop_token = true;
       return FinishReason::kStop;
     }
     if (std::ranges::find(r.params.stop_token_ids, last) != r.params.stop_token_ids.end()) {
-      stop_token_id = last;
+      out.stop_token_id = last;
+      out.ended_by_stop_token = true;
       return FinishReason::kStop;
     }
   }
@@ -197,7 +199,7 @@ std::vector<EngineCoreOutput> Scheduler::update_from_output(const SchedulerOutpu
       out.prompt_logprobs = std::move(r->prompt_logprobs);
       r->prompt_logprobs_sent = true;
     }
-    out.finish_reason = check_stop(*r, out.stop_token_id);
+    out.finish_reason = check_stop(*r, out);
     if (out.finish_reason) {
       r->status = RequestStatus::kFinished;
       any_finished = true;

@@ -70,7 +70,7 @@ class Scheduler {
   // Admits waiting requests while budget, sequence slots and blocks last.
   void admit_waiting(int32_t& budget, std::vector<Scheduled>& scheduled);
   // The reason `r` ends after its newest token, and the stop token id if one did it.
-  std::optional<FinishReason> check_stop(const Request& r, std::optional<int32_t>& stop_token_id) const;
+  std::optional<FinishReason> check_stop(const Request& r, EngineCoreOutput& out) const;
   void finish(Request& r);
 
   SchedulerConfig config_;

@@ -45,7 +45,10 @@ struct EngineCoreOutput {
   std::optional<std::vector<PositionLogprobs>> prompt_logprobs;
   std::optional<FinishReason> finish_reason;  // set on the request's last output
   std::optional<int32_t> stop_token_id;       // the stop_token_ids entry that finished it
-  std::optional<double> queue_time;           // with the first output: seconds from arrival to first scheduled
+  // The last new token is the eos or stop token that finished the request:
+  // its text is not part of the output (vLLM), special token or not.
+  bool ended_by_stop_token = false;
+  std::optional<double> queue_time;  // with the first output: seconds from arrival to first scheduled
 };
 
 }  // namespace vllm

@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "base/json.h"
+
 namespace vllm::jinja {
 
 Value Value::none() {
@@ -146,44 +148,6 @@ std::string python_quote(const std::string& s) {
   return out + q;
 }
 
-void json_string(std::string& out, const std::string& s) {
-  out += '"';
-  for (unsigned char c : s) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      case '\b':
-        out += "\\b";
-        break;
-      case '\f':
-        out += "\\f";
-        break;
-      default:
-        if (c < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", c);
-          out += buf;
-        } else {
-          out += static_cast<char>(c);
-        }
-    }
-  }
-  out += '"';
-}
-
 }  // namespace
 
 std::string Value::str() const {
@@ -304,7 +268,7 @@ void Value::dump_json(std::string& out, int indent, int depth) const {
       out += std::isnan(d_) ? "NaN" : std::isinf(d_) ? (d_ > 0 ? "Infinity" : "-Infinity") : format_float(d_);
       return;
     case Kind::kString:
-      json_string(out, *s_);
+      append_python_json_string(out, *s_);
       return;
     case Kind::kList:
       if (list_->empty()) {
@@ -329,7 +293,7 @@ void Value::dump_json(std::string& out, int indent, int depth) const {
       for (size_t i = 0; i < dict_->size(); ++i) {
         if (i) out += item_sep;
         newline(depth + 1);
-        json_string(out, (*dict_)[i].first);
+        append_python_json_string(out, (*dict_)[i].first);
         out += ": ";
         (*dict_)[i].second.dump_json(out, indent, depth + 1);
       }

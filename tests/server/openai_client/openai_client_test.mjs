@@ -42,6 +42,31 @@ for await (const chunk of chatStream) {
 check(chatStreamed === content, `streamed chat ${JSON.stringify(chatStreamed)} vs ${JSON.stringify(content)}`);
 check(usage !== null && usage.completion_tokens === 20, `stream usage ${JSON.stringify(usage)}`);
 
+// Tool calling: "required" and a named function always give arguments that parse and fit the
+// parameters; the SDK's own stream helper assembles streamed calls into the same final message.
+const tools = [{ type: "function", function: { name: "get_weather", parameters: {
+  type: "object", properties: { city: { type: "string", maxLength: 16 }, days: { type: "integer", minimum: 1, maximum: 7 } },
+  required: ["city", "days"], additionalProperties: false } } }];
+const fits = (args) => Object.keys(args).sort().join() === "city,days" && typeof args.city === "string" &&
+  args.city.length <= 16 && Number.isInteger(args.days) && args.days >= 1 && args.days <= 7;
+for (const tool_choice of ["required", { type: "function", function: { name: "get_weather" } }]) {
+  const request = { model: "stories260K", messages, tools, tool_choice, max_tokens: 80, temperature: 0.8, seed: 5 };
+  const answer = await client.chat.completions.create(request);
+  const calls = answer.choices[0].message.tool_calls;
+  check(calls.length >= 1 && calls.every((c) => c.function.name === "get_weather" && fits(JSON.parse(c.function.arguments))),
+    `tool_choice ${JSON.stringify(tool_choice)}: ${JSON.stringify(answer.choices[0])}`);
+  const final = await client.beta.chat.completions.stream(request).finalChatCompletion();
+  const streamedCalls = final.choices[0].message.tool_calls.map((c) => [c.function.name, c.function.arguments]);
+  check(JSON.stringify(streamedCalls) === JSON.stringify(calls.map((c) => [c.function.name, c.function.arguments])) &&
+    final.choices[0].finish_reason === answer.choices[0].finish_reason,
+    `streamed tool calls ${JSON.stringify(final.choices[0])} vs ${JSON.stringify(answer.choices[0])}`);
+}
+const noTools = await client.chat.completions.create({
+  model: "stories260K", messages, tools, tool_choice: "none", max_tokens: 20, temperature: 0,
+});
+check(noTools.choices[0].message.content === content && noTools.choices[0].message.tool_calls.length === 0,
+  `tool_choice none ${JSON.stringify(noTools.choices[0])}`);
+
 try {
   await client.completions.create({ model: "stories260K", prompt: "x", temperature: 5 });
   failures.push("an out-of-range temperature was accepted");
