@@ -94,6 +94,9 @@ void CompletionJob::drain(size_t p) {
       metrics_.observe_tokens(prompt.num_prompt_tokens, 0);
       for (Choice& c : prompt.choices) c.logprobs_cursor.previous_token = out.prompt_token_ids.back();
     }
+    if (out.prompt_logprobs && prompt.prompt_logprobs.is_null()) {
+      prompt.prompt_logprobs = prompt_logprobs_json(tokenizer_, *out.prompt_logprobs);
+    }
     for (double q : out.queue_times) metrics_.observe_queue_time(q);
     for (const CompletionOutput& c : out.outputs) {
       if (c.finish_reason == FinishReason::kQueueTimeout) return fail_queue_timeout();
@@ -334,7 +337,7 @@ void CompletionJob::finish() {
       choice["logprobs"] = request_.params.logprobs ? c.logprobs : OrderedJson(nullptr);
       choice["finish_reason"] = finish_reason_json(c);
       choice["stop_reason"] = api::stop_reason_json(c.stop_reason);
-      if (!request_.chat) choice["prompt_logprobs"] = nullptr;
+      if (!request_.chat) choice["prompt_logprobs"] = prompts_[p].prompt_logprobs;
       choices.push_back(std::move(choice));
     }
   }
@@ -342,7 +345,7 @@ void CompletionJob::finish() {
   body["usage"] = usage();
   body["system_fingerprint"] = nullptr;
   body["service_tier"] = nullptr;
-  if (request_.chat) body["prompt_logprobs"] = nullptr;
+  if (request_.chat) body["prompt_logprobs"] = prompts_.front().prompt_logprobs;
   body["kv_transfer_params"] = nullptr;
   channel_->respond({200, "application/json", dump_json(body)});
 }

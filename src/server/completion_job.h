@@ -53,6 +53,7 @@ class CompletionJob : public std::enable_shared_from_this<CompletionJob> {
     int64_t num_prompt_tokens = 0;
     std::string echo_text;
     std::vector<Choice> choices;  // n
+    OrderedJson prompt_logprobs;  // when asked: null until the first output brings them
     bool finished = false;
   };
 

@@ -118,9 +118,8 @@ Status parse_common(const Json& j, CompletionRequest& r, PromptOptions& options)
     return bad("stream_options is only allowed with stream: true", "stream_options");
   }
   if (r.params.logprobs && r.echo) return bad("echo with logprobs is not supported yet", "echo");
-  if (r.params.prompt_logprobs) {
-    return bad(r.stream ? "prompt_logprobs is not allowed with stream" : "prompt_logprobs are not supported yet",
-               "prompt_logprobs");
+  if (r.params.prompt_logprobs && r.stream) {
+    return bad("prompt_logprobs are not available when stream is true", "prompt_logprobs");
   }
   for (PromptInput& p : r.prompts) options.apply(p);
   r.params.output_kind = r.stream ? OutputKind::kDelta : OutputKind::kFinalOnly;

@@ -70,4 +70,22 @@ void LogprobsFormatter::append(OrderedJson& out, const std::vector<int32_t>& tok
   }
 }
 
+OrderedJson prompt_logprobs_json(const Tokenizer& tokenizer, const std::vector<PositionLogprobs>& positions) {
+  OrderedJson out = OrderedJson::array({nullptr});
+  for (const PositionLogprobs& p : positions) {
+    OrderedJson entry = OrderedJson::object();
+    auto add = [&](const TokenLogprob& t) {
+      const std::string id = std::to_string(t.token_id);
+      if (entry.contains(id)) return;
+      entry[id] = OrderedJson{{"logprob", api::reported_logprob(t.logprob)},
+                              {"rank", t.rank},
+                              {"decoded_token", tokenizer.decode({t.token_id}, false)}};
+    };
+    add(p.chosen);
+    for (const TokenLogprob& t : p.top) add(t);
+    out.push_back(std::move(entry));
+  }
+  return out;
+}
+
 }  // namespace vllm::server

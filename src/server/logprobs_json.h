@@ -41,4 +41,9 @@ class LogprobsFormatter {
   int32_t top_n_;
 };
 
+// vLLM's prompt_logprobs: null for the first prompt token, then per token
+// {"<id>": {"logprob", "rank", "decoded_token"}} for the prompt's token and
+// the top N (the prompt's first when it is among them too).
+OrderedJson prompt_logprobs_json(const Tokenizer& tokenizer, const std::vector<PositionLogprobs>& positions);
+
 }  // namespace vllm::server

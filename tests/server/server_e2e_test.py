@@ -155,6 +155,23 @@ try:
     check("".join(c["token"] for c in content) == chat_lp["choices"][0]["message"]["content"], "chat logprob tokens")
     check(all(len(c["top_logprobs"]) == 2 and bytes(c["bytes"]).decode() == c["token"] for c in content), "chat top")
     expect_error(server, {"messages": messages, "top_logprobs": 2}, 400, "top_logprobs", path="/v1/chat/completions")
+    # prompt_logprobs (vLLM's extra): null, then per prompt token its logprob, rank and text and the top k.
+    ids = top5["prompt_token_ids"]
+    for n in (1, 2):
+        status, out = server.json("POST", "/v1/completions", {"prompt": ids, "max_tokens": 2, "prompt_logprobs": 3,
+                                                               "n": n, "temperature": 0.5, "seed": 1})
+        for c in out["choices"] if status == 200 else [{}]:
+            plp = c.get("prompt_logprobs") or [0]
+            check(len(plp) == len(ids) and plp[0] is None and
+                  all(abs(plp[i][str(ids[i])]["logprob"] - top5["prompt_logprobs"][i]) < 1e-4 and
+                      len(plp[i]) in (3, 4) and plp[i][str(ids[i])]["decoded_token"] for i in range(1, len(ids))),
+                  f"prompt_logprobs n={n}: {status} {str(out)[:300]}")
+    status, chat_plp = server.json("POST", "/v1/chat/completions", {"messages": messages, "max_tokens": 2,
+                                                                    "prompt_logprobs": 0})
+    plp = chat_plp.get("prompt_logprobs") or []
+    check(status == 200 and plp[0] is None and len(plp) == chat_plp["usage"]["prompt_tokens"] and
+          all(len(p) == 1 and list(p.values())[0]["rank"] >= 1 for p in plp[1:]), f"chat prompt_logprobs {chat_plp}")
+    expect_error(server, {"prompt": "x", "prompt_logprobs": 1, "stream": True}, 400, "prompt_logprobs")
     expect_error(server, {"prompt": "x", "logprobs": 21}, 400, "logprobs", what="logprobs beyond --max-logprobs")
 
     # Echo.
