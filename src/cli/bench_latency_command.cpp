@@ -6,6 +6,7 @@
 #include <map>
 
 #include "base/clock.h"
+#include "base/file_util.h"
 #include "cli/commands.h"
 #include "cli/offline_bench.h"
 #include "kernels/kernels.h"
@@ -18,11 +19,17 @@ struct BenchLatencyOptions {
   int batch_size = 1;
   int num_iters_warmup = 1;
   int num_iters = 3;
+  // Every request decodes under this JSON schema (structured outputs): the
+  // cost of the grammar's masks beside the same batch unconstrained.
+  std::string json_schema_file;
+  std::optional<structured::StructuredOutputSpec> constraint;
 };
 
 struct IterationTimes {
   double prefill_s = 0;  // adding the batch until every request has its first token
   double decode_s = 0;   // from there to the last token
+  int64_t decode_steps = 0;
+  int64_t requests_ended_early = 0;  // a constraint completed before output_len
 };
 
 double median(std::vector<double> v) {
@@ -34,7 +41,8 @@ Result<IterationTimes> run_iteration(LLMEngine& engine, int32_t vocab_size, cons
                                      int iteration) {
   const OfflineBenchOptions& c = o.common;
   const auto prompts = random_prompts(o.batch_size, c.input_len, vocab_size, c.seed + static_cast<uint64_t>(iteration));
-  const SamplingParams params = fixed_length_params(c.output_len, OutputKind::kDelta);
+  SamplingParams params = fixed_length_params(c.output_len, OutputKind::kDelta);
+  params.structured_outputs = o.constraint;
   const double start = now_seconds();
   for (size_t i = 0; i < prompts.size(); ++i) {
     VLLM_RETURN_IF_ERROR(engine.add_request("lat-" + std::to_string(iteration) + "-" + std::to_string(i),
@@ -42,13 +50,18 @@ Result<IterationTimes> run_iteration(LLMEngine& engine, int32_t vocab_size, cons
   }
   std::map<std::string, bool> started;
   double first_tokens_done = 0;
+  IterationTimes times;
   while (engine.has_unfinished_requests()) {
     for (const RequestOutput& out : engine.step()) {
       if (!out.outputs.empty() && !out.outputs[0].token_ids.empty()) started[out.request_id] = true;
+      if (out.finished && out.outputs[0].finish_reason != FinishReason::kLength) ++times.requests_ended_early;
     }
+    if (first_tokens_done > 0) ++times.decode_steps;
     if (first_tokens_done == 0 && started.size() == prompts.size()) first_tokens_done = now_seconds();
   }
-  return IterationTimes{first_tokens_done - start, now_seconds() - first_tokens_done};
+  times.prefill_s = first_tokens_done - start;
+  times.decode_s = now_seconds() - first_tokens_done;
+  return times;
 }
 
 // What each phase may reach for this model and batch at the given limits: a
@@ -83,6 +96,7 @@ int run(const BenchLatencyOptions& o) {
   const ModelCost cost = loaded->model->cost();
   constexpr int kProbeRepetitions = 2;  // per side of an iteration: the best of four sweeps of each figure
   std::vector<double> prefill, decode;
+  int64_t ended_early = 0;
   std::vector<kernels::MachineLimits> iteration_limits;
   kernels::MachineLimits before = measure_limits(c.engine, cost.weight_bytes, kProbeRepetitions);
   for (int i = 0; i < o.num_iters_warmup + o.num_iters; ++i) {
@@ -92,7 +106,8 @@ int run(const BenchLatencyOptions& o) {
     const kernels::MachineLimits after = measure_limits(c.engine, cost.weight_bytes, kProbeRepetitions);
     if (i >= o.num_iters_warmup) {
       prefill.push_back(times->prefill_s);
-      decode.push_back(times->decode_s / std::max(1, c.output_len - 1));
+      decode.push_back(times->decode_s / static_cast<double>(std::max<int64_t>(1, times->decode_steps)));
+      ended_early += times->requests_ended_early;
       iteration_limits.push_back(limits_around(before, after));
     }
     before = after;
@@ -135,6 +150,10 @@ int run(const BenchLatencyOptions& o) {
   std::printf("model %s, batch %d, %d in / %d out, %d threads, %s kernels, median of %d\n", c.model.c_str(),
               o.batch_size, c.input_len, c.output_len, engine_threads(c.engine), kernels::cpu_isa().c_str(),
               o.num_iters);
+  if (o.constraint) {
+    std::printf("every request under the JSON schema of %s; %lld of %d ended before --output-len\n",
+                o.json_schema_file.c_str(), static_cast<long long>(ended_early), o.batch_size * o.num_iters);
+  }
   std::printf("%-8s %12s %14s %14s %10s\n", "phase", "time (ms)", "tokens/s", "limit tok/s", "of limit");
   std::printf("%-8s %12.2f %14.1f %14.1f %9.1f%%\n", "prefill", prefill_s * 1e3, prefill_tps, median(prefill_limit),
               100 * median(prefill_fraction));
@@ -162,6 +181,10 @@ int run(const BenchLatencyOptions& o) {
   OrderedJson report = report_base(c, limits);
   report["batch_size"] = o.batch_size;
   report["num_iters"] = o.num_iters;
+  if (o.constraint) {
+    report["json_schema_file"] = o.json_schema_file;
+    report["requests_ended_early"] = ended_early;
+  }
   report["prefill_time_ms"] = prefill_s * 1e3;
   report["prefill_tokens_per_s"] = prefill_tps;
   report["decode_time_per_step_ms"] = decode_step_s * 1e3;
@@ -199,7 +222,18 @@ CommandRunner add_bench_latency_command(CLI::App& app) {
   app.add_option("--num-iters", o->num_iters, "Timed iterations (the median is reported)")
       ->capture_default_str()
       ->check(CLI::Range(1, 1000));
-  return [o] { return run(*o); };
+  app.add_option("--json-schema", o->json_schema_file,
+                 "Decode every request under this JSON schema (a file): the structured-output overhead")
+      ->check(CLI::ExistingFile);
+  return [o] {
+    if (!o->json_schema_file.empty()) {
+      Result<std::string> text = read_text_file(o->json_schema_file);
+      if (!text.is_ok()) return report_error(text.status().message());
+      o->constraint =
+          structured::StructuredOutputSpec{structured::ConstraintKind::kJsonSchema, *text, {}, "--json-schema"};
+    }
+    return run(*o);
+  };
 }
 
 }  // namespace vllm::cli

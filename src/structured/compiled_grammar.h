@@ -32,12 +32,20 @@ inline bool bitmask_has(const uint32_t* mask, int32_t token) {
 struct StateMask {
   TokenBitmask allowed;
   int64_t most_bytes_to_finish = 0;
+  // Per token, the bytes it leaves to write (saturated at kSaturated); made
+  // the first time a request near its max_tokens needs them, so that later
+  // ones filter the cached mask instead of walking the vocabulary again.
+  static constexpr uint8_t kSaturated = 255;
+  std::vector<uint8_t> bytes_after;
 };
 
 class CompiledGrammar {
  public:
   // `grammar` must be valid (Grammar::validate()).
   CompiledGrammar(const Grammar& grammar, std::shared_ptr<const TokenVocabulary> vocabulary);
+  ~CompiledGrammar();
+  CompiledGrammar(const CompiledGrammar&) = delete;
+  CompiledGrammar& operator=(const CompiledGrammar&) = delete;
 
   const PushdownRules& rules() const { return rules_; }
   const TokenVocabulary& vocabulary() const { return *vocabulary_; }
@@ -45,6 +53,8 @@ class CompiledGrammar {
   // The mask of the state with this state_key(), if it was stored (thread-safe).
   std::shared_ptr<const StateMask> cached_mask(const std::string& key) const;
   void store_mask(const std::string& key, std::shared_ptr<const StateMask> mask) const;
+  // The same state's mask, now with more in it (its bytes_after).
+  void replace_mask(const std::string& key, std::shared_ptr<const StateMask> mask) const;
 
  private:
   PushdownRules rules_;

@@ -66,22 +66,43 @@ void GrammarMatcher::fill_next_token_mask(std::span<uint32_t> mask, int64_t toke
     grammar_->store_mask(key, computed);
     cached = std::move(computed);
   }
+  std::copy(cached->allowed.begin(), cached->allowed.end(), mask.begin());
   // Near the end of the budget some tokens would leave too much to write:
-  // this state's mask is then computed again without them (not cached, as
-  // it depends on the budget).
+  // they are dropped, by the bytes each leaves (kept with the state's mask).
   const int64_t bytes_after = token_budget == INT64_MAX ? token_budget : token_budget - 1;
-  if (cached->most_bytes_to_finish > bytes_after) {
+  if (cached->most_bytes_to_finish <= bytes_after) return;
+  if (bytes_after >= StateMask::kSaturated) {
+    // Far from the end still, but some token leaves more than the counts
+    // hold: a walk of its own (rare: a budget of hundreds of tokens).
+    std::fill(mask.begin(), mask.end(), 0u);
     compute_mask(mask, bytes_after);
     if (std::any_of(mask.begin(), mask.end(), [](uint32_t w) { return w != 0; })) return;
+    std::copy(cached->allowed.begin(), cached->allowed.end(), mask.begin());
+    return;
   }
-  std::copy(cached->allowed.begin(), cached->allowed.end(), mask.begin());
+  if (cached->bytes_after.empty()) {
+    auto computed = std::make_shared<StateMask>(*cached);
+    computed->bytes_after.assign(static_cast<size_t>(grammar_->vocabulary().size()), 0);
+    computed->allowed.assign(mask.size(), 0u);
+    compute_mask(computed->allowed, PushdownRules::kUnreachable, computed->bytes_after);
+    grammar_->replace_mask(key, computed);
+    cached = std::move(computed);
+  }
+  bool any = false;
+  for (size_t t = 0; t < cached->bytes_after.size(); ++t) {
+    if (cached->bytes_after[t] > bytes_after) mask[t / 32] &= ~(uint32_t{1} << (t % 32));
+  }
+  for (uint32_t w : mask) any = any || w != 0;
+  // If no token can end in time, the budget is ignored: the whole mask.
+  if (!any) std::copy(cached->allowed.begin(), cached->allowed.end(), mask.begin());
 }
 
 // Walks the tokens in byte order: a token's first bytes are those it shares
 // with the one before, whose states are kept by depth, so each distinct
 // prefix is matched once; a prefix no stack accepts rules out every token
 // that starts with it.
-int64_t GrammarMatcher::compute_mask(std::span<uint32_t> mask, int64_t max_bytes_after) {
+int64_t GrammarMatcher::compute_mask(std::span<uint32_t> mask, int64_t max_bytes_after,
+                                     std::span<uint8_t> bytes_after) {
   const TokenVocabulary& vocab = grammar_->vocabulary();
   int64_t most_bytes_after = 0;
   if (PushdownWalker::can_end(state_)) {
@@ -94,6 +115,8 @@ int64_t GrammarMatcher::compute_mask(std::span<uint32_t> mask, int64_t max_bytes
   thread_local std::vector<StackSet> by_depth;
   scratch.clear();
   PushdownWalker walker(grammar_->rules(), scratch);
+  thread_local BytesToFinish finish;
+  finish.reset(grammar_->rules(), scratch);
   by_depth.resize(1);
   by_depth[0] = copy_stacks(arena_, state_, scratch);
   std::erase(by_depth[0], StackArena::kEmpty);
@@ -115,10 +138,13 @@ int64_t GrammarMatcher::compute_mask(std::span<uint32_t> mask, int64_t max_bytes
     }
     valid = d;
     if (!dead) {
-      const int64_t after = min_bytes_to_finish(grammar_->rules(), scratch, by_depth[d]);
+      const int64_t after = finish.of(by_depth[d]);
       if (after <= max_bytes_after) {
         set_bit(mask, ids[i]);
         most_bytes_after = std::max(most_bytes_after, after);
+        if (!bytes_after.empty())
+          bytes_after[static_cast<size_t>(ids[i])] =
+              static_cast<uint8_t>(std::min<int64_t>(after, StateMask::kSaturated));
       }
       ++i;
       continue;

@@ -37,8 +37,9 @@ class GrammarMatcher {
 
  private:
   // Walks the vocabulary; tokens leaving more than `max_bytes_after` bytes to
-  // finish are left out.  Returns the most bytes an allowed token leaves.
-  int64_t compute_mask(std::span<uint32_t> mask, int64_t max_bytes_after);
+  // finish are left out.  Returns the most bytes an allowed token leaves;
+  // `bytes_after`, if not empty, gets each allowed token's.
+  int64_t compute_mask(std::span<uint32_t> mask, int64_t max_bytes_after, std::span<uint8_t> bytes_after = {});
   void compact();
 
   std::shared_ptr<const CompiledGrammar> grammar_;

@@ -76,16 +76,30 @@ void PushdownRules::compute_min_bytes(size_t num_rules) {
   }
 }
 
-int64_t min_bytes_to_finish(const PushdownRules& rules, const StackArena& arena, const StackSet& state) {
+void BytesToFinish::reset(const PushdownRules& rules, const StackArena& arena) {
+  rules_ = &rules;
+  arena_ = &arena;
+  memo_.assign(1, 0);  // the empty stack: done
+}
+
+int64_t BytesToFinish::of(const StackSet& state) {
   int64_t best = PushdownRules::kUnreachable;
-  for (StackId id : state) {
-    int64_t bytes = 0;
-    for (StackId s = id; s != StackArena::kEmpty; s = arena.below(s)) {
-      bytes = std::min(bytes + rules.min_bytes_to_end(arena.top(s)), PushdownRules::kUnreachable);
-    }
-    best = std::min(best, bytes);
-  }
+  for (StackId id : state) best = std::min(best, of_stack(id));
   return best;
+}
+
+int64_t BytesToFinish::of_stack(StackId id) {
+  if (memo_.size() < arena_->size()) memo_.resize(arena_->size(), -1);
+  // Down to the first stack already counted, then up again: a stack's bytes
+  // are its top's and those of the stack below it.
+  chain_.clear();
+  for (StackId s = id; memo_[static_cast<size_t>(s)] < 0; s = arena_->below(s)) chain_.push_back(s);
+  for (auto it = chain_.rbegin(); it != chain_.rend(); ++it) {
+    const int64_t below = memo_[static_cast<size_t>(arena_->below(*it))];
+    memo_[static_cast<size_t>(*it)] =
+        std::min(below + rules_->min_bytes_to_end(arena_->top(*it)), PushdownRules::kUnreachable);
+  }
+  return memo_[static_cast<size_t>(id)];
 }
 
 void StackArena::clear() {

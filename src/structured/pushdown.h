@@ -84,8 +84,22 @@ StackSet copy_stacks(const StackArena& from, const StackSet& set, StackArena& to
 // A canonical text of a state, the same whatever arena holds it.
 std::string state_key(const StackArena& arena, const StackSet& set);
 
-// The fewest bytes that complete the grammar from `state` (0 where it may end).
-int64_t min_bytes_to_finish(const PushdownRules& rules, const StackArena& arena, const StackSet& state);
+// The fewest bytes that complete the grammar from a state (0 where it may
+// end), over the states of one arena: each stack's count is computed once,
+// since the states of a vocabulary walk share most of their stacks.
+class BytesToFinish {
+ public:
+  void reset(const PushdownRules& rules, const StackArena& arena);
+  int64_t of(const StackSet& state);
+
+ private:
+  int64_t of_stack(StackId id);
+
+  const PushdownRules* rules_ = nullptr;
+  const StackArena* arena_ = nullptr;
+  std::vector<int64_t> memo_;  // by stack id; -1: not yet counted
+  std::vector<StackId> chain_;
+};
 
 class PushdownWalker {
  public:

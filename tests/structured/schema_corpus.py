@@ -176,3 +176,9 @@ SCHEMAS = {
 REFUSED = {"refuse_unique_items": "uniqueItems", "refuse_not": "not", "refuse_if_then": "if",
            "refuse_pattern_properties": "patternProperties", "refuse_multiple_of": "multipleOf",
            "refuse_format_hostname": "hostname", "refuse_contains": "contains", "refuse_external_ref": "$ref"}
+
+# Forty more, as other tools write them (pydantic, zod, OpenAI strict mode, OpenAPI, SchemaStore).
+from schema_corpus_more import REFUSED_MORE, SCHEMAS_MORE  # noqa: E402
+
+SCHEMAS.update(SCHEMAS_MORE)
+REFUSED.update(REFUSED_MORE)

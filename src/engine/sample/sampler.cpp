@@ -28,12 +28,21 @@ void Sampler::apply_grammar(const SamplingRow& row, Scratch& scratch) const {
   const int64_t budget =
       (resume ? resume->token_budget : row.params->max_tokens) - static_cast<int64_t>(row.output_token_ids.size());
   row.grammar->fill_next_token_mask(scratch.allowed, budget);
+  // Word by word: a word of allowed tokens (inside a string, most of them) costs one test.
   bool any = false;
-  for (int32_t t = 0; t < vocab_size_; ++t) {
-    if (structured::bitmask_has(scratch.allowed.data(), t)) {
-      any = true;
-    } else {
-      row.logits[t] = -std::numeric_limits<float>::infinity();
+  constexpr float kMasked = -std::numeric_limits<float>::infinity();
+  for (size_t w = 0; w < scratch.allowed.size(); ++w) {
+    const uint32_t word = scratch.allowed[w];
+    any = any || word != 0;
+    if (word == ~uint32_t{0}) continue;
+    const int32_t first = static_cast<int32_t>(w * 32);
+    const int32_t end = std::min(first + 32, vocab_size_);
+    if (word == 0) {
+      std::fill(row.logits + first, row.logits + end, kMasked);
+      continue;
+    }
+    for (int32_t t = first; t < end; ++t) {
+      if (!(word >> (t - first) & 1u)) row.logits[t] = kMasked;
     }
   }
   // A state no token of the vocabulary continues (its bytes are missing
