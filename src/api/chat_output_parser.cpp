@@ -84,8 +84,10 @@ void ChatOutputParser::take_content(std::string_view content, bool final, ChatDe
   if (!section_started_) {
     const ToolSectionStart start = options_.tool_parser->find_start(content_);
     const size_t end = final && !start.started ? content_.size() : start.content_end;
-    out.content += content_.substr(emitted_, end - emitted_);
-    emitted_ = end;
+    if (end > emitted_) {
+      out.content += content_.substr(emitted_, end - emitted_);
+      emitted_ = end;
+    }
     section_started_ = start.started;
   }
   if (!final || !section_started_) return;

@@ -156,8 +156,11 @@ Result<std::optional<structured::StructuredOutputSpec>> single_constraint(const 
 
 void keep_schema_key_order(std::string_view request_text, std::optional<structured::StructuredOutputSpec>& spec) {
   if (!spec || spec->kind != ConstraintKind::kJsonSchema) return;
-  const OrderedJson request = OrderedJson::parse(request_text, nullptr, false);
-  if (request.is_discarded() || !request.is_object()) return;
+  keep_parsed_schema_key_order(OrderedJson::parse(request_text, nullptr, false), spec);
+}
+
+void keep_parsed_schema_key_order(const OrderedJson& request, std::optional<structured::StructuredOutputSpec>& spec) {
+  if (!spec || spec->kind != ConstraintKind::kJsonSchema || !request.is_object()) return;
   const OrderedJson* node = nullptr;
   const std::string& field = spec->request_field;
   if (field == "guided_json" && request.contains("guided_json")) {

@@ -30,5 +30,7 @@ Result<std::optional<structured::StructuredOutputSpec>> single_constraint(const 
 // text is taken again from the request as sent.  `request_text` is the
 // request already parsed once (within the parser's limits).
 void keep_schema_key_order(std::string_view request_text, std::optional<structured::StructuredOutputSpec>& spec);
+// The same from the request parsed with its keys in order, where the caller needs that parse anyway.
+void keep_parsed_schema_key_order(const OrderedJson& request, std::optional<structured::StructuredOutputSpec>& spec);
 
 }  // namespace vllm::api

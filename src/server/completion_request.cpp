@@ -126,16 +126,20 @@ Status parse_common(const Json& j, CompletionRequest& r, PromptOptions& options)
   return Status::ok();
 }
 
+bool has_tool_fields(const Json& j) {
+  return j.contains("tools") || j.contains("tool_choice") || j.contains("parallel_tool_calls");
+}
+
 // The tools and the reasoning parser: what the template is shown, what the
-// answer is constrained to, and how it is taken apart.
-Status read_chat_output(const std::string& body, const Json& j, const ChatOutputConfig& config, ChatPrompt& chat,
+// answer is constrained to, and how it is taken apart.  `ordered` is the
+// body with its keys in the order sent, when it has tool fields: the
+// template prints the tools, and a parameters schema's order is the order
+// of the arguments.
+Status read_chat_output(const OrderedJson& ordered, const Json& j, const ChatOutputConfig& config, ChatPrompt& chat,
                         CompletionRequest& r) {
-  const bool has_tool_fields = j.contains("tools") || j.contains("tool_choice") || j.contains("parallel_tool_calls");
   api::ToolRequest tools;
-  if (has_tool_fields) {
-    // Read again with the keys in the order sent: the template prints the
-    // tools, and a parameters schema's order is the order of the arguments.
-    VLLM_ASSIGN_OR_RETURN(tools, api::read_tool_request(OrderedJson::parse(body, nullptr, false)));
+  if (has_tool_fields(j)) {
+    VLLM_ASSIGN_OR_RETURN(tools, api::read_tool_request(ordered));
   }
   chat.tools = tools.tools;
   if (tools.choice == api::ToolChoice::kAuto && !config.tool_parser) {
@@ -194,8 +198,13 @@ Result<CompletionRequest> parse_chat_request(const std::string& body, const Chat
   // The template supplies BOS, so by default the rendered text gets no more special tokens.
   options.add_special_tokens = false;
   VLLM_RETURN_IF_ERROR(parse_common(j, r, options));
-  api::keep_schema_key_order(body, r.params.structured_outputs);
-  VLLM_RETURN_IF_ERROR(read_chat_output(body, j, output_config, chat, r));
+  // Parsed again, keys in order, once, if a schema or the tools need it.
+  const bool schema =
+      r.params.structured_outputs && r.params.structured_outputs->kind == structured::ConstraintKind::kJsonSchema;
+  const OrderedJson ordered =
+      schema || has_tool_fields(j) ? OrderedJson::parse(body, nullptr, false) : OrderedJson(nullptr);
+  api::keep_parsed_schema_key_order(ordered, r.params.structured_outputs);
+  VLLM_RETURN_IF_ERROR(read_chat_output(ordered, j, output_config, chat, r));
   if (j.contains("max_completion_tokens") && !j["max_completion_tokens"].is_null()) {
     VLLM_ASSIGN_OR_RETURN(r.params.max_tokens, api::read_integer(j["max_completion_tokens"], "max_completion_tokens"));
   }

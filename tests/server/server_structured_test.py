@@ -109,13 +109,19 @@ try:
     def run(key, body):
         results[key] = server.json("POST", "/v1/completions", body)
 
+    # The constrained half: regexes and, every other one, JSON schemas, each different.
+    schemas = [{"type": "object", "properties": {"n": {"type": "integer", "minimum": k}}, "required": ["n"]}
+               for k in range(8)]
     threads = []
     for k in range(16):
         if k % 2:
             body = {"prompt": prompts[k % 3], "max_tokens": 24, "temperature": 0}
-        else:
+        elif k % 4 == 0:
             body = {"prompt": prompts[k % 3], "max_tokens": 24, "temperature": 0.8, "seed": k,
                     "structured_outputs": {"regex": regexes[k % len(regexes)]}}
+        else:
+            body = {"prompt": prompts[k % 3], "max_tokens": 24, "temperature": 0.8, "seed": k,
+                    "guided_json": schemas[k // 2]}
         threads.append(threading.Thread(target=run, args=(k, body)))
     for t in threads:
         t.start()
@@ -125,8 +131,15 @@ try:
         text = out["choices"][0]["text"] if status == 200 else None
         if k % 2:
             check(text == solo[prompts[k % 3]], f"unconstrained request {k} changed in a mixed batch: {text!r}")
-        else:
+        elif k % 4 == 0:
             check(text is not None and re.fullmatch(regexes[k % len(regexes)], text), f"constrained {k}: {text!r}")
+        else:
+            try:
+                value = json.loads(text)
+                ok = isinstance(value, dict) and isinstance(value.get("n"), int) and value["n"] >= k // 2
+            except (TypeError, ValueError):
+                ok = False
+            check(ok, f"schema-constrained {k}: {text!r}")
 
     # Errors: a 400 naming the field.
     expect_error(server, {"prompt": "x", "structured_outputs": {"regex": "(a"}}, 400, "structured_outputs.regex")
