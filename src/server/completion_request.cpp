@@ -161,6 +161,9 @@ Status read_chat_output(const OrderedJson& ordered, const Json& j, const ChatOut
   output.function_name = tools.function_name;
   output.parallel_tool_calls = tools.parallel_tool_calls;
   output.tool_parser = config.tool_parser.get();
+  if (tools.choice == api::ToolChoice::kAuto && config.tool_parser->needs_special_tokens()) {
+    r.params.skip_special_tokens = false;
+  }
   if (!config.reasoning_parser.empty()) {
     VLLM_ASSIGN_OR_RETURN(output.reasoning, api::reasoning_format(config.reasoning_parser, chat.template_kwargs));
     if (output.reasoning->thinking && r.params.structured_outputs) {

@@ -143,6 +143,14 @@ try:
     whole = chat(server, temperature=0, max_tokens=24, tools=TOOLS)["choices"][0]
     check(streamed["content"] == whole["message"]["content"] and not streamed["calls"], f"auto stream {streamed}")
 
+    # Hermes' markers are special tokens in some tokenizers, so "auto" keeps special tokens in the
+    # text (vLLM): the BOS this sample draws mid-story shows, and only it differs.
+    story = [{"role": "user", "content": "Tell me a story"}]
+    kept = chat(server, messages=story, tools=TOOLS, max_tokens=400, seed=0)["choices"][0]["message"]["content"]
+    skipped = chat(server, messages=story, tools=TOOLS, tool_choice="none", max_tokens=400,
+                   seed=0)["choices"][0]["message"]["content"]
+    check("<s>" in kept and kept.replace("<s>", "") == skipped, f"auto keeps special tokens: {kept!r} vs {skipped!r}")
+
     # A conversation that went through a call: the assistant's call and the tool's answer render and run.
     history = MESSAGES + [
         {"role": "assistant", "content": None, "tool_calls": [{"id": "call_1", "type": "function", "function": {

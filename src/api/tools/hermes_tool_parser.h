@@ -11,6 +11,7 @@ class HermesToolParser : public ToolCallParser {
  public:
   ToolSectionStart find_start(std::string_view text) const override;
   std::optional<std::vector<ToolCall>> parse_calls(std::string_view section) const override;
+  bool needs_special_tokens() const override { return true; }
 };
 
 }  // namespace vllm::api

@@ -13,6 +13,7 @@ class MistralToolParser : public ToolCallParser {
  public:
   ToolSectionStart find_start(std::string_view text) const override;
   std::optional<std::vector<ToolCall>> parse_calls(std::string_view section) const override;
+  bool needs_special_tokens() const override { return true; }
   std::string make_call_id(std::string_view random_hex) const override;
 };
 

@@ -45,6 +45,11 @@ class ToolCallParser {
   // The id of a call the model made: "chatcmpl-tool-" and 32 hex digits
   // (vLLM), or the format the model family's own ids have.
   virtual std::string make_call_id(std::string_view random_hex) const;
+
+  // The calls' markers are special tokens in the family's tokenizers
+  // (Mistral's [TOOL_CALLS], some Hermes models' <tool_call>): the text must
+  // keep special tokens for the parser to see them (vLLM's adjust_request).
+  virtual bool needs_special_tokens() const { return false; }
 };
 
 // hermes, llama3_json, mistral, pythonic; an error names the ones there are.
