@@ -733,9 +733,7 @@ SCHEMAS_MORE = {
 REFUSED_MORE = {
     "pyd_profile_httpurl": "minLength",  # HttpUrl: format uri with minLength / maxLength
     "pyd_invoice_decimal": "look-ahead",  # Decimal: a pattern with (?!...)
-    "pyd_job_timeout": "duration",  # timedelta: format duration
     "pyd_article_tags_set": "uniqueItems",  # set[str]
-    "zod_server_ip": "ipv6",  # z.string().ip(): anyOf format ipv4 / ipv6
     "patch_user_min_properties": "minProperties",
     "compose_service_subset": "patternProperties",
     "gha_job_subset": "dependencies",
