@@ -57,6 +57,8 @@ Result<StructuredOutputSpec> spec(ConstraintKind kind, const Json& v, const std:
 Status read_structured_outputs(StructuredOutputFields& fields, const Json& v) {
   const std::string field = "structured_outputs";
   if (!v.is_object()) return bad("field 'structured_outputs' must be an object", field);
+  const size_t first = fields.size();
+  bool any_whitespace = true;
   for (const auto& [key, value] : v.items()) {
     if (value.is_null()) continue;
     const std::string name = field + "." + key;
@@ -81,14 +83,15 @@ Status read_structured_outputs(StructuredOutputFields& fields, const Json& v) {
       VLLM_ASSIGN_OR_RETURN(bool ignored, read_bool(value, name));
       (void)ignored;
     } else if (key == "disable_any_whitespace") {
-      VLLM_ASSIGN_OR_RETURN(bool on, read_bool(value, name));
-      if (on) return bad("structured_outputs.disable_any_whitespace is not supported yet", name);
+      VLLM_ASSIGN_OR_RETURN(bool off, read_bool(value, name));
+      any_whitespace = !off;
     } else if (key == "whitespace_pattern" || key == "structural_tag") {
       return bad("structured_outputs." + key + " is not supported yet", name);
     } else {
       return bad("unknown field '" + key + "' in structured_outputs", name);
     }
   }
+  for (size_t f = first; f < fields.size(); ++f) fields[f].any_whitespace = any_whitespace;
   return Status::ok();
 }
 

@@ -27,6 +27,17 @@ json-int    ::= "-"? ( "0" | [1-9] [0-9]{0,15} )
 json-ws     ::= [ \t\n\r]{0,20}
 )";
 
+// The rules above, and a document's start: `root ::= <root>`.  Without any
+// whitespace (vLLM's disable_any_whitespace) json-ws takes nothing.
+std::string json_rules(std::string_view root, bool any_whitespace) {
+  std::string text = "root ::= " + std::string(root) + "\n" + std::string(kJsonValueRules);
+  if (!any_whitespace) {
+    const size_t at = text.find("json-ws     ::=");
+    text.replace(at, text.find('\n', at) - at, "json-ws     ::= \"\"");
+  }
+  return text;
+}
+
 // The largest magnitude the number rules above write (16 integer digits).
 constexpr int64_t kMaxMagnitude = 9999999999999999;
 constexpr int kMaxSchemaDepth = 64;
@@ -49,10 +60,9 @@ const std::map<std::string, std::string, std::less<>> kFormats = {
      R"(|([0-9a-fA-F]{1,4}:){1,3}(:[0-9a-fA-F]{1,4}){1,4}|([0-9a-fA-F]{1,4}:){1,2}(:[0-9a-fA-F]{1,4}){1,5})"
      R"(|[0-9a-fA-F]{1,4}:(:[0-9a-fA-F]{1,4}){1,6}|:((:[0-9a-fA-F]{1,4}){1,7}|:))"},
     // RFC 3339 appendix A's ISO 8601 durations: P1Y2M3DT4H5M6S and its shorter forms, or weeks.
-    {"duration",
-     R"(P(([0-9]{1,4}Y([0-9]{1,4}M([0-9]{1,4}D)?)?|[0-9]{1,4}M([0-9]{1,4}D)?|[0-9]{1,4}D))"
-     R"((T([0-9]{1,4}H([0-9]{1,4}M([0-9]{1,4}S)?)?|[0-9]{1,4}M([0-9]{1,4}S)?|[0-9]{1,4}S))?)"
-     R"(|T([0-9]{1,4}H([0-9]{1,4}M([0-9]{1,4}S)?)?|[0-9]{1,4}M([0-9]{1,4}S)?|[0-9]{1,4}S)|[0-9]{1,4}W))"},
+    {"duration", R"(P(([0-9]{1,4}Y([0-9]{1,4}M([0-9]{1,4}D)?)?|[0-9]{1,4}M([0-9]{1,4}D)?|[0-9]{1,4}D))"
+                 R"((T([0-9]{1,4}H([0-9]{1,4}M([0-9]{1,4}S)?)?|[0-9]{1,4}M([0-9]{1,4}S)?|[0-9]{1,4}S))?)"
+                 R"(|T([0-9]{1,4}H([0-9]{1,4}M([0-9]{1,4}S)?)?|[0-9]{1,4}M([0-9]{1,4}S)?|[0-9]{1,4}S)|[0-9]{1,4}W))"},
 };
 
 // Validation keywords no grammar here enforces: refused by name.
@@ -162,8 +172,8 @@ class SchemaConverter {
   SchemaConverter(const OrderedJson& root, Grammar& g) : root_(root), g_(g) {}
 
   // The rules of any JSON value (json-value, json-string, json-ws, ...) that the schema's rules use.
-  Status add_json_rules() {
-    return parse_gbnf_into(std::string("root ::= json-value\n") + std::string(kJsonValueRules), g_).status();
+  Status add_json_rules(bool any_whitespace) {
+    return parse_gbnf_into(json_rules("json-value", any_whitespace), g_).status();
   }
 
   Result<Symbol> value(const OrderedJson& s, const std::string& path, int depth) {
@@ -634,21 +644,20 @@ class SchemaConverter {
 
 }  // namespace
 
-Result<Grammar> json_object_grammar() {
+Result<Grammar> json_object_grammar(bool any_whitespace) {
   Grammar g;
-  const std::string text = std::string("root ::= json-object\n") + std::string(kJsonValueRules);
-  VLLM_ASSIGN_OR_RETURN(int32_t root, parse_gbnf_into(text, g));
+  VLLM_ASSIGN_OR_RETURN(int32_t root, parse_gbnf_into(json_rules("json-object", any_whitespace), g));
   g.set_root(root);
   VLLM_RETURN_IF_ERROR(g.validate());
   return g;
 }
 
-Result<Grammar> json_schema_grammar(std::string_view schema_text) {
+Result<Grammar> json_schema_grammar(std::string_view schema_text, bool any_whitespace) {
   const OrderedJson schema = OrderedJson::parse(schema_text, nullptr, false);
   if (schema.is_discarded()) return invalid_argument("the JSON schema is not valid JSON");
   Grammar g;
   SchemaConverter converter(schema, g);
-  VLLM_RETURN_IF_ERROR(converter.add_json_rules());
+  VLLM_RETURN_IF_ERROR(converter.add_json_rules(any_whitespace));
   try {
     VLLM_ASSIGN_OR_RETURN(Symbol top, converter.value(schema, "#", 0));
     // Leading and trailing whitespace, as a model may write them.

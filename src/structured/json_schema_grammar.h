@@ -11,9 +11,11 @@
 
 namespace vllm::structured {
 
-Result<Grammar> json_object_grammar();
+// `any_whitespace` false: no whitespace between tokens (vLLM's
+// disable_any_whitespace), the compact text a model cannot pad.
+Result<Grammar> json_object_grammar(bool any_whitespace = true);
 
 // `schema_text`: the schema as JSON text.
-Result<Grammar> json_schema_grammar(std::string_view schema_text);
+Result<Grammar> json_schema_grammar(std::string_view schema_text, bool any_whitespace = true);
 
 }  // namespace vllm::structured

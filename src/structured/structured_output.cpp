@@ -21,6 +21,7 @@ std::string cache_key(const StructuredOutputSpec& spec) {
   std::string key = constraint_name(spec.kind);
   key += '\0';
   key += spec.source;
+  key += spec.any_whitespace ? '\0' : '\1';
   for (const std::string& c : spec.choices) {
     key += '\0';
     key += std::to_string(c.size());
@@ -51,9 +52,9 @@ const char* constraint_name(ConstraintKind kind) {
 Result<Grammar> build_grammar(const StructuredOutputSpec& spec) {
   switch (spec.kind) {
     case ConstraintKind::kJsonSchema:
-      return json_schema_grammar(spec.source);
+      return json_schema_grammar(spec.source, spec.any_whitespace);
     case ConstraintKind::kJsonObject:
-      return json_object_grammar();
+      return json_object_grammar(spec.any_whitespace);
     case ConstraintKind::kRegex:
       return regex_grammar(spec.source);
     case ConstraintKind::kChoice:

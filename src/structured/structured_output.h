@@ -27,6 +27,7 @@ struct StructuredOutputSpec {
   std::string source;                                // the schema's JSON text, the regex, the GBNF text
   std::vector<std::string> choices;                  // kChoice
   std::string request_field = "structured_outputs";  // where the request gave it, for errors
+  bool any_whitespace = true;                        // JSON: false writes no whitespace between tokens
 };
 
 // The grammar of a constraint; an error names what it cannot enforce.

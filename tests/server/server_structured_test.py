@@ -34,6 +34,26 @@ def balanced(text):
     return re.fullmatch(r"[xy]+", core) is not None and text[len(core):] == ")" * depth
 
 
+def parses(text):
+    try:
+        json.loads(text)
+        return True
+    except ValueError:
+        return False
+
+
+def whitespace_outside_strings(text):
+    in_string = escaped = False
+    for c in text:
+        if in_string:
+            in_string, escaped = (escaped or c != '"'), (not escaped and c == "\\")
+        elif c == '"':
+            in_string = True
+        elif c in " \t\n\r":
+            return True
+    return False
+
+
 try:
     prompts = ["Once upon a time", "The cat", "Lily and Tom went"]
     regexes = [r"[A-Z][a-z]+ (is|was) [0-9]{2,3}\.", r"(yes|no|maybe)", r"\d{3}-\d{4}", r"[a-z ]{5,20}!",
@@ -154,6 +174,16 @@ try:
                  "structured_outputs.whitespace_pattern")
     expect_error(server, {"prompt": "x", "structured_outputs": {"nonsense": 1}}, 400, "structured_outputs.nonsense")
     expect_error(server, {"prompt": "x", "response_format": {"type": "xml"}}, 400, "response_format")
+    # disable_any_whitespace: compact JSON, whitespace only inside strings.
+    for field in [{"json": {"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "array",
+                                                                                            "items": {"type": "string"}}},
+                            "required": ["a", "b"]}}, {"json_object": True}]:
+        for seed in range(3):
+            out = complete({"prompt": prompts[seed], "max_tokens": 60, "temperature": 0.8, "seed": seed,
+                            "structured_outputs": {**field, "disable_any_whitespace": True}})
+            text = out["choices"][0]["text"] if out["choices"] else ""
+            check(parses(text) and not whitespace_outside_strings(text), f"disable_any_whitespace {field}: {text!r}")
+
     # Beam search under a constraint: every beam matches (two beams may spell one text with different tokens).
     for field, valid in [({"guided_regex": regexes[0]}, lambda t: re.fullmatch(regexes[0], t)),
                          ({"guided_choice": choices}, lambda t: t in choices),
