@@ -243,7 +243,7 @@ OrderedJson CompletionJob::parsed_delta(Choice& choice, api::ChatDelta delta) {
     OrderedJson item{{"index", call.index}};
     if (call.opens) {
       const api::ToolCallParser* parser = request_.chat_output->tool_parser;
-      std::string id = parser ? parser->make_call_id(random_hex()) : "chatcmpl-tool-" + random_hex();
+      std::string id = parser ? parser->make_call_id(random_hex()) : api::default_tool_call_id(random_hex());
       item["id"] = id;
       item["type"] = "function";
       item["function"] = OrderedJson{{"name", call.name}, {"arguments", call.arguments}};

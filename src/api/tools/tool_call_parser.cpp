@@ -8,9 +8,9 @@
 
 namespace vllm::api {
 
-std::string ToolCallParser::make_call_id(std::string_view random_hex) const {
-  return "chatcmpl-tool-" + std::string(random_hex);
-}
+std::string default_tool_call_id(std::string_view random_hex) { return "chatcmpl-tool-" + std::string(random_hex); }
+
+std::string ToolCallParser::make_call_id(std::string_view random_hex) const { return default_tool_call_id(random_hex); }
 
 Result<std::unique_ptr<ToolCallParser>> make_tool_call_parser(const std::string& name) {
   if (name == "hermes") return std::unique_ptr<ToolCallParser>(new HermesToolParser());

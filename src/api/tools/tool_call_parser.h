@@ -52,6 +52,9 @@ class ToolCallParser {
   virtual bool needs_special_tokens() const { return false; }
 };
 
+// vLLM's id of a tool call: "chatcmpl-tool-" and the random hex digits (32).
+std::string default_tool_call_id(std::string_view random_hex);
+
 // hermes, llama3_json, mistral, pythonic; an error names the ones there are.
 Result<std::unique_ptr<ToolCallParser>> make_tool_call_parser(const std::string& name);
 
