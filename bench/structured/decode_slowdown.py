@@ -1,7 +1,7 @@
 """The decode step's slowdown when every request is constrained by a JSON
 schema (structured outputs), at batch 1 and 16, on the smollm-135m shape:
 `bench latency` with and without --json-schema, interleaved pairs, medians
-and their ratio (each run the median of 3 iterations after a warm-up one,
+and the median of the pairs' ratios (each run the median of 3 iterations after a warm-up one,
 which also warms the grammar's mask cache, as a serving process's is).  Random weights (make-test-model) with GPT-2's byte-level
 BPE tokenizer (50,257 tokens; SmolLM's own has 49,152) from ../shared.
 Usage: decode_slowdown.py VLLM_CPP [--pairs 3] [--output-len 64]"""
@@ -55,8 +55,11 @@ def main():
         for _ in range(args.pairs):
             free.append(decode_step_ms(args.binary, model, batch, args.output_len))
             constrained.append(decode_step_ms(args.binary, model, batch, args.output_len, schema_file))
+        # On a shared machine the step time drifts between pairs: the slowdown
+        # is the median of each pair's own ratio.
         f, c = statistics.median(free), statistics.median(constrained)
-        print(f"{batch:>5} {f:>13.2f} {c:>15.2f} {100 * (c / f - 1):>8.1f}%   "
+        slowdown = statistics.median(b / a - 1 for a, b in zip(free, constrained))
+        print(f"{batch:>5} {f:>13.2f} {c:>15.2f} {100 * slowdown:>8.1f}%   "
               f"(pairs: {', '.join(f'{a:.2f}/{b:.2f}' for a, b in zip(free, constrained))})")
 
 

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "structured/vocabulary_walk.h"
+
 namespace vllm::structured {
 namespace {
 
@@ -58,20 +60,25 @@ void GrammarMatcher::fill_next_token_mask(std::span<uint32_t> mask, int64_t toke
   std::fill(mask.begin(), mask.end(), 0u);
   if (ended_) return;
   const std::string key = state_key(arena_, state_);
-  std::shared_ptr<const StateMask> cached = grammar_->cached_mask(key);
-  if (!cached) {
-    auto computed = std::make_shared<StateMask>();
-    computed->allowed.assign(mask.size(), 0u);
-    computed->most_bytes_to_finish = compute_mask(computed->allowed, PushdownRules::kUnreachable);
-    grammar_->store_mask(key, computed);
-    cached = std::move(computed);
-  }
-  std::copy(cached->allowed.begin(), cached->allowed.end(), mask.begin());
   // Near the end of the budget some tokens would leave too much to write:
   // they are dropped, by the bytes each leaves (kept with the state's mask).
   const int64_t bytes_after = token_budget == INT64_MAX ? token_budget : token_budget - 1;
+  const bool near_end = bytes_after < StateMask::kSaturated;
+  std::shared_ptr<const StateMask> cached = grammar_->cached_mask(key);
+  if (!cached || (near_end && cached->most_bytes_to_finish > bytes_after && cached->bytes_after.empty())) {
+    auto computed = std::make_shared<StateMask>(state_mask(near_end));
+    // Counts no request this close to the end needs are not kept.
+    if (computed->most_bytes_to_finish <= bytes_after) computed->bytes_after = {};
+    if (cached) {
+      grammar_->replace_mask(key, computed);
+    } else {
+      grammar_->store_mask(key, computed);
+    }
+    cached = std::move(computed);
+  }
+  std::copy(cached->allowed.begin(), cached->allowed.end(), mask.begin());
   if (cached->most_bytes_to_finish <= bytes_after) return;
-  if (bytes_after >= StateMask::kSaturated) {
+  if (!near_end) {
     // Far from the end still, but some token leaves more than the counts
     // hold: a walk of its own (rare: a budget of hundreds of tokens).
     std::fill(mask.begin(), mask.end(), 0u);
@@ -79,14 +86,6 @@ void GrammarMatcher::fill_next_token_mask(std::span<uint32_t> mask, int64_t toke
     if (std::any_of(mask.begin(), mask.end(), [](uint32_t w) { return w != 0; })) return;
     std::copy(cached->allowed.begin(), cached->allowed.end(), mask.begin());
     return;
-  }
-  if (cached->bytes_after.empty()) {
-    auto computed = std::make_shared<StateMask>(*cached);
-    computed->bytes_after.assign(static_cast<size_t>(grammar_->vocabulary().size()), 0);
-    computed->allowed.assign(mask.size(), 0u);
-    compute_mask(computed->allowed, PushdownRules::kUnreachable, computed->bytes_after);
-    grammar_->replace_mask(key, computed);
-    cached = std::move(computed);
   }
   bool any = false;
   for (size_t t = 0; t < cached->bytes_after.size(); ++t) {
@@ -97,10 +96,14 @@ void GrammarMatcher::fill_next_token_mask(std::span<uint32_t> mask, int64_t toke
   if (!any) std::copy(cached->allowed.begin(), cached->allowed.end(), mask.begin());
 }
 
-// Walks the tokens in byte order: a token's first bytes are those it shares
-// with the one before, whose states are kept by depth, so each distinct
-// prefix is matched once; a prefix no stack accepts rules out every token
-// that starts with it.
+StateMask GrammarMatcher::state_mask(bool with_bytes_after) {
+  StateMask out;
+  out.allowed.assign(bitmask_words(grammar_->vocabulary().size()), 0u);
+  if (with_bytes_after) out.bytes_after.assign(static_cast<size_t>(grammar_->vocabulary().size()), 0);
+  out.most_bytes_to_finish = compute_mask(out.allowed, PushdownRules::kUnreachable, out.bytes_after);
+  return out;
+}
+
 int64_t GrammarMatcher::compute_mask(std::span<uint32_t> mask, int64_t max_bytes_after,
                                      std::span<uint8_t> bytes_after) {
   const TokenVocabulary& vocab = grammar_->vocabulary();
@@ -112,47 +115,16 @@ int64_t GrammarMatcher::compute_mask(std::span<uint32_t> mask, int64_t max_bytes
   }
   // A walk makes many stacks; they go in a per-thread arena, not the matcher's.
   thread_local StackArena scratch;
-  thread_local std::vector<StackSet> by_depth;
   scratch.clear();
-  PushdownWalker walker(grammar_->rules(), scratch);
-  thread_local BytesToFinish finish;
-  finish.reset(grammar_->rules(), scratch);
-  by_depth.resize(1);
-  by_depth[0] = copy_stacks(arena_, state_, scratch);
-  std::erase(by_depth[0], StackArena::kEmpty);
-
-  const std::vector<int32_t>& ids = vocab.sorted_ids();
-  const std::vector<int32_t>& shared = vocab.shared_prefix();
-  size_t valid = 0;  // by_depth[0..valid] hold the states of the previous token's prefixes
-  for (size_t i = 0; i < ids.size();) {
-    const std::string& bytes = vocab.bytes(ids[i]);
-    size_t d = std::min(static_cast<size_t>(shared[i]), valid);
-    bool dead = false;
-    for (; d < bytes.size(); ++d) {
-      if (by_depth.size() < d + 2) by_depth.resize(d + 2);
-      walker.advance(by_depth[d], static_cast<uint8_t>(bytes[d]), by_depth[d + 1]);
-      if (by_depth[d + 1].empty()) {
-        dead = true;
-        break;
-      }
-    }
-    valid = d;
-    if (!dead) {
-      const int64_t after = finish.of(by_depth[d]);
-      if (after <= max_bytes_after) {
-        set_bit(mask, ids[i]);
-        most_bytes_after = std::max(most_bytes_after, after);
-        if (!bytes_after.empty())
-          bytes_after[static_cast<size_t>(ids[i])] =
-              static_cast<uint8_t>(std::min<int64_t>(after, StateMask::kSaturated));
-      }
-      ++i;
-      continue;
-    }
-    // Every following token that starts with bytes[0..d] dies here too.
-    for (++i; i < ids.size() && static_cast<size_t>(shared[i]) > d; ++i) {
-    }
-  }
+  walk_vocabulary(grammar_->rules(), scratch, vocab, copy_stacks(arena_, state_, scratch),
+                  [&](int32_t token, int64_t left) {
+                    if (left > max_bytes_after) return;
+                    set_bit(mask, token);
+                    most_bytes_after = std::max(most_bytes_after, left);
+                    if (!bytes_after.empty())
+                      bytes_after[static_cast<size_t>(token)] =
+                          static_cast<uint8_t>(std::min<int64_t>(left, StateMask::kSaturated));
+                  });
   if (scratch.size() > kScratchKept) scratch = StackArena();
   return most_bytes_after;
 }

@@ -40,6 +40,8 @@ class GrammarMatcher {
   // finish are left out.  Returns the most bytes an allowed token leaves;
   // `bytes_after`, if not empty, gets each allowed token's.
   int64_t compute_mask(std::span<uint32_t> mask, int64_t max_bytes_after, std::span<uint8_t> bytes_after = {});
+  // The current state's mask for the cache, with its tokens' bytes_after if asked for.
+  StateMask state_mask(bool with_bytes_after);
   void compact();
 
   std::shared_ptr<const CompiledGrammar> grammar_;
