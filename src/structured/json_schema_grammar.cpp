@@ -65,6 +65,15 @@ const std::map<std::string, std::string, std::less<>> kFormats = {
                  R"(|T([0-9]{1,4}H([0-9]{1,4}M([0-9]{1,4}S)?)?|[0-9]{1,4}M([0-9]{1,4}S)?|[0-9]{1,4}S)|[0-9]{1,4}W))"},
 };
 
+// "3 to 12 characters", "at least 1 character".
+std::string describe(const MatchLength& length) {
+  std::string out = length.max == length.min ? std::to_string(length.min)
+                    : length.max             ? std::to_string(length.min) + " to " + std::to_string(*length.max)
+                                             : "at least " + std::to_string(length.min);
+  out += (length.max ? *length.max : length.min) == 1 ? " character" : " characters";
+  return out;
+}
+
 // Validation keywords no grammar here enforces: refused by name.
 const std::set<std::string, std::less<>> kUnsupported = {"not",
                                                          "if",
@@ -415,7 +424,6 @@ class SchemaConverter {
   }
 
   Result<Symbol> string(const OrderedJson& s, const std::string& path) {
-    const bool has_length = s.contains("minLength") || s.contains("maxLength");
     std::optional<std::string> pattern;
     if (s.contains("format")) {
       if (!s["format"].is_string()) return error(path, "format must be a string");
@@ -428,20 +436,28 @@ class SchemaConverter {
       if (!s["pattern"].is_string()) return error(path, "pattern must be a string");
       pattern = s["pattern"].get<std::string>();
     }
+    const int64_t min = s.value("minLength", int64_t{0});
+    const std::optional<int64_t> max =
+        s.contains("maxLength") ? std::optional<int64_t>(s["maxLength"].get<int64_t>()) : std::nullopt;
     Grammar::Sequence seq = g_.literal("\"");
     if (pattern) {
-      if (has_length) return error(path, "minLength or maxLength together with pattern or format is not supported");
       // A pattern is searched for, not matched whole; a string that is one
       // whole match is found by the search, so it is valid.
       std::string whole = *pattern;
       if (whole.starts_with("^")) whole.erase(0, 1);
-      Result<Symbol> body = add_regex(whole, g_, RegexText::kJsonString);
+      MatchLength length;
+      Result<Symbol> body = add_regex(whole, g_, RegexText::kJsonString, &length);
       if (!body.is_ok()) return error(path, "pattern: " + body.status().message());
+      // Lengths are enforced only where every match already has them (a
+      // URL format under pydantic's HttpUrl bounds, say).
+      if (length.min < min || (max && (!length.max || *length.max > *max))) {
+        return error(path,
+                     "minLength or maxLength together with a pattern or format is supported only where every match "
+                     "of it is within them; this one's matches have " +
+                         describe(length));
+      }
       seq.push_back(*body);
     } else {
-      const int64_t min = s.value("minLength", int64_t{0});
-      std::optional<int64_t> max;
-      if (s.contains("maxLength")) max = s["maxLength"].get<int64_t>();
       Result<Symbol> chars = g_.repeat({rule("json-char")}, min, max);
       if (!chars.is_ok()) return error(path, chars.status().message());
       seq.push_back(*chars);

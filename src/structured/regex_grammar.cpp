@@ -12,11 +12,26 @@ const CodePointRanges kDigits = {{'0', '9'}};
 const CodePointRanges kWord = {{'0', '9'}, {'A', 'Z'}, {'_', '_'}, {'a', 'z'}};
 const CodePointRanges kSpace = {{'\t', '\r'}, {' ', ' '}};  // \t \n \v \f \r and space
 
+// Match lengths saturate here: longer ones only ever meet a schema's maxLength.
+constexpr int64_t kLengthCap = int64_t{1} << 40;
+
+// A length (at most 2^40) times a repetition count (at most 10^9, below
+// 2^30) fits in 64 bits.
+int64_t capped_product(int64_t length, int64_t count) { return std::min(kLengthCap, length * count); }
+
+// A part of a pattern: its symbols and the lengths of its matches.
+struct Piece {
+  Grammar::Sequence seq;
+  MatchLength length;
+};
+
+MatchLength one_character() { return {1, 1}; }
+
 class RegexParser {
  public:
   RegexParser(std::string_view pattern, Grammar& grammar, RegexText text) : p_(pattern), g_(grammar), text_(text) {}
 
-  Result<Symbol> parse() {
+  Result<Symbol> parse(MatchLength* length) {
     if (consume('^')) {
     }
     size_t end = p_.size();
@@ -26,9 +41,10 @@ class RegexParser {
       while (slashes + 1 < end && p_[end - 2 - slashes] == '\\') ++slashes;
       if (slashes % 2 == 0) p_ = p_.substr(0, end - 1);
     }
-    VLLM_ASSIGN_OR_RETURN(std::vector<Grammar::Sequence> alternatives, parse_alternatives(0));
+    VLLM_ASSIGN_OR_RETURN(Alternatives alternatives, parse_alternatives(0));
     if (pos_ < p_.size()) return error(p_[pos_] == ')' ? "unbalanced ')'" : "unexpected character");
-    return g_.group(std::move(alternatives), "regex");
+    if (length != nullptr) *length = alternatives.length;
+    return g_.group(std::move(alternatives.sequences), "regex");
   }
 
  private:
@@ -52,26 +68,41 @@ class RegexParser {
     return true;
   }
 
-  Result<std::vector<Grammar::Sequence>> parse_alternatives(int depth) {
-    std::vector<Grammar::Sequence> alternatives;
+  struct Alternatives {
+    std::vector<Grammar::Sequence> sequences;
+    MatchLength length;
+  };
+
+  Result<Alternatives> parse_alternatives(int depth) {
+    Alternatives out;
     while (true) {
-      VLLM_ASSIGN_OR_RETURN(Grammar::Sequence seq, parse_sequence(depth));
-      alternatives.push_back(std::move(seq));
-      if (!consume('|')) return alternatives;
+      VLLM_ASSIGN_OR_RETURN(Piece piece, parse_sequence(depth));
+      if (out.sequences.empty()) {
+        out.length = piece.length;
+      } else {
+        out.length.min = std::min(out.length.min, piece.length.min);
+        out.length.max = out.length.max && piece.length.max ? std::max(*out.length.max, *piece.length.max)
+                                                            : std::optional<int64_t>();
+      }
+      out.sequences.push_back(std::move(piece.seq));
+      if (!consume('|')) return out;
     }
   }
 
-  Result<Grammar::Sequence> parse_sequence(int depth) {
-    Grammar::Sequence seq;
+  Result<Piece> parse_sequence(int depth) {
+    Piece out{{}, {0, 0}};
     while (!at_end() && peek() != '|' && peek() != ')') {
-      VLLM_ASSIGN_OR_RETURN(Grammar::Sequence atom, parse_atom(depth));
+      VLLM_ASSIGN_OR_RETURN(Piece atom, parse_atom(depth));
       VLLM_ASSIGN_OR_RETURN(atom, parse_quantifier(std::move(atom)));
-      seq.insert(seq.end(), atom.begin(), atom.end());
+      out.seq.insert(out.seq.end(), atom.seq.begin(), atom.seq.end());
+      out.length.min = std::min(kLengthCap, out.length.min + atom.length.min);
+      out.length.max = out.length.max && atom.length.max ? std::min(kLengthCap, *out.length.max + *atom.length.max)
+                                                         : std::optional<int64_t>();
     }
-    return seq;
+    return out;
   }
 
-  Result<Grammar::Sequence> parse_atom(int depth) {
+  Result<Piece> parse_atom(int depth) {
     const char c = peek();
     if (c == '(') {
       if (depth >= kMaxNesting) return error("groups are nested too deeply");
@@ -89,29 +120,30 @@ class RegexParser {
           return unsupported("inline flags or special group '(?" + std::string(1, peek()) + "'");
         }
       }
-      VLLM_ASSIGN_OR_RETURN(std::vector<Grammar::Sequence> alternatives, parse_alternatives(depth + 1));
+      VLLM_ASSIGN_OR_RETURN(Alternatives alternatives, parse_alternatives(depth + 1));
       if (!consume(')')) return error("missing ')'");
-      return Grammar::Sequence{g_.group(std::move(alternatives))};
+      return Piece{{g_.group(std::move(alternatives.sequences))}, alternatives.length};
     }
     if (c == '[') {
       ++pos_;
       VLLM_ASSIGN_OR_RETURN(CodePointRanges ranges, parse_class());
-      return Grammar::Sequence{characters(ranges)};
+      return Piece{{characters(ranges)}, one_character()};
     }
     if (c == '.') {
       ++pos_;
-      return Grammar::Sequence{characters(complement({{'\n', '\n'}}))};
+      return Piece{{characters(complement({{'\n', '\n'}}))}, one_character()};
     }
     if (c == '^' || c == '$') return unsupported("an anchor inside the pattern");
     if (c == '*' || c == '+' || c == '?') return error("nothing to repeat");
     if (c == '\\') {
       ++pos_;
       VLLM_ASSIGN_OR_RETURN(CodePointRanges ranges, parse_escape(false));
-      if (ranges.size() == 1 && ranges[0].first == ranges[0].second) return literal(ranges[0].first);
-      return Grammar::Sequence{characters(ranges)};
+      if (ranges.size() == 1 && ranges[0].first == ranges[0].second)
+        return Piece{literal(ranges[0].first), one_character()};
+      return Piece{{characters(ranges)}, one_character()};
     }
     VLLM_ASSIGN_OR_RETURN(uint32_t cp, read_code_point());
-    return literal(cp);
+    return Piece{literal(cp), one_character()};
   }
 
   Grammar::Sequence literal(uint32_t cp) {
@@ -163,7 +195,7 @@ class RegexParser {
     }
   }
 
-  Result<Grammar::Sequence> parse_quantifier(Grammar::Sequence atom) {
+  Result<Piece> parse_quantifier(Piece atom) {
     int64_t min = 0;
     std::optional<int64_t> max;
     const size_t start = pos_;
@@ -191,9 +223,15 @@ class RegexParser {
     }
     if (consume('+')) return unsupported("a possessive quantifier");
     consume('?');  // lazy: the same set of strings
-    Result<Symbol> repeated = g_.repeat(atom, min, max);
+    Result<Symbol> repeated = g_.repeat(atom.seq, min, max);
     if (!repeated.is_ok()) return error(repeated.status().message());
-    return Grammar::Sequence{*repeated};
+    MatchLength length{capped_product(atom.length.min, min), std::nullopt};
+    if (atom.length.max == 0) {
+      length.max = 0;
+    } else if (max && atom.length.max) {
+      length.max = capped_product(*atom.length.max, *max);
+    }
+    return Piece{{*repeated}, length};
   }
 
   std::optional<int64_t> read_count() {
@@ -325,8 +363,8 @@ class RegexParser {
 
 }  // namespace
 
-Result<Symbol> add_regex(std::string_view pattern, Grammar& grammar, RegexText text) {
-  return RegexParser(pattern, grammar, text).parse();
+Result<Symbol> add_regex(std::string_view pattern, Grammar& grammar, RegexText text, MatchLength* length) {
+  return RegexParser(pattern, grammar, text).parse(length);
 }
 
 Result<Grammar> regex_grammar(std::string_view pattern) {

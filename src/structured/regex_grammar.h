@@ -10,6 +10,8 @@
 // \p{..}) is refused by name, never approximated.
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <string_view>
 
 #include "base/status.h"
@@ -23,8 +25,16 @@ enum class RegexText {
   kJsonString,  // inside a JSON string: '"', '\\' and control characters escaped
 };
 
+// How many characters (code points, however the text writes them) a match has.
+struct MatchLength {
+  int64_t min = 0;
+  std::optional<int64_t> max;  // none: unbounded
+};
+
 // The rules matching `pattern`, added to `grammar`; a reference to them.
-Result<Symbol> add_regex(std::string_view pattern, Grammar& grammar, RegexText text = RegexText::kRaw);
+// `length`, if given, gets the pattern's match lengths.
+Result<Symbol> add_regex(std::string_view pattern, Grammar& grammar, RegexText text = RegexText::kRaw,
+                         MatchLength* length = nullptr);
 
 // A whole grammar matching `pattern`, validated.
 Result<Grammar> regex_grammar(std::string_view pattern);

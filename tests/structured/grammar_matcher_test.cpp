@@ -338,6 +338,25 @@ TEST(JsonSchema, RefusesWhatItCannotEnforceByName) {
   EXPECT_NE(message(deep.c_str()).find("nested too deeply"), std::string::npos);
 }
 
+// A pattern's or format's matches all have lengths within minLength and
+// maxLength (pydantic's HttpUrl: a URL of 1 to 2083 characters): the schema
+// is the pattern.  Where some match would not, the schema is refused.
+TEST(JsonSchema, LengthsWithAPatternAreKeptWhereEveryMatchHasThem) {
+  auto message = [](const char* schema) { return json_schema_grammar(schema).status().message(); };
+  auto url = compile(json_schema_grammar(R"({"type": "string", "format": "uri", "minLength": 1, "maxLength": 2083})"));
+  EXPECT_TRUE(matches(url, R"("https://example.com/a")"));
+  EXPECT_FALSE(matches(url, R"("")"));
+  auto pin = compile(json_schema_grammar(R"({"pattern": "^(ab|c){2}$", "minLength": 2, "maxLength": 4})"));
+  for (const char* ok : {R"("cc")", R"("abc")", R"("abab")"}) EXPECT_TRUE(matches(pin, ok)) << ok;
+  EXPECT_NE(message(R"({"pattern": "^(ab|c){2}$", "minLength": 3})").find("2 to 4 characters"), std::string::npos);
+  EXPECT_NE(message(R"({"pattern": "^(ab|c){2}$", "maxLength": 3})").find("maxLength"), std::string::npos);
+  EXPECT_NE(message(R"({"pattern": "^[a-z]+$", "maxLength": 10})").find("at least 1 character"), std::string::npos);
+  EXPECT_NE(message(R"({"pattern": "^x?$", "minLength": 1})").find("0 to 1 character"), std::string::npos);
+  // Escaped characters count once: "\\" is one backslash.
+  auto slash = compile(json_schema_grammar(R"({"pattern": "^[\\\\a]{2}$", "maxLength": 2})"));
+  EXPECT_TRUE(matches(slash, R"("\\a")"));
+}
+
 TEST(StructuredOutput, ChoicesAreExactAndTheCacheReturnsOneGrammarPerSource) {
   GrammarCache cache(byte_vocabulary());
   StructuredOutputSpec spec{ConstraintKind::kChoice, "", {"yes", "no", "maybe so"}};

@@ -731,7 +731,6 @@ SCHEMAS_MORE = {
 # The word each refused schema's 400 must contain (the keyword, or the format
 # or regex feature, that the converter names).
 REFUSED_MORE = {
-    "pyd_profile_httpurl": "minLength",  # HttpUrl: format uri with minLength / maxLength
     "pyd_invoice_decimal": "look-ahead",  # Decimal: a pattern with (?!...)
     "pyd_article_tags_set": "uniqueItems",  # set[str]
     "patch_user_min_properties": "minProperties",
