@@ -86,6 +86,16 @@ Result<server::ChatOutputConfig> chat_output_config(const ServeOptions& o) {
   return config;
 }
 
+// The reasoning parser's end marker as one token of the vocabulary (Qwen3's
+// and DeepSeek-R1's </think> are added tokens), if it is one.
+std::optional<int32_t> reasoning_end_token(const std::string& parser, const Tokenizer& tokenizer) {
+  if (parser.empty()) return std::nullopt;
+  Result<api::ReasoningFormat> format = api::reasoning_format(parser, Json::object());
+  if (!format.is_ok()) return std::nullopt;  // the name was checked at start-up
+  const std::vector<int32_t> ids = tokenizer.encode(format->end, /*add_special_tokens=*/false);
+  return ids.size() == 1 ? std::optional<int32_t>(ids[0]) : std::nullopt;
+}
+
 int run_serve(ServeOptions o) {
   const std::string model_dir = !o.model_flag.empty() ? o.model_flag : !o.model.empty() ? o.model : default_model_dir();
   if (o.api_keys.empty()) {
@@ -112,6 +122,8 @@ int run_serve(ServeOptions o) {
   config.seed = o.seed.value_or(0);
   config.prefix_cache_isolation = *isolation;
   config.chat_output = std::move(chat_output).value();
+  config.chat_output.reasoning_end_token_id =
+      reasoning_end_token(config.chat_output.reasoning_parser, *loaded->tokenizer);
   Result<server::ChatRenderer> chat = server::ChatRenderer::create(*loaded->tokenizer, o.chat_template);
   if (!chat.is_ok()) return report_error(chat.status().message());
   server::OpenAIServer api(engine, *loaded->tokenizer, std::move(chat).value(), config);

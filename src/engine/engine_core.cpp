@@ -141,7 +141,7 @@ std::vector<EngineCoreOutput> EngineCore::step() {
     row += static_cast<size_t>(chunk.num_logits);
     if (!chunk.sample) continue;
     rows.push_back(SamplingRow{logits.data() + (row - 1) * vocab, &r->params, r->prompt_token_ids(),
-                               r->output_token_ids(), &r->rng, r->grammar_matcher.get()});
+                               r->output_token_ids(), &r->rng, r->active_grammar()});
   }
   const std::vector<SampledToken> sampled = sampler_.sample(rows, pool_);
   std::vector<EngineCoreOutput> outputs = scheduler_.update_from_output(scheduled, sampled);

@@ -167,12 +167,15 @@ Status read_chat_output(const OrderedJson& ordered, const Json& j, const ChatOut
   if (!config.reasoning_parser.empty()) {
     VLLM_ASSIGN_OR_RETURN(output.reasoning, api::reasoning_format(config.reasoning_parser, chat.template_kwargs));
     if (output.reasoning->thinking && r.params.structured_outputs) {
-      // vLLM constrains only the answer after the thinking; our matcher
-      // would constrain the thinking too, so the request is refused, not misread.
-      return bad(
-          "a constrained answer (structured outputs, tool_choice \"required\" or named) is not supported "
-          "yet with --reasoning-parser while the model thinks",
-          r.params.structured_outputs->request_field);
+      // As vLLM: the thinking is free, the answer after it constrained.
+      if (!config.reasoning_end_token_id) {
+        return bad(
+            "a constrained answer (structured outputs, tool_choice \"required\" or named) after the "
+            "thinking needs the reasoning parser's end marker " +
+                output.reasoning->end + " to be one token of this model's vocabulary",
+            r.params.structured_outputs->request_field);
+      }
+      r.params.grammar_after_token_id = config.reasoning_end_token_id;
     }
   }
   r.chat_output = std::move(output);

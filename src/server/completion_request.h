@@ -38,6 +38,9 @@ struct CompletionRequest {
 struct ChatOutputConfig {
   std::shared_ptr<const api::ToolCallParser> tool_parser;  // null: tool_choice "auto" is refused
   std::string reasoning_parser;                            // empty: none
+  // The reasoning parser's end marker, where the vocabulary has it as one
+  // token: a constrained answer starts after it.
+  std::optional<int32_t> reasoning_end_token_id;
 };
 
 Result<CompletionRequest> parse_completion_request(const std::string& body);

@@ -36,6 +36,11 @@ Status validate_beam_search(const SamplingParams& p) {
   if (field != nullptr) {
     return invalid_argument(std::string(field) + " is not supported with beam search.").with_param(field);
   }
+  if (p.grammar_after_token_id && p.structured_outputs) {
+    const std::string& constraint = p.structured_outputs->request_field;
+    return invalid_argument(constraint + " after a reasoning model's thinking is not supported with beam search.")
+        .with_param(constraint);
+  }
   return Status::ok();
 }
 

@@ -68,6 +68,9 @@ struct SamplingParams {
   // grammar over this model's vocabulary, compiled by the InputProcessor.
   std::optional<structured::StructuredOutputSpec> structured_outputs;
   std::shared_ptr<const structured::CompiledGrammar> grammar;
+  // The grammar applies only to the tokens after this one: a reasoning
+  // model's end of thinking (vLLM constrains the answer, not the thought).
+  std::optional<int32_t> grammar_after_token_id;
   // Beam search's one-token rounds continue a beam under the request's
   // grammar: the prompt ends with the beam's own tokens, which the grammar
   // takes before the round's token, and the grammar steers towards an end

@@ -24,14 +24,24 @@ Request::Request(RequestId id, std::vector<int32_t> prompt_token_ids, SamplingPa
       cache_salt(std::move(cache_salt)),
       all_token_ids(std::move(prompt_token_ids)),
       rng(this->params.seed),
-      grammar_matcher(this->params.grammar ? std::make_unique<structured::GrammarMatcher>(this->params.grammar)
-                                           : nullptr),
       arrival_time(now_seconds()),
-      num_prompt_tokens_(static_cast<int32_t>(all_token_ids.size())) {
-  if (grammar_matcher && this->params.grammar_resume) {
+      num_prompt_tokens_(static_cast<int32_t>(all_token_ids.size())),
+      grammar_matcher_(this->params.grammar ? std::make_unique<structured::GrammarMatcher>(this->params.grammar)
+                                            : nullptr),
+      grammar_started_(grammar_matcher_ && !this->params.grammar_after_token_id) {
+  if (grammar_matcher_ && this->params.grammar_resume) {
     const auto n = static_cast<size_t>(this->params.grammar_resume->num_prompt_tokens);
     for (size_t i = all_token_ids.size() - n; i < all_token_ids.size(); ++i)
-      grammar_matcher->accept_token(all_token_ids[i]);
+      grammar_matcher_->accept_token(all_token_ids[i]);
+  }
+}
+
+void Request::advance_grammar(int32_t token) {
+  if (grammar_started_) {
+    // The sampler drew the token from the grammar's mask, so the matcher takes it.
+    grammar_matcher_->accept_token(token);
+  } else if (grammar_matcher_ && token == params.grammar_after_token_id) {
+    grammar_started_ = true;
   }
 }
 

@@ -48,8 +48,11 @@ struct Request {
   std::string cache_salt;              // extra prefix-cache key: requests with different salts share no blocks
   std::vector<int32_t> all_token_ids;  // prompt, then the generated tokens
   RequestRng rng;
-  // Where the output stands in params.grammar, when it has one.
-  std::unique_ptr<structured::GrammarMatcher> grammar_matcher;
+  // The grammar's matcher once the grammar applies to the output: from its
+  // first token, or after params.grammar_after_token_id.
+  structured::GrammarMatcher* active_grammar() const { return grammar_started_ ? grammar_matcher_.get() : nullptr; }
+  // A token the output took: the grammar's, or perhaps the one it starts after.
+  void advance_grammar(int32_t token);
   RequestStatus status = RequestStatus::kWaiting;
   int32_t num_computed_tokens = 0;  // leading tokens whose K/V are in the cache
   // Logprobs of prompt tokens 1.. as their positions are computed (kept
@@ -63,6 +66,9 @@ struct Request {
 
  private:
   int32_t num_prompt_tokens_;
+  // Where the output stands in params.grammar, when it has one.
+  std::unique_ptr<structured::GrammarMatcher> grammar_matcher_;
+  bool grammar_started_;
 };
 
 }  // namespace vllm

@@ -164,7 +164,7 @@ std::optional<FinishReason> Scheduler::check_stop(const Request& r, EngineCoreOu
     }
   }
   // The structured output is complete: nothing more may follow.
-  if (r.grammar_matcher && r.grammar_matcher->is_terminated()) return FinishReason::kStop;
+  if (r.active_grammar() != nullptr && r.active_grammar()->is_terminated()) return FinishReason::kStop;
   if (r.num_output_tokens() >= r.params.max_tokens || r.num_tokens() >= config_.max_model_len) {
     return FinishReason::kLength;
   }
@@ -184,8 +184,7 @@ std::vector<EngineCoreOutput> Scheduler::update_from_output(const SchedulerOutpu
     VLLM_CHECK(next_sample < sampled.size(), "one sampled token per chunk that samples");
     const SampledToken& token = sampled[next_sample++];
     r->all_token_ids.push_back(token.token_id);
-    // The sampler drew the token from the grammar's mask, so the matcher takes it.
-    if (r->grammar_matcher) r->grammar_matcher->accept_token(token.token_id);
+    r->advance_grammar(token.token_id);
     EngineCoreOutput out;
     out.request_id = r->id;
     out.new_token_ids.push_back(token.token_id);
