@@ -448,8 +448,9 @@ class SchemaConverter {
       MatchLength length;
       Result<Symbol> body = add_regex(whole, g_, RegexText::kJsonString, &length);
       if (!body.is_ok()) return error(path, "pattern: " + body.status().message());
-      // Lengths are enforced only where every match already has them (a
-      // URL format under pydantic's HttpUrl bounds, say).
+      // No grammar here intersects a pattern with a length, so the bounds
+      // are accepted only where every match already keeps them (a URL
+      // format under pydantic's HttpUrl bounds, say).
       if (length.min < min || (max && (!length.max || *length.max > *max))) {
         return error(path,
                      "minLength or maxLength together with a pattern or format is supported only where every match "
