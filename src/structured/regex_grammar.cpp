@@ -15,9 +15,28 @@ const CodePointRanges kSpace = {{'\t', '\r'}, {' ', ' '}};  // \t \n \v \f \r an
 // Match lengths saturate here: longer ones only ever meet a schema's maxLength.
 constexpr int64_t kLengthCap = int64_t{1} << 40;
 
-// A length (at most 2^40) times a repetition count (at most 10^9, below
-// 2^30) fits in 64 bits.
-int64_t capped_product(int64_t length, int64_t count) { return std::min(kLengthCap, length * count); }
+// A match of `a` followed by one of `b`.
+MatchLength concatenated(const MatchLength& a, const MatchLength& b) {
+  return {std::min(kLengthCap, a.min + b.min),
+          a.max && b.max ? std::optional<int64_t>(std::min(kLengthCap, *a.max + *b.max)) : std::nullopt};
+}
+
+// A match of `a` or one of `b`.
+MatchLength either(const MatchLength& a, const MatchLength& b) {
+  return {std::min(a.min, b.min), a.max && b.max ? std::optional<int64_t>(std::max(*a.max, *b.max)) : std::nullopt};
+}
+
+// `min` to `max` matches of `item`.  A length (at most 2^40) times a count
+// (at most 10^9, below 2^30) fits in 64 bits.
+MatchLength repetition(const MatchLength& item, int64_t min, std::optional<int64_t> max) {
+  MatchLength out{std::min(kLengthCap, item.min * min), std::nullopt};
+  if (item.max == 0) {
+    out.max = 0;
+  } else if (item.max && max) {
+    out.max = std::min(kLengthCap, *item.max * *max);
+  }
+  return out;
+}
 
 // A part of a pattern: its symbols and the lengths of its matches.
 struct Piece {
@@ -77,13 +96,7 @@ class RegexParser {
     Alternatives out;
     while (true) {
       VLLM_ASSIGN_OR_RETURN(Piece piece, parse_sequence(depth));
-      if (out.sequences.empty()) {
-        out.length = piece.length;
-      } else {
-        out.length.min = std::min(out.length.min, piece.length.min);
-        out.length.max = out.length.max && piece.length.max ? std::max(*out.length.max, *piece.length.max)
-                                                            : std::optional<int64_t>();
-      }
+      out.length = out.sequences.empty() ? piece.length : either(out.length, piece.length);
       out.sequences.push_back(std::move(piece.seq));
       if (!consume('|')) return out;
     }
@@ -95,9 +108,7 @@ class RegexParser {
       VLLM_ASSIGN_OR_RETURN(Piece atom, parse_atom(depth));
       VLLM_ASSIGN_OR_RETURN(atom, parse_quantifier(std::move(atom)));
       out.seq.insert(out.seq.end(), atom.seq.begin(), atom.seq.end());
-      out.length.min = std::min(kLengthCap, out.length.min + atom.length.min);
-      out.length.max = out.length.max && atom.length.max ? std::min(kLengthCap, *out.length.max + *atom.length.max)
-                                                         : std::optional<int64_t>();
+      out.length = concatenated(out.length, atom.length);
     }
     return out;
   }
@@ -225,13 +236,7 @@ class RegexParser {
     consume('?');  // lazy: the same set of strings
     Result<Symbol> repeated = g_.repeat(atom.seq, min, max);
     if (!repeated.is_ok()) return error(repeated.status().message());
-    MatchLength length{capped_product(atom.length.min, min), std::nullopt};
-    if (atom.length.max == 0) {
-      length.max = 0;
-    } else if (max && atom.length.max) {
-      length.max = capped_product(*atom.length.max, *max);
-    }
-    return Piece{{*repeated}, length};
+    return Piece{{*repeated}, repetition(atom.length, min, max)};
   }
 
   std::optional<int64_t> read_count() {
