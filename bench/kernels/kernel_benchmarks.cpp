@@ -259,12 +259,15 @@ void register_benchmarks() {
         ->Unit(benchmark::kMillisecond)
         ->UseRealTime();
   }
-  // Batch 2-4: also the rows a mixture's expert gets in a batch of 16 decoding sequences.
+  // Batch 2-4: also the rows a mixture's expert gets in a batch of 16 decoding
+  // sequences; 2-8: a speculative verification of 1-7 drafts.
   benchmark::RegisterBenchmark("DecodeWeights/BF16/smollm", BM_DecodeWeightsSmollm)
       ->Arg(1)
       ->Arg(2)
       ->Arg(3)
       ->Arg(4)
+      ->Arg(5)
+      ->Arg(8)
       ->Arg(16)
       ->ArgName("batch")
       ->Unit(benchmark::kMillisecond)

@@ -39,6 +39,8 @@ int run(const BenchThroughputOptions& o) {
               c.input_len, c.output_len, engine_threads(c.engine), kernels::cpu_isa().c_str());
   std::printf("Throughput: %.2f requests/s, %.1f total tokens/s, %.1f output tokens/s (%.2f s)\n",
               o.num_prompts / elapsed, total_tokens / elapsed, output_tokens / elapsed, elapsed);
+  const EngineCoreStats stats = loaded->engine->stats();
+  if (stats.spec_decoding) std::printf("%s\n", spec_decoding_summary(*stats.spec_decoding).c_str());
   std::printf("limits measured now: read bandwidth %.1f GB/s, FP32 FMA peak %.0f GFLOP/s\n", limits.bandwidth_gb_per_s,
               limits.peak_gflops);
 

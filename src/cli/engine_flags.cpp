@@ -1,10 +1,12 @@
 #include "cli/engine_flags.h"
 
 #include <climits>
+#include <cstdio>
 #include <cstdlib>
 
 #include "base/thread_pool.h"
 #include "cli/human_readable.h"
+#include "cli/speculative_config_flag.h"
 #include "cli/step_budget.h"
 #include "cli/tokenizer_source.h"
 #include "kernels/kernels.h"
@@ -46,6 +48,9 @@ void add_engine_flags(CLI::App& app, EngineFlags& f) {
   app.add_option("--cpu-isa", f.cpu_isa,
                  "Kernels' instruction set: auto (the fastest this CPU has), amx, avx512_bf16, avx512, avx2, scalar")
       ->capture_default_str();
+  app.add_option("--speculative-config", f.speculative_config,
+                 "Speculative decoding, as vLLM's JSON: {\"method\": \"ngram\", \"num_speculative_tokens\": k, "
+                 "\"prompt_lookup_min\": 5, \"prompt_lookup_max\": 5, \"disable_by_batch_size\": 8}");
 }
 
 int engine_threads(const EngineFlags& flags) {
@@ -91,7 +96,25 @@ Result<EngineConfig> make_engine_config(const EngineFlags& f) {
   }
   config.num_threads = engine_threads(f);
   config.max_logprobs = f.max_logprobs;
+  if (!f.speculative_config.empty()) {
+    VLLM_ASSIGN_OR_RETURN(config.speculative, parse_speculative_config(f.speculative_config));
+  }
   return config;
+}
+
+std::string spec_decoding_summary(const SpecDecodingStats& stats) {
+  char head[160];
+  std::snprintf(head, sizeof head, "speculative decoding: acceptance rate %.1f%%, mean acceptance length %.2f",
+                100.0 * stats.acceptance_rate(), stats.mean_acceptance_length());
+  std::string out = head;
+  out += ", drafts " + std::to_string(stats.num_drafts) + ", draft tokens " + std::to_string(stats.num_draft_tokens) +
+         ", accepted " + std::to_string(stats.num_accepted_tokens) + ", accepted per position [";
+  for (size_t i = 0; i < stats.num_accepted_tokens_per_pos.size(); ++i) {
+    out += (i > 0 ? ", " : "");
+    out += std::to_string(stats.num_accepted_tokens_per_pos[i]);
+  }
+  out += "]";
+  return out;
 }
 
 Result<LoadedEngine> load_engine(const std::string& model_dir, const EngineFlags& flags,

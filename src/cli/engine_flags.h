@@ -27,8 +27,9 @@ struct EngineFlags {
   int32_t max_logprobs = 20;
   std::string cpu_isa = "auto";
   std::string kv_cache_dtype = "auto";
-  std::string quantization;      // empty or "none": as the checkpoint is; "int8": W8A8 made at load
-  double max_queue_seconds = 0;  // serve's --request-timeout; 0: requests wait as long as it takes
+  std::string quantization;        // empty or "none": as the checkpoint is; "int8": W8A8 made at load
+  double max_queue_seconds = 0;    // serve's --request-timeout; 0: requests wait as long as it takes
+  std::string speculative_config;  // JSON; empty: no speculative decoding
 };
 
 void add_engine_flags(CLI::App& app, EngineFlags& flags);
@@ -53,6 +54,9 @@ enum class Workload {
   // the KV pool committed at start-up, so that its memory is there before the load is.
   kServing,
 };
+
+// "speculative decoding: acceptance rate ..., mean acceptance length ..., ..." for a run's final line.
+std::string spec_decoding_summary(const SpecDecodingStats& stats);
 
 // `tokenizer_dir` empty: the model's own.
 Result<LoadedEngine> load_engine(const std::string& model_dir, const EngineFlags& flags,

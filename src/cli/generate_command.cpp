@@ -72,10 +72,13 @@ int run_one_prompt(const GenerateOptions& o, LLMEngine& engine) {
   const double decode_rate = num_generated > 1 ? static_cast<double>(num_generated - 1) / (end - first_token_at) : 0.0;
   std::fprintf(stderr,
                "prompt: %zu tokens, prefill %.1f ms (%.1f tokens/s); generated %zu tokens, decode %.1f tokens/s; "
-               "finish_reason=%s; threads=%d\n",
+               "finish_reason=%s; threads=%d",
                num_prompt, prefill * 1e3, static_cast<double>(num_prompt) / std::max(prefill, 1e-9), num_generated,
                decode_rate, finish_reason ? finish_reason_name(*finish_reason) : "none",
                engine.core().config().config.num_threads);
+  if (const auto spec = engine.stats().spec_decoding)
+    std::fprintf(stderr, "; %s", spec_decoding_summary(*spec).c_str());
+  std::fprintf(stderr, "\n");
   return 0;
 }
 
@@ -121,10 +124,12 @@ int run_batch(const GenerateOptions& o, LLMEngine& engine) {
   std::fprintf(stderr,
                "requests: %zu, prompt tokens: %zu, generated tokens: %zu, wall time: %.2f s, throughput: %.1f "
                "tokens/s (generated %.1f tokens/s, %.2f requests/s), prefix cache hit rate: %.1f%%, preemptions: "
-               "%lld, steps: %lld\n",
+               "%lld, steps: %lld",
                outputs->size(), num_prompt, num_generated, wall, static_cast<double>(num_prompt + num_generated) / wall,
                static_cast<double>(num_generated) / wall, static_cast<double>(outputs->size()) / wall, hit_rate,
                static_cast<long long>(stats.num_preemptions), static_cast<long long>(stats.num_steps));
+  if (stats.spec_decoding) std::fprintf(stderr, ", %s", spec_decoding_summary(*stats.spec_decoding).c_str());
+  std::fprintf(stderr, "\n");
   return 0;
 }
 

@@ -22,7 +22,6 @@ void add_compat_flags(CLI::App& app, CompatFlags& f) {
   app.add_flag("--enable-lora", f.enable_lora, "Not yet");
   app.add_option("--max-loras", f.max_loras, "Not yet: only 1");
   app.add_option("--max-lora-rank", f.max_lora_rank, "Not yet: only 16");
-  app.add_option("--speculative-config", f.speculative_config, "Not yet");
   app.add_option("--scheduling-policy", f.scheduling_policy, "Not yet: only fcfs");
   app.add_flag("--enable-prompt-tokens-details", f.enable_prompt_tokens_details, "Not yet");
   app.add_flag("--enable-force-include-usage", f.enable_force_include_usage, "Not yet");
@@ -48,7 +47,6 @@ Status check_compat_flags(const CompatFlags& f) {
   if (f.enable_lora) return not_yet("--enable-lora");
   if (f.max_loras != 1) return not_yet("--max-loras");
   if (f.max_lora_rank != 16) return not_yet("--max-lora-rank");
-  if (!f.speculative_config.empty()) return not_yet("--speculative-config");
   if (f.scheduling_policy != "fcfs") return not_yet("--scheduling-policy");
   if (f.enable_prompt_tokens_details) return not_yet("--enable-prompt-tokens-details");
   if (f.enable_force_include_usage) return not_yet("--enable-force-include-usage");

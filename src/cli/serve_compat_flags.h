@@ -28,7 +28,6 @@ struct CompatFlags {
   bool enable_lora = false;
   int max_loras = 1;
   int max_lora_rank = 16;
-  std::string speculative_config;
   std::string scheduling_policy = "fcfs";
   bool enable_prompt_tokens_details = false;
   bool enable_force_include_usage = false;

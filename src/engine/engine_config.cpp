@@ -35,6 +35,7 @@ Result<ResolvedEngineConfig> resolve_engine_config(const EngineConfig& config, c
   }
   if (config.cache.kv_cache_memory_bytes < 0) return invalid_argument("the KV cache size must not be negative");
   if (config.num_threads < 1) return invalid_argument("num_threads must be at least 1");
+  if (config.speculative) VLLM_RETURN_IF_ERROR(config.speculative->validate());
 
   r.kv_shape = KVCacheShape{kv_spec, config.cache.block_size,
                             config.cache.kv_cache_dtype.value_or(auto_kv_cache_dtype(model, kv_spec))};

@@ -8,6 +8,7 @@
 #include "base/status.h"
 #include "engine/runner/kv_cache_storage.h"
 #include "engine/sched/scheduler.h"
+#include "engine/spec/speculative_config.h"
 #include "model/model.h"
 
 namespace vllm {
@@ -29,6 +30,7 @@ struct EngineConfig {
   CacheConfig cache;
   int num_threads = 1;
   int32_t max_logprobs = 20;  // most logprobs / prompt_logprobs a request may ask for (--max-logprobs)
+  std::optional<SpeculativeConfig> speculative;  // --speculative-config
 };
 
 // What the engine runs with once the model is known.

@@ -49,7 +49,8 @@ EngineCore::EngineCore(Model& model, const ResolvedEngineConfig& config)
       kv_cache_(config.num_blocks, config.kv_shape.block_size, config.config.cache.enable_prefix_caching),
       scheduler_(config.config.scheduler, kv_cache_, eos_token_ids_),
       runner_(model, pool_, config.kv_shape, config.num_blocks, config.config.cache.resident),
-      sampler_(static_cast<int32_t>(model.config().vocab_size), eos_token_ids_) {}
+      sampler_(static_cast<int32_t>(model.config().vocab_size), eos_token_ids_),
+      proposer_(config.config.speculative ? make_proposer(*config.config.speculative) : nullptr) {}
 
 Status EngineCore::check_request(const std::vector<int32_t>& prompt, const SamplingParams& params) const {
   VLLM_RETURN_IF_ERROR(params.validate());
@@ -140,13 +141,38 @@ std::vector<EngineCoreOutput> EngineCore::step() {
     if (r->wants_prompt_logprobs()) score_prompt(*r, chunk, logits.data() + row * vocab);
     row += static_cast<size_t>(chunk.num_logits);
     if (!chunk.sample) continue;
-    rows.push_back(SamplingRow{logits.data() + (row - 1) * vocab, &r->params, r->prompt_token_ids(),
-                               r->output_token_ids(), &r->rng, r->active_grammar()});
+    // A chunk with drafts has a row per draft before its last.
+    const size_t first_row = row - 1 - static_cast<size_t>(chunk.num_draft_tokens());
+    rows.push_back(SamplingRow{logits.data() + first_row * vocab, &r->params, r->prompt_token_ids(),
+                               r->output_token_ids(), &r->rng, r->active_grammar(), chunk.draft_token_ids});
   }
-  const std::vector<SampledToken> sampled = sampler_.sample(rows, pool_);
+  ModelRunnerOutput sampled{sampler_.sample(rows, pool_)};
   std::vector<EngineCoreOutput> outputs = scheduler_.update_from_output(scheduled, sampled);
+  if (proposer_) propose_drafts();
   outputs.insert(outputs.end(), timed_out.begin(), timed_out.end());
   return outputs;
+}
+
+void EngineCore::propose_drafts() {
+  const SpeculativeConfig& spec = *config_.config.speculative;
+  const std::span<Request* const> running = scheduler_.running();
+  // Guesses of a request the last step left out are made again (or not) with the others'.
+  for (Request* r : running) r->draft_token_ids.clear();
+  if (spec.disable_by_batch_size > 0 && static_cast<int32_t>(running.size()) >= spec.disable_by_batch_size) return;
+  const int32_t max_model_len = config_.config.scheduler.max_model_len;
+  std::vector<DraftRequest> batch;
+  for (Request* r : running) {
+    // Only a request whose next step is one token (not a prompt chunk) verifies drafts.
+    if (r->num_tokens_to_compute() != 1) continue;
+    // Opt-out: a grammar's mask would have to follow each draft.
+    if (r->params.grammar) continue;
+    // Every token the verification may yield stays within max_tokens and the context.
+    const auto room = static_cast<int32_t>(
+        std::min<int64_t>({spec.num_speculative_tokens, r->params.max_tokens - r->num_output_tokens() - 1,
+                           max_model_len - r->num_tokens() - 1}));
+    if (room > 0) batch.push_back({r, room});
+  }
+  if (!batch.empty()) proposer_->propose(batch);
 }
 
 EngineCoreStats EngineCore::stats() const {
@@ -159,6 +185,10 @@ EngineCoreStats EngineCore::stats() const {
   s.num_preemptions = scheduler_.num_preemptions();
   s.num_steps = num_steps_;
   s.num_scheduled_tokens = num_scheduled_tokens_;
+  if (const auto& spec = config_.config.speculative) {
+    s.spec_decoding = scheduler_.spec_decoding_stats();
+    s.spec_decoding->num_accepted_tokens_per_pos.resize(static_cast<size_t>(spec->num_speculative_tokens), 0);
+  }
   return s;
 }
 

@@ -18,6 +18,7 @@
 #include "engine/runner/model_runner.h"
 #include "engine/sample/sampler.h"
 #include "engine/sched/scheduler.h"
+#include "engine/spec/proposer.h"
 #include "model/model.h"
 
 namespace vllm {
@@ -57,6 +58,9 @@ class EngineCore {
   EngineCore(Model& model, const ResolvedEngineConfig& config);
   // Adds the prompt logprobs that this chunk's logits rows complete.
   void score_prompt(Request& r, const ScheduledChunk& chunk, const float* rows);
+  // Speculative decoding: drafts for the next step of the running requests
+  // that can take them.
+  void propose_drafts();
 
   Model& model_;
   ResolvedEngineConfig config_;
@@ -66,6 +70,7 @@ class EngineCore {
   Scheduler scheduler_;
   ModelRunner runner_;
   Sampler sampler_;
+  std::unique_ptr<Proposer> proposer_;  // null without speculative decoding
   int64_t num_steps_ = 0;
   int64_t num_scheduled_tokens_ = 0;
 };

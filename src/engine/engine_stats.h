@@ -2,8 +2,10 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 
 #include "engine/kv/kv_cache_manager.h"
+#include "engine/sched/spec_decoding_stats.h"
 
 namespace vllm {
 
@@ -15,7 +17,8 @@ struct EngineCoreStats {
   PrefixCacheStats prefix_cache;
   int64_t num_preemptions = 0;
   int64_t num_steps = 0;
-  int64_t num_scheduled_tokens = 0;  // tokens run through the model, all steps
+  int64_t num_scheduled_tokens = 0;                // tokens run through the model, all steps
+  std::optional<SpecDecodingStats> spec_decoding;  // with speculative decoding
 };
 
 }  // namespace vllm

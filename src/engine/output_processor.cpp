@@ -20,27 +20,35 @@ void OutputProcessor::add_request(std::string request_id, std::vector<int32_t> p
 }
 
 bool OutputProcessor::update_sequence(Sequence& seq, const EngineCoreOutput& o) {
-  seq.token_ids.insert(seq.token_ids.end(), o.new_token_ids.begin(), o.new_token_ids.end());
-  for (float lp : o.new_token_logprobs) seq.cumulative_logprob += lp;
-  if (seq.wants_logprobs) seq.logprobs.insert(seq.logprobs.end(), o.new_logprobs.begin(), o.new_logprobs.end());
-  std::string new_text;
-  const size_t num_text_tokens = o.new_token_ids.size() - (o.ended_by_stop_token && !seq.stops.includes_stop_text());
-  for (size_t i = 0; i < num_text_tokens; ++i) new_text += seq.detokenizer.push(o.new_token_ids[i]);
-  if (o.finish_reason) new_text += seq.detokenizer.flush();
-  seq.text += new_text;
-  seq.finish_reason = o.finish_reason;
-  if (o.stop_token_id) seq.stop_reason = *o.stop_token_id;
   if (o.queue_time) seq.queue_time = o.queue_time;
+  if (o.stop_token_id) seq.stop_reason = *o.stop_token_id;
+  seq.finish_reason = o.finish_reason;
+  // Token by token, as without speculative decoding: a stop string that
+  // ends at a token ends the output there, whatever tokens came with it.
+  const size_t num_tokens = o.new_token_ids.size();
+  for (size_t i = 0; i < num_tokens; ++i) {
+    const bool last = i + 1 == num_tokens;
+    seq.token_ids.push_back(o.new_token_ids[i]);
+    seq.cumulative_logprob += o.new_token_logprobs[i];
+    if (seq.wants_logprobs) seq.logprobs.push_back(o.new_logprobs[i]);
+    std::string new_text;
+    if (!(last && o.ended_by_stop_token && !seq.stops.includes_stop_text())) {
+      new_text = seq.detokenizer.push(o.new_token_ids[i]);
+    }
+    if (last && o.finish_reason) new_text += seq.detokenizer.flush();
+    seq.text += new_text;
 
-  // vLLM looks for stop strings once the sequence is past min_tokens.
-  if (seq.stops.empty() || static_cast<int64_t>(seq.token_ids.size()) <= seq.min_tokens) return false;
-  const std::optional<StopStrings::Match> match = seq.stops.find(seq.text, new_text.size());
-  if (!match) return false;
-  seq.text.resize(std::max(match->text_end, seq.sent_text));
-  seq.stop_reason = seq.stops.stop(match->stop_index);
-  const bool core_still_runs = !seq.finish_reason;
-  seq.finish_reason = FinishReason::kStop;
-  return core_still_runs;
+    // vLLM looks for stop strings once the sequence is past min_tokens.
+    if (seq.stops.empty() || static_cast<int64_t>(seq.token_ids.size()) <= seq.min_tokens) continue;
+    const std::optional<StopStrings::Match> match = seq.stops.find(seq.text, new_text.size());
+    if (!match) continue;
+    seq.text.resize(std::max(match->text_end, seq.sent_text));
+    seq.stop_reason = seq.stops.stop(match->stop_index);
+    const bool core_still_runs = !seq.finish_reason;
+    seq.finish_reason = FinishReason::kStop;
+    return core_still_runs;
+  }
+  return false;
 }
 
 CompletionOutput OutputProcessor::completion(Sequence& seq, OutputKind kind, RequestOutput& out) {

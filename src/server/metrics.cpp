@@ -132,6 +132,21 @@ std::string ServerMetrics::render(const EngineCoreStats& engine) const {
           static_cast<double>(engine.prefix_cache.hits_tokens));
   counter("vllm:num_preemptions_total", "Sequences preempted for lack of KV cache space.",
           static_cast<double>(engine.num_preemptions));
+  if (const auto& spec = engine.spec_decoding) {
+    counter("vllm:spec_decode_num_drafts_total", "Speculative decoding drafts verified.",
+            static_cast<double>(spec->num_drafts));
+    counter("vllm:spec_decode_num_draft_tokens_total", "Draft tokens verified.",
+            static_cast<double>(spec->num_draft_tokens));
+    counter("vllm:spec_decode_num_accepted_tokens_total", "Draft tokens accepted.",
+            static_cast<double>(spec->num_accepted_tokens));
+    header(out, "vllm:spec_decode_num_accepted_tokens_per_pos_total", "counter",
+           "Draft tokens accepted, by their position in the draft.");
+    for (size_t i = 0; i < spec->num_accepted_tokens_per_pos.size(); ++i) {
+      sample(out, "vllm:spec_decode_num_accepted_tokens_per_pos_total",
+             labels_ + ",position=\"" + std::to_string(i) + "\"",
+             static_cast<double>(spec->num_accepted_tokens_per_pos[i]));
+    }
+  }
   std::lock_guard lock(mutex_);
   counter("vllm:prompt_tokens_total", "Prompt tokens of admitted requests.", static_cast<double>(prompt_tokens_));
   counter("vllm:generation_tokens_total", "Generated tokens.", static_cast<double>(generation_tokens_));

@@ -1,9 +1,10 @@
-// Pearson's chi-square goodness-of-fit test with its p-value, for the
-// sampler's distribution tests.
+// Pearson's chi-square tests with their p-values, for the sampler's
+// distribution tests.
 #pragma once
 
 #include <cmath>
 #include <cstddef>
+#include <map>
 #include <vector>
 
 namespace vllm::testing {
@@ -61,6 +62,25 @@ inline ChiSquare chi_square(const std::vector<int>& counts, const std::vector<do
   }
   --r.degrees_of_freedom;
   r.p_value = std::isinf(r.statistic) ? 0.0 : upper_incomplete_gamma(r.degrees_of_freedom / 2.0, r.statistic / 2.0);
+  return r;
+}
+
+// Whether two samples of equal size come from one distribution (Pearson's
+// test of homogeneity): categories are the union of those seen in either.
+template <typename Category>
+ChiSquare chi_square_homogeneity(const std::map<Category, int>& a, const std::map<Category, int>& b) {
+  std::map<Category, std::pair<int, int>> both;
+  for (const auto& [c, n] : a) both[c].first = n;
+  for (const auto& [c, n] : b) both[c].second = n;
+  ChiSquare r;
+  for (const auto& [c, n] : both) {
+    // Each sample's expected count is half the category's total.
+    const double diff = n.first - n.second;
+    r.statistic += diff * diff / (n.first + n.second);
+    ++r.degrees_of_freedom;
+  }
+  --r.degrees_of_freedom;
+  r.p_value = upper_incomplete_gamma(r.degrees_of_freedom / 2.0, r.statistic / 2.0);
   return r;
 }
 

@@ -13,33 +13,11 @@ namespace {
 
 using testing::greedy;
 using testing::LoadedModel;
+using testing::mixed_workload;
 using testing::random_tokens;
 using testing::small_engine;
 
-class EngineModelTest : public ::testing::TestWithParam<std::string> {
- protected:
-  // "stories260k", or "tiny_" and an architecture make-test-model knows.
-  LoadedModel load() {
-    if (GetParam() == "stories260k") return testing::load_model(testing::model_dir());
-    testing::write_tiny_model(dir_.path(), GetParam().substr(std::string("tiny_").size()));
-    return testing::load_model(dir_.path());
-  }
-
-  testing::TempDir dir_;
-};
-
-// 64 requests of mixed lengths, a third of them sharing a prefix.
-std::vector<std::pair<PromptInput, SamplingParams>> mixed_workload(int32_t vocab) {
-  std::mt19937 rng(1234);
-  const std::vector<int32_t> shared = random_tokens(rng, 40, vocab);
-  std::vector<std::pair<PromptInput, SamplingParams>> work;
-  for (int i = 0; i < 64; ++i) {
-    std::vector<int32_t> prompt = random_tokens(rng, 1 + static_cast<int32_t>(rng() % 100), vocab);
-    if (i % 3 == 0) prompt.insert(prompt.begin(), shared.begin(), shared.end());
-    work.emplace_back(PromptInput::from_token_ids(prompt), greedy(5 + static_cast<int64_t>(rng() % 36)));
-  }
-  return work;
-}
+class EngineModelTest : public testing::NamedModelTest {};
 
 TEST_P(EngineModelTest, GreedyOutputAloneEqualsOutputAmong64WithSmallChunksAndPreemption) {
   LoadedModel m = load();
@@ -177,6 +155,15 @@ TEST_F(EngineCoreTest, NoBlockLeaksUnderRandomWorkloads) {
     std::mt19937 rng(seed);
     EngineConfig config = small_engine(*model_, 8 + static_cast<int32_t>(rng() % 64), 30);
     config.scheduler.max_num_seqs = 1 + static_cast<int32_t>(rng() % 16);
+    // Seed 3 with speculative decoding: drafts take slots, rejected ones are rolled back.
+    if (seed == 3) {
+      SpeculativeConfig ngram;
+      ngram.num_speculative_tokens = 4;
+      ngram.prompt_lookup_min = 1;
+      ngram.prompt_lookup_max = 2;
+      ngram.disable_by_batch_size = 0;
+      config.speculative = ngram;
+    }
     auto engine = testing::make_engine(*model_, config);
     const std::vector<int32_t> shared = random_tokens(rng, 48, 512);
     std::map<std::string, SamplingParams> live;
@@ -221,6 +208,9 @@ TEST_F(EngineCoreTest, NoBlockLeaksUnderRandomWorkloads) {
     EXPECT_FALSE(engine->has_unfinished_requests());
     EXPECT_EQ(static_cast<int>(finished.size()) + aborted, next);
     EXPECT_GT(engine->stats().num_preemptions, 0) << "seed " << seed;
+    if (config.speculative) {
+      EXPECT_GT(engine->stats().spec_decoding->num_accepted_tokens, 0);
+    }
     const BlockPool& pool = engine->core().kv_cache().pool();
     EXPECT_EQ(pool.num_free_blocks(), pool.num_blocks()) << "seed " << seed;
     for (BlockId b = 0; b < pool.num_blocks(); ++b) ASSERT_EQ(pool.ref_count(b), 0) << "block " << b;

@@ -2,6 +2,8 @@
 // the embedded stories260k and a tiny random-weight Llama written on the fly.
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <memory>
 #include <random>
 #include <string>
@@ -70,6 +72,32 @@ inline SamplingParams greedy(int64_t max_tokens, bool ignore_eos = true) {
   p.max_tokens = max_tokens;
   p.ignore_eos = ignore_eos;
   return p;
+}
+
+// Tests over a model named by their parameter: "stories260k", or "tiny_"
+// and an architecture make-test-model knows (written to a temporary directory).
+class NamedModelTest : public ::testing::TestWithParam<std::string> {
+ protected:
+  LoadedModel load() {
+    if (GetParam() == "stories260k") return load_model(model_dir());
+    write_tiny_model(dir_.path(), GetParam().substr(std::string("tiny_").size()));
+    return load_model(dir_.path());
+  }
+
+  TempDir dir_;
+};
+
+// 64 greedy requests of mixed lengths, a third of them sharing a prefix.
+inline std::vector<std::pair<PromptInput, SamplingParams>> mixed_workload(int32_t vocab) {
+  std::mt19937 rng(1234);
+  const std::vector<int32_t> shared = random_tokens(rng, 40, vocab);
+  std::vector<std::pair<PromptInput, SamplingParams>> work;
+  for (int i = 0; i < 64; ++i) {
+    std::vector<int32_t> prompt = random_tokens(rng, 1 + static_cast<int32_t>(rng() % 100), vocab);
+    if (i % 3 == 0) prompt.insert(prompt.begin(), shared.begin(), shared.end());
+    work.emplace_back(PromptInput::from_token_ids(prompt), greedy(5 + static_cast<int64_t>(rng() % 36)));
+  }
+  return work;
 }
 
 }  // namespace vllm::testing

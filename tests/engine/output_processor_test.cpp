@@ -41,22 +41,24 @@ class OutputProcessorTest : public ::testing::Test {
     bool core_told_to_stop = false;
   };
 
-  // Feeds the completion one token per step until the processor finishes it.
-  Run run(const SamplingParams& base, OutputKind kind) const {
+  // Feeds the completion `tokens_per_step` tokens a step (more than one: as
+  // speculative decoding's accepted drafts come) until the processor finishes it.
+  Run run(const SamplingParams& base, OutputKind kind, size_t tokens_per_step = 1) const {
     SamplingParams params = base;
     params.output_kind = kind;
     OutputProcessor processor(*tokenizer_);
     processor.add_request("r", prompt_, params, {7});
     const std::vector<int32_t> tokens = completion();
     Run result;
-    for (size_t i = 0; i < tokens.size() && !result.finish_reason; ++i) {
+    for (size_t i = 0; i < tokens.size() && !result.finish_reason; i += tokens_per_step) {
       EngineCoreOutput o;
       o.request_id = 7;
-      o.new_token_ids = {tokens[i]};
-      o.new_token_logprobs = {-0.5f};
-      if (i + 1 == tokens.size()) o.finish_reason = FinishReason::kLength;
+      const size_t end = std::min(i + tokens_per_step, tokens.size());
+      o.new_token_ids.assign(tokens.begin() + static_cast<ptrdiff_t>(i), tokens.begin() + static_cast<ptrdiff_t>(end));
+      o.new_token_logprobs.assign(end - i, -0.5f);
+      if (end == tokens.size()) o.finish_reason = FinishReason::kLength;
       OutputProcessor::StepOutputs step = processor.process_outputs({o});
-      result.tokens_fed = i + 1;
+      result.tokens_fed = end;
       result.core_told_to_stop = !step.stopped.empty();
       for (const RequestOutput& out : step.outputs) {
         const CompletionOutput& c = out.outputs.at(0);
@@ -70,7 +72,7 @@ class OutputProcessorTest : public ::testing::Test {
         }
         result.finish_reason = c.finish_reason;
         result.stop_reason = c.stop_reason;
-        EXPECT_DOUBLE_EQ(c.cumulative_logprob, -0.5 * static_cast<double>(result.tokens_fed));
+        EXPECT_DOUBLE_EQ(c.cumulative_logprob, -0.5 * static_cast<double>(result.token_ids.size()));
       }
     }
     EXPECT_FALSE(processor.has_request("r"));
@@ -118,14 +120,19 @@ TEST_F(OutputProcessorTest, StopStringsCutTheTextWhereverTheyFall) {
       p.stop = stops;
       p.include_stop_str_in_output = include;
       for (OutputKind kind : {OutputKind::kDelta, OutputKind::kCumulative, OutputKind::kFinalOnly}) {
-        const Run r = run(p, kind);
-        const std::string label = winner + (include ? " kept" : " cut") + " kind " + std::to_string(int(kind));
-        EXPECT_EQ(r.text, expected) << label;
-        EXPECT_EQ(r.finish_reason, FinishReason::kStop) << label;
-        EXPECT_EQ(std::get<std::string>(r.stop_reason), winner) << label;
-        EXPECT_EQ(r.tokens_fed, tokens_needed) << label;
-        EXPECT_EQ(r.token_ids.size(), tokens_needed) << label;
-        EXPECT_EQ(r.core_told_to_stop, tokens_needed < completion().size()) << label;
+        // Three tokens a step: the tokens after the one that completes the match are dropped.
+        for (size_t per_step : {1u, 3u}) {
+          const Run r = run(p, kind, per_step);
+          const std::string label = winner + (include ? " kept" : " cut") + " kind " + std::to_string(int(kind)) +
+                                    ", " + std::to_string(per_step) + " a step";
+          const size_t tokens_fed = std::min((tokens_needed + per_step - 1) / per_step * per_step, tokens.size());
+          EXPECT_EQ(r.text, expected) << label;
+          EXPECT_EQ(r.finish_reason, FinishReason::kStop) << label;
+          EXPECT_EQ(std::get<std::string>(r.stop_reason), winner) << label;
+          EXPECT_EQ(r.tokens_fed, tokens_fed) << label;
+          EXPECT_EQ(r.token_ids.size(), tokens_needed) << label;
+          EXPECT_EQ(r.core_told_to_stop, tokens_fed < completion().size()) << label;
+        }
       }
     }
   }

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <random>
 #include <vector>
 
 #include "engine/chi_square.h"
@@ -27,7 +28,7 @@ SampledToken sample_once(std::vector<float> logits, const SamplingParams& params
   static ThreadPool pool(1);
   Sampler sampler(static_cast<int32_t>(logits.size()), {});
   const SamplingRow row{logits.data(), &params, prompt, output, &rng};
-  return sampler.sample(std::span<const SamplingRow>(&row, 1), pool).front();
+  return sampler.sample(std::span<const SamplingRow>(&row, 1), pool).front().front();
 }
 
 std::vector<int> draw_counts(const SamplingParams& params, uint64_t seed) {
@@ -168,12 +169,13 @@ TEST(SamplerTest, RowsOfABatchAreIndependentOfEachOther) {
     rows.push_back({batch.data() + r * vocab, r % 2 == 0 ? &greedy : &random, {}, {}, &rngs[r]});
   }
   Sampler sampler(vocab, {});
-  const std::vector<SampledToken> together = sampler.sample(rows, pool);
+  const std::vector<std::vector<SampledToken>> together = sampler.sample(rows, pool);
   for (size_t r = 0; r < 32; ++r) {
     std::vector<float> alone(logits.begin() + static_cast<ptrdiff_t>(r * vocab),
                              logits.begin() + static_cast<ptrdiff_t>((r + 1) * vocab));
     RequestRng rng(static_cast<int64_t>(r));
-    EXPECT_EQ(sample_once(alone, *rows[r].params, rng).token_id, together[r].token_id) << "row " << r;
+    ASSERT_EQ(together[r].size(), 1u);
+    EXPECT_EQ(sample_once(alone, *rows[r].params, rng).token_id, together[r][0].token_id) << "row " << r;
   }
 }
 
@@ -326,6 +328,113 @@ TEST(SamplingParamsTest, ValidationNamesTheFieldAndTheRange) {
   p.min_p = 0;
   p.n = 3, p.temperature = 0;
   EXPECT_EQ(p.validate().param(), "n");
+}
+
+// Rejection sampling of draft tokens (speculative decoding).
+
+// One sequence's rows (one per draft, then the bonus row) through the batched sampler.
+std::vector<SampledToken> verify(std::vector<float> rows, const SamplingParams& params, RequestRng& rng,
+                                 const std::vector<int32_t>& drafts, const std::vector<float>* q = nullptr,
+                                 const std::vector<int32_t>& output = {}) {
+  static ThreadPool pool(1);
+  const auto vocab = static_cast<int32_t>(rows.size() / (drafts.size() + 1));
+  Sampler sampler(vocab, {});
+  const SamplingRow row{rows.data(), &params, {}, output, &rng, nullptr, drafts, q != nullptr ? q->data() : nullptr};
+  return sampler.sample(std::span<const SamplingRow>(&row, 1), pool).front();
+}
+
+std::vector<int32_t> ids(const std::vector<SampledToken>& tokens) {
+  std::vector<int32_t> out;
+  for (const SampledToken& t : tokens) out.push_back(t.token_id);
+  return out;
+}
+
+TEST(RejectionSamplerTest, GreedyAcceptsDraftsWhileTheyAreTheArgmaxThenTakesTheTargets) {
+  // Row r's argmax is token r.
+  std::vector<float> rows(3 * 8, 0.0f);
+  for (size_t r = 0; r < 3; ++r) rows[r * 8 + r] = 2.0f;
+  SamplingParams p;
+  p.temperature = 0;
+  RequestRng rng(1);
+  EXPECT_EQ(ids(verify(rows, p, rng, {0, 1})), (std::vector<int32_t>{0, 1, 2}));  // both accepted: the bonus too
+  EXPECT_EQ(ids(verify(rows, p, rng, {0, 5})), (std::vector<int32_t>{0, 1}));
+  EXPECT_EQ(ids(verify(rows, p, rng, {4, 1})), (std::vector<int32_t>{0}));
+  // Each token's logprob is its own row's.
+  const std::vector<SampledToken> all = verify(rows, p, rng, {0, 1});
+  const double log_z = std::log(std::exp(2.0) + 7.0);
+  for (const SampledToken& t : all) EXPECT_NEAR(t.logprob, 2.0 - log_z, 1e-6);
+}
+
+TEST(RejectionSamplerTest, EachRowSeesTheDraftsBeforeItAsOutput) {
+  // Token 3 leads both rows, token 4 is close behind in the second: a
+  // frequency penalty on the drafted 3 makes 4 the second row's choice.
+  std::vector<float> rows(2 * 8, 0.0f);
+  rows[3] = 5.0f;
+  rows[8 + 3] = 5.0f;
+  rows[8 + 4] = 4.5f;
+  SamplingParams p;
+  p.temperature = 0;
+  p.frequency_penalty = 1.0;
+  RequestRng rng(1);
+  EXPECT_EQ(ids(verify(rows, p, rng, {3})), (std::vector<int32_t>{3, 4}));
+  const std::vector<float> second(rows.begin() + 8, rows.end());
+  EXPECT_EQ(sample_once(second, p, rng, {}, {3}).token_id, 4);
+}
+
+// Drafts drawn from a proposer's q, accepted with min(1, p/q), else replaced
+// from max(0, p - q): the token that comes out follows p, not q, and a
+// bonus token after an accepted draft follows its own row.
+TEST(RejectionSamplerTest, TokensFollowTheTargetWhateverTheDraftDistribution) {
+  const std::vector<double> p = softmax(kToyLogits, 1.0);
+  std::vector<float> reversed(kToyLogits.rbegin(), kToyLogits.rend());
+  const std::vector<double> q = softmax(reversed, 1.0);
+  const std::vector<float> q_rows(q.begin(), q.end());
+  std::vector<float> rows = kToyLogits;
+  rows.insert(rows.end(), reversed.begin(), reversed.end());  // the bonus row: the reversed distribution
+  SamplingParams params;
+  RequestRng rng(11);
+  std::mt19937_64 proposer(12);
+  std::vector<int> first(8, 0), bonus(8, 0);
+  for (int i = 0; i < kDraws; ++i) {
+    const auto draft = static_cast<int32_t>(std::discrete_distribution<int>(q.begin(), q.end())(proposer));
+    const std::vector<SampledToken> out = verify(rows, params, rng, {draft}, &q_rows);
+    ++first[static_cast<size_t>(out[0].token_id)];
+    if (out.size() == 2) ++bonus[static_cast<size_t>(out[1].token_id)];
+  }
+  expect_distribution(first, p, q);
+  expect_distribution(bonus, q, p);
+}
+
+// A proposer that is sure of its draft (n-gram): the draft is kept with
+// probability p(draft), else another token is drawn from p without it.
+TEST(RejectionSamplerTest, CertainDraftsKeepTheTargetDistribution) {
+  const std::vector<double> p = softmax(kToyLogits, 1.0);
+  // Were the recovered token drawn from p itself, the draft would come out too often.
+  std::vector<double> skewed = p;
+  for (size_t t = 0; t < 8; ++t) skewed[t] = (t == 1 ? p[1] : 0.0) + (1 - p[1]) * p[t];
+  std::vector<float> rows = kToyLogits;
+  rows.insert(rows.end(), kToyLogits.begin(), kToyLogits.end());
+  SamplingParams params;
+  RequestRng rng(13);
+  std::vector<int> first(8, 0);
+  for (int i = 0; i < kDraws; ++i) ++first[static_cast<size_t>(verify(rows, params, rng, {1})[0].token_id)];
+  expect_distribution(first, p, skewed);
+}
+
+TEST(RejectionSamplerTest, SeededVerificationIsReproducible) {
+  std::vector<float> rows(4 * 8);
+  for (size_t i = 0; i < rows.size(); ++i) rows[i] = static_cast<float>(std::sin(0.7 * static_cast<double>(i)));
+  SamplingParams params;
+  auto run = [&](int64_t seed) {
+    RequestRng rng(seed);
+    std::vector<int32_t> out;
+    for (int i = 0; i < 50; ++i) {
+      for (int32_t t : ids(verify(rows, params, rng, {1, 2, 3}))) out.push_back(t);
+    }
+    return out;
+  };
+  EXPECT_EQ(run(5), run(5));
+  EXPECT_NE(run(5), run(6));
 }
 
 }  // namespace

@@ -30,9 +30,9 @@ struct Harness {
   // Schedules one step and feeds back `token` for every chunk that samples.
   std::pair<SchedulerOutput, std::vector<EngineCoreOutput>> step(int32_t token = 7) {
     SchedulerOutput out = scheduler.schedule();
-    std::vector<SampledToken> sampled;
+    ModelRunnerOutput sampled;
     for (const ScheduledChunk& c : out.chunks) {
-      if (c.sample) sampled.push_back(SampledToken{token, 0.0f, std::nullopt});
+      if (c.sample) sampled.sampled_tokens.push_back({SampledToken{token, 0.0f, std::nullopt}});
     }
     std::vector<EngineCoreOutput> outputs = scheduler.update_from_output(out, sampled);
     return {std::move(out), std::move(outputs)};
@@ -229,6 +229,72 @@ TEST(SchedulerTest, RequestsThatNeverRanExpireAfterMaxQueueSeconds) {
   auto [later, later_outputs] = h.step();
   EXPECT_TRUE(later.timed_out.empty());
   EXPECT_NE(h.scheduler.find_request(1), nullptr);
+}
+
+// Speculative decoding: a request's drafts ride with its last token; the
+// rejected ones are taken back from its computed tokens.
+ModelRunnerOutput tokens(std::vector<int32_t> ids) {
+  ModelRunnerOutput out;
+  out.sampled_tokens.emplace_back();
+  for (int32_t id : ids) out.sampled_tokens.back().push_back(SampledToken{id, 0.0f, std::nullopt});
+  return out;
+}
+
+TEST(SchedulerTest, DraftsAreScheduledWithTheLastTokenAndRejectedOnesTakenBack) {
+  Harness h(100, 4, config(10));
+  h.scheduler.add_request(make_request(1, 6, 50, /*ignore_eos=*/true));
+  h.step();  // the prompt, and a first token
+  Request* r = h.scheduler.find_request(1);
+  r->draft_token_ids = {11, 12, 13};
+  SchedulerOutput out = h.scheduler.schedule();
+  ASSERT_EQ(out.chunks.size(), 1u);
+  const ScheduledChunk& c = out.chunks[0];
+  EXPECT_EQ(c.num_new_tokens(), 4);
+  EXPECT_EQ(c.num_draft_tokens(), 3);
+  EXPECT_EQ(c.num_logits, 4);
+  EXPECT_TRUE(c.sample);
+  EXPECT_EQ(c.new_token(0), 7);
+  EXPECT_EQ(c.new_token(3), 13);
+  EXPECT_EQ(h.kv.block_table(1).size(), 3u);  // 6 + 1 + 3 draft tokens: their slots too
+  // Two drafts accepted, the third replaced by the target's 99.
+  const std::vector<EngineCoreOutput> outputs = h.scheduler.update_from_output(out, tokens({11, 12, 99}));
+  ASSERT_EQ(outputs.size(), 1u);
+  EXPECT_EQ(outputs[0].new_token_ids, (std::vector<int32_t>{11, 12, 99}));
+  EXPECT_EQ(r->num_computed_tokens, 9);  // prompt, 7, 11, 12; not 13
+  EXPECT_EQ(r->num_tokens_to_compute(), 1);
+  EXPECT_TRUE(r->draft_token_ids.empty());
+  const SpecDecodingStats& stats = h.scheduler.spec_decoding_stats();
+  EXPECT_EQ(stats.num_drafts, 1);
+  EXPECT_EQ(stats.num_draft_tokens, 3);
+  EXPECT_EQ(stats.num_accepted_tokens, 2);
+  EXPECT_EQ(stats.num_accepted_tokens_per_pos, (std::vector<int64_t>{1, 1, 0}));
+}
+
+TEST(SchedulerTest, AShortBudgetTrimsTheDrafts) {
+  Harness h(100, 4, config(3));
+  h.scheduler.add_request(make_request(1, 2, 50, /*ignore_eos=*/true));
+  h.step();
+  h.scheduler.find_request(1)->draft_token_ids = {11, 12, 13, 14};
+  SchedulerOutput out = h.scheduler.schedule();
+  ASSERT_EQ(out.chunks.size(), 1u);
+  EXPECT_EQ(out.chunks[0].num_new_tokens(), 3);
+  EXPECT_EQ(out.chunks[0].draft_token_ids.size(), 2u);
+  EXPECT_EQ(out.chunks[0].new_token(2), 12);
+}
+
+TEST(SchedulerTest, NothingAfterAStopInsideTheAcceptedDraftsIsOutput) {
+  Harness h(100, 4, config(10));
+  h.scheduler.add_request(make_request(1, 6));
+  h.step();
+  h.scheduler.find_request(1)->draft_token_ids = {11, kEos, 13};
+  SchedulerOutput out = h.scheduler.schedule();
+  const std::vector<EngineCoreOutput> outputs = h.scheduler.update_from_output(out, tokens({11, kEos, 13, 14}));
+  ASSERT_EQ(outputs.size(), 1u);
+  EXPECT_EQ(outputs[0].new_token_ids, (std::vector<int32_t>{11, kEos}));
+  EXPECT_EQ(outputs[0].finish_reason, FinishReason::kStop);
+  EXPECT_TRUE(outputs[0].ended_by_stop_token);
+  EXPECT_EQ(h.scheduler.find_request(1), nullptr);
+  EXPECT_EQ(h.kv.pool().num_free_blocks(), 100);
 }
 
 }  // namespace

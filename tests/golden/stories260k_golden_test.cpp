@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <optional>
 
 #include "base/json.h"
 #include "engine/llm_engine.h"
@@ -24,11 +25,14 @@ class Stories260kGoldenTest : public ::testing::Test {
     delete model_;
     delete tokenizer_;
   }
-  static std::unique_ptr<LLMEngine> make_engine() {
+  static std::unique_ptr<LLMEngine> make_engine(std::optional<SpeculativeConfig> speculative = std::nullopt) {
     EngineConfig config;
     config.num_threads = 2;
+    config.speculative = speculative;
     return std::move(LLMEngine::create(*model_, *tokenizer_, config)).value();
   }
+  // All twelve cases run through the engine together, as one batch.
+  static void expect_greedy_goldens(std::optional<SpeculativeConfig> speculative);
   static Json golden(const std::string& file) {
     return Json::parse(testing::read_file(testing::golden_dir() + "/" + file));
   }
@@ -40,8 +44,7 @@ class Stories260kGoldenTest : public ::testing::Test {
 Model* Stories260kGoldenTest::model_ = nullptr;
 Tokenizer* Stories260kGoldenTest::tokenizer_ = nullptr;
 
-// All twelve cases run through the engine together, as one batch.
-TEST_F(Stories260kGoldenTest, GreedyGenerationsMatchExactly) {
+void Stories260kGoldenTest::expect_greedy_goldens(std::optional<SpeculativeConfig> speculative) {
   const Json cases = golden("greedy.json")["cases"];
   ASSERT_EQ(cases.size(), 12u);
   std::vector<PromptInput> prompts;
@@ -57,7 +60,7 @@ TEST_F(Stories260kGoldenTest, GreedyGenerationsMatchExactly) {
     p.max_tokens = c["max_new_tokens"].get<int64_t>();
     params.push_back(p);
   }
-  std::unique_ptr<LLMEngine> engine = make_engine();
+  std::unique_ptr<LLMEngine> engine = make_engine(speculative);
   Result<std::vector<RequestOutput>> results = engine->generate(prompts, params);
   ASSERT_TRUE(results.is_ok()) << results.status().message();
   for (size_t i = 0; i < cases.size(); ++i) {
@@ -72,6 +75,25 @@ TEST_F(Stories260kGoldenTest, GreedyGenerationsMatchExactly) {
     EXPECT_EQ(tokenizer_->decode(ids, true), c["output_text_decoded_alone"].get<std::string>()) << c["name"];
     EXPECT_EQ(r.outputs[0].finish_reason, FinishReason::kLength) << c["name"];
   }
+  if (speculative) {
+    // The drafts were verified, and some were right: the test saw both paths.
+    const SpecDecodingStats spec = *engine->stats().spec_decoding;
+    EXPECT_GT(spec.num_accepted_tokens, 0);
+    EXPECT_LT(spec.num_accepted_tokens, spec.num_draft_tokens);
+  }
+}
+
+TEST_F(Stories260kGoldenTest, GreedyGenerationsMatchExactly) { expect_greedy_goldens(std::nullopt); }
+
+// Speculative decoding is lossless: n-gram drafts of one to three tokens
+// (short matches, so that many are proposed and many rejected) change nothing.
+TEST_F(Stories260kGoldenTest, GreedyGenerationsMatchExactlyWithNgramSpeculation) {
+  SpeculativeConfig ngram;
+  ngram.num_speculative_tokens = 3;
+  ngram.prompt_lookup_min = 1;
+  ngram.prompt_lookup_max = 3;
+  ngram.disable_by_batch_size = 0;  // all twelve run together
+  expect_greedy_goldens(ngram);
 }
 
 // The requested 256 tokens after a 300-token prompt exceed the 512-token

@@ -34,7 +34,7 @@ void ModelRunner::build_batch(std::span<const ScheduledChunk> chunks) {
     const auto first_row = static_cast<int32_t>(token_ids_.size());
     for (int32_t i = 0; i < c.num_new_tokens(); ++i) {
       const int32_t pos = c.num_computed_tokens + i;
-      token_ids_.push_back(c.token_ids[static_cast<size_t>(i)]);
+      token_ids_.push_back(c.new_token(i));
       positions_.push_back(pos);
       prompt_lens_.push_back(c.num_prompt_tokens);
       slot_mapping_.push_back(c.block_table[static_cast<size_t>(pos / block_size_)] * block_size_ + pos % block_size_);

@@ -82,4 +82,26 @@ int32_t draw_token(const std::vector<Candidate>& candidates, double u) {
   return candidates.back().token_id;  // rounding left u just above the total
 }
 
+int32_t draw_recovered_token(const std::vector<Candidate>& p, const float* q, int32_t draft, double u) {
+  // Tokens outside p's candidates have p = 0, so their residual is 0 too.
+  auto residual = [&](const Candidate& c) {
+    const double q_token = q != nullptr ? static_cast<double>(q[c.token_id]) : (c.token_id == draft ? 1.0 : 0.0);
+    return std::max(0.0, c.prob - q_token);
+  };
+  double total = 0.0;
+  for (const Candidate& c : p) total += residual(c);
+  if (!(total > 0.0)) return draw_token(p, u);
+  const double target = u * total;
+  double cumulative = 0.0;
+  int32_t last_positive = p.front().token_id;
+  for (const Candidate& c : p) {
+    const double r = residual(c);
+    if (r <= 0.0) continue;
+    cumulative += r;
+    last_positive = c.token_id;
+    if (target < cumulative) return c.token_id;
+  }
+  return last_positive;  // rounding left the target just above the total
+}
+
 }  // namespace vllm

@@ -24,4 +24,11 @@ void sampling_distribution(const float* logits, int32_t vocab_size, const Sampli
 // The candidate whose cumulative probability first exceeds u in [0, 1).
 int32_t draw_token(const std::vector<Candidate>& candidates, double u);
 
+// Speculative decoding's recovered token, after the target distribution p
+// rejected a draft: drawn from max(0, p - q) normalised, where q is the
+// proposer's distribution over the vocabulary, or when null one-hot on
+// `draft`.  If p - q is nowhere positive (p == q: a rejection cannot happen
+// then), drawn from p.
+int32_t draw_recovered_token(const std::vector<Candidate>& p, const float* q, int32_t draft, double u);
+
 }  // namespace vllm

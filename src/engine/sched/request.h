@@ -55,6 +55,9 @@ struct Request {
   void advance_grammar(int32_t token);
   RequestStatus status = RequestStatus::kWaiting;
   int32_t num_computed_tokens = 0;  // leading tokens whose K/V are in the cache
+  // Speculative decoding: the proposer's guesses of the tokens after
+  // all_token_ids, verified in the next step (which may schedule fewer).
+  std::vector<int32_t> draft_token_ids;
   // Logprobs of prompt tokens 1.. as their positions are computed (kept
   // across a preemption, so that recomputing adds none twice).
   std::vector<PositionLogprobs> prompt_logprobs;

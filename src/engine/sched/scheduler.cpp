@@ -63,6 +63,7 @@ void Scheduler::preempt_last_running(SchedulerOutput& output) {
   running_.pop_back();
   kv_cache_.free(victim->id);
   victim->num_computed_tokens = 0;
+  victim->draft_token_ids.clear();
   victim->status = RequestStatus::kPreempted;
   ++num_preemptions_;
   waiting_.push_front(victim);
@@ -73,7 +74,11 @@ void Scheduler::schedule_running(int32_t& budget, std::vector<Scheduled>& schedu
   for (size_t i = 0; i < running_.size() && budget > 0; ++i) {
     Request* r = running_[i];
     VLLM_CHECK(r->num_tokens_to_compute() > 0, "a running request always has a token to compute");
-    const int32_t num_new = std::min(r->num_tokens_to_compute(), budget);
+    // Drafts ride along with the last known token; a short budget trims them.
+    const int32_t num_new =
+        std::min(r->num_tokens_to_compute() + static_cast<int32_t>(r->draft_token_ids.size()), budget);
+    const int32_t num_drafts = std::max(0, num_new - r->num_tokens_to_compute());
+    r->draft_token_ids.resize(static_cast<size_t>(num_drafts));
     const int32_t num_tokens = r->num_computed_tokens + num_new;
     // Victims come from the back, so none was scheduled earlier in this step.
     bool preempted_self = false;
@@ -82,8 +87,9 @@ void Scheduler::schedule_running(int32_t& budget, std::vector<Scheduled>& schedu
       preempt_last_running(output);
     }
     if (preempted_self) return;
-    kv_cache_.cache_full_blocks(r->id, r->all_token_ids, num_tokens, r->cache_salt);
-    scheduled.push_back({r, num_new});
+    // Drafts are guesses: no block holding one is cached for other requests.
+    kv_cache_.cache_full_blocks(r->id, r->all_token_ids, num_tokens - num_drafts, r->cache_salt);
+    scheduled.push_back({r, num_new, num_drafts});
     budget -= num_new;
   }
 }
@@ -106,7 +112,7 @@ void Scheduler::admit_waiting(int32_t& budget, std::vector<Scheduled>& scheduled
     if (!r->queue_time) r->queue_time = now_seconds() - r->arrival_time;
     running_.push_back(r);
     kv_cache_.cache_full_blocks(r->id, r->all_token_ids, num_tokens, r->cache_salt);
-    scheduled.push_back({r, num_new});
+    scheduled.push_back({r, num_new, 0});
     budget -= num_new;
   }
 }
@@ -135,14 +141,16 @@ SchedulerOutput Scheduler::schedule() {
     const Request& r = *s.request;
     ScheduledChunk chunk;
     chunk.request_id = r.id;
+    const int32_t num_known = s.num_new_tokens - s.num_draft_tokens;
     chunk.token_ids = std::span<const int32_t>(r.all_token_ids)
-                          .subspan(static_cast<size_t>(r.num_computed_tokens), static_cast<size_t>(s.num_new_tokens));
+                          .subspan(static_cast<size_t>(r.num_computed_tokens), static_cast<size_t>(num_known));
+    chunk.draft_token_ids = r.draft_token_ids;
     chunk.num_computed_tokens = r.num_computed_tokens;
     chunk.num_prompt_tokens = r.num_prompt_tokens();
     chunk.block_table = kv_cache_.block_table(r.id);
     // Only a chunk that reaches the last known token yields a new token.
-    chunk.sample = r.num_computed_tokens + s.num_new_tokens == r.num_tokens();
-    chunk.num_logits = r.wants_prompt_logprobs() ? s.num_new_tokens : (chunk.sample ? 1 : 0);
+    chunk.sample = r.num_computed_tokens + num_known == r.num_tokens();
+    chunk.num_logits = r.wants_prompt_logprobs() ? s.num_new_tokens : (chunk.sample ? 1 + s.num_draft_tokens : 0);
     output.chunks.push_back(chunk);
     output.total_num_scheduled_tokens += s.num_new_tokens;
   }
@@ -172,7 +180,7 @@ std::optional<FinishReason> Scheduler::check_stop(const Request& r, EngineCoreOu
 }
 
 std::vector<EngineCoreOutput> Scheduler::update_from_output(const SchedulerOutput& output,
-                                                            std::span<const SampledToken> sampled) {
+                                                            const ModelRunnerOutput& sampled) {
   std::vector<EngineCoreOutput> outputs;
   size_t next_sample = 0;
   bool any_finished = false;
@@ -180,16 +188,20 @@ std::vector<EngineCoreOutput> Scheduler::update_from_output(const SchedulerOutpu
     Request* r = find_request(chunk.request_id);
     VLLM_CHECK(r != nullptr, "scheduled requests stay until their step is updated");
     r->num_computed_tokens += chunk.num_new_tokens();
+    const int32_t num_drafts = chunk.num_draft_tokens();
+    r->draft_token_ids.clear();  // the chunk's span is not read again
     if (!chunk.sample) continue;
-    VLLM_CHECK(next_sample < sampled.size(), "one sampled token per chunk that samples");
-    const SampledToken& token = sampled[next_sample++];
-    r->all_token_ids.push_back(token.token_id);
-    r->advance_grammar(token.token_id);
+    VLLM_CHECK(next_sample < sampled.sampled_tokens.size(), "sampled tokens for each chunk that samples");
+    const std::vector<SampledToken>& tokens = sampled.sampled_tokens[next_sample++];
+    const auto num_accepted = static_cast<int32_t>(tokens.size()) - 1;
+    VLLM_CHECK(num_accepted >= 0 && num_accepted <= num_drafts, "one token more than the accepted drafts");
+    if (num_drafts > 0) {
+      // The rejected drafts' keys and values are overwritten by the next step.
+      r->num_computed_tokens -= num_drafts - num_accepted;
+      spec_decoding_stats_.observe_draft(num_drafts, num_accepted);
+    }
     EngineCoreOutput out;
     out.request_id = r->id;
-    out.new_token_ids.push_back(token.token_id);
-    out.new_token_logprobs.push_back(token.logprob);
-    if (token.logprobs) out.new_logprobs.push_back(*token.logprobs);
     if (!r->queue_time_sent) {
       out.queue_time = r->queue_time;
       r->queue_time_sent = true;
@@ -198,7 +210,15 @@ std::vector<EngineCoreOutput> Scheduler::update_from_output(const SchedulerOutpu
       out.prompt_logprobs = std::move(r->prompt_logprobs);
       r->prompt_logprobs_sent = true;
     }
-    out.finish_reason = check_stop(*r, out);
+    for (const SampledToken& token : tokens) {
+      r->all_token_ids.push_back(token.token_id);
+      r->advance_grammar(token.token_id);
+      out.new_token_ids.push_back(token.token_id);
+      out.new_token_logprobs.push_back(token.logprob);
+      if (token.logprobs) out.new_logprobs.push_back(*token.logprobs);
+      out.finish_reason = check_stop(*r, out);
+      if (out.finish_reason) break;
+    }
     if (out.finish_reason) {
       r->status = RequestStatus::kFinished;
       any_finished = true;

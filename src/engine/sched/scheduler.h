@@ -16,6 +16,7 @@
 #include "engine/kv/kv_cache_manager.h"
 #include "engine/sched/request.h"
 #include "engine/sched/scheduler_output.h"
+#include "engine/sched/spec_decoding_stats.h"
 
 namespace vllm {
 
@@ -42,23 +43,27 @@ class Scheduler {
 
   SchedulerOutput schedule();
 
-  // Advances the computed tokens of every scheduled request, appends the
-  // sampled tokens (one per chunk that samples, in order), finishes requests
-  // that hit a stop condition and frees their blocks.
-  std::vector<EngineCoreOutput> update_from_output(const SchedulerOutput& output,
-                                                   std::span<const SampledToken> sampled);
+  // Advances the computed tokens of every scheduled request (less its
+  // rejected drafts, whose cache slots the next step overwrites), appends the
+  // sampled tokens one by one until one ends the request (nothing after a
+  // stop leaks), finishes those requests and frees their blocks.
+  std::vector<EngineCoreOutput> update_from_output(const SchedulerOutput& output, const ModelRunnerOutput& sampled);
 
   bool has_unfinished_requests() const { return !requests_.empty(); }
   int32_t num_running() const { return static_cast<int32_t>(running_.size()); }
   int32_t num_waiting() const { return static_cast<int32_t>(waiting_.size()); }
   int64_t num_preemptions() const { return num_preemptions_; }
+  const SpecDecodingStats& spec_decoding_stats() const { return spec_decoding_stats_; }
+  // In admission order; the proposer drafts for them after a step.
+  std::span<Request* const> running() const { return running_; }
   const Request* find_request(RequestId id) const;
   Request* find_request(RequestId id);
 
  private:
   struct Scheduled {
     Request* request;
-    int32_t num_new_tokens;
+    int32_t num_new_tokens;  // draft tokens included
+    int32_t num_draft_tokens;
   };
   // Schedules running requests in order, preempting from the back of the
   // running list when blocks run out.
@@ -80,6 +85,7 @@ class Scheduler {
   std::deque<Request*> waiting_;
   std::vector<Request*> running_;  // in admission order
   int64_t num_preemptions_ = 0;
+  SpecDecodingStats spec_decoding_stats_;
 };
 
 }  // namespace vllm

@@ -229,10 +229,13 @@ void packed_gemm(const float* x, int64_t m, const void* panels, int64_t k_total,
   const int64_t steps = (k_total + W::kStepK - 1) / W::kStepK;
   const bool odd_tail = k_total % W::kStepK != 0;
   const int64_t panel_elements = panel_stride(k_total);
-  // Few rows (decode; a mixture's experts in a batch): the weights streamed
-  // once, several panels at a time.  Up to 3 rows on AVX-512 (measured on
-  // DecodeWeights batch 2-4: 3-5% over the tiles at 2 and 3 rows, none at 4).
-  constexpr int kFewRows = V::kTileRows / 4;
+  // Few rows (decode; a mixture's experts in a batch; a speculative
+  // verification's 1 + k tokens): the weights streamed once, several panels
+  // at a time.  Up to 8 rows on AVX-512: DecodeWeights batch 2-3 measured
+  // 3-5% over the tiles, and a verification pass of 5 rows on the
+  // qwen2.5-0.5b shape 1.39-1.50x a decode step against the tiles'
+  // 1.70-1.82x (bench/spec/verify_cost, Zen 5); AVX2 keeps one row.
+  constexpr int kFewRows = V::kTileRows >= 12 ? 8 : 1;
   if (m == 0) return;
   if (m <= std::max(kFewRows, 1)) {
     const typename W::XElem* xs = activation_steps<W>(x, m, k_total);

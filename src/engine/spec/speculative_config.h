@@ -1,0 +1,31 @@
+// Speculative decoding's settings: what `--speculative-config` gives (vLLM's
+// SpeculativeConfig keys), checked by validate().
+#pragma once
+
+#include <cstdint>
+
+#include "base/status.h"
+
+namespace vllm {
+
+enum class SpeculativeMethod {
+  kNgram,  // prompt lookup: drafts copied from where the sequence's last tokens occurred before
+};
+
+struct SpeculativeConfig {
+  SpeculativeMethod method = SpeculativeMethod::kNgram;
+  int32_t num_speculative_tokens = 0;  // k: drafts per request and step
+  // ngram: the longest suffix of the sequence, of prompt_lookup_min to
+  // prompt_lookup_max tokens, found earlier in it (vLLM's default 5 and 5).
+  int32_t prompt_lookup_min = 5;
+  int32_t prompt_lookup_max = 5;
+  // No drafts for a step when at least this many requests run: a large
+  // batch is no longer bound by reading the weights, and rejected drafts
+  // cost it compute (vLLM's key, which has no default there: here 8, as
+  // measured in docs/PERFORMANCE.md); 0: drafts at any batch size.
+  int32_t disable_by_batch_size = 8;
+
+  Status validate() const;
+};
+
+}  // namespace vllm

@@ -1,0 +1,56 @@
+// --speculative-config as vLLM reads it: keys, defaults, and errors that name the key.
+#include "cli/speculative_config_flag.h"
+
+#include <gtest/gtest.h>
+
+namespace vllm::cli {
+namespace {
+
+TEST(SpeculativeConfigFlagTest, NgramWithVllmsDefaults) {
+  Result<SpeculativeConfig> c = parse_speculative_config(R"({"method": "ngram", "num_speculative_tokens": 3})");
+  ASSERT_TRUE(c.is_ok()) << c.status().message();
+  EXPECT_EQ(c->method, SpeculativeMethod::kNgram);
+  EXPECT_EQ(c->num_speculative_tokens, 3);
+  EXPECT_EQ(c->prompt_lookup_min, 5);
+  EXPECT_EQ(c->prompt_lookup_max, 5);
+  EXPECT_EQ(c->disable_by_batch_size, 8);
+}
+
+TEST(SpeculativeConfigFlagTest, OneLookupBoundSetsBothAndAModelNamedNgramMeansNgram) {
+  Result<SpeculativeConfig> c =
+      parse_speculative_config(R"({"model": "[ngram]", "num_speculative_tokens": 2, "prompt_lookup_max": 4})");
+  ASSERT_TRUE(c.is_ok()) << c.status().message();
+  EXPECT_EQ(c->prompt_lookup_min, 4);
+  EXPECT_EQ(c->prompt_lookup_max, 4);
+  c = parse_speculative_config(
+      R"({"method": "ngram", "num_speculative_tokens": 2, "prompt_lookup_min": 2, "disable_by_batch_size": 0})");
+  ASSERT_TRUE(c.is_ok()) << c.status().message();
+  EXPECT_EQ(c->prompt_lookup_min, 2);
+  EXPECT_EQ(c->prompt_lookup_max, 2);
+  EXPECT_EQ(c->disable_by_batch_size, 0);
+}
+
+TEST(SpeculativeConfigFlagTest, ErrorsNameWhatIsWrong) {
+  auto error = [](const std::string& json) {
+    Result<SpeculativeConfig> c = parse_speculative_config(json);
+    EXPECT_FALSE(c.is_ok()) << json;
+    return c.is_ok() ? std::string() : c.status().message();
+  };
+  EXPECT_EQ(error(R"({"method": "ngram"})"), "--speculative-config: num_speculative_tokens is required");
+  EXPECT_EQ(error(R"({"method": "ngram", "num_speculative_tokens": 0})"),
+            "--speculative-config: num_speculative_tokens must be in [1, 128], got 0");
+  EXPECT_EQ(error(R"({"method": "ngram", "num_speculative_tokens": "3"})"),
+            "--speculative-config: num_speculative_tokens must be an integer");
+  EXPECT_EQ(
+      error(R"({"method": "ngram", "num_speculative_tokens": 3, "prompt_lookup_min": 4, "prompt_lookup_max": 2})"),
+      "--speculative-config: prompt_lookup_min (4) must not be larger than prompt_lookup_max (2)");
+  EXPECT_EQ(error(R"({"method": "ngram", "num_speculative_tokens": 3, "draft_tensor_parallel_size": 1})"),
+            "--speculative-config: key 'draft_tensor_parallel_size' is not supported");
+  EXPECT_EQ(error(R"({"method": "medusa", "num_speculative_tokens": 3})"),
+            "--speculative-config: method 'medusa' is not supported yet (supported: ngram)");
+  EXPECT_EQ(error(R"([1])"), "--speculative-config: must be a JSON object");
+  EXPECT_NE(error(R"({"method": )").find("--speculative-config"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace vllm::cli

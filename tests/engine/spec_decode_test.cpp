@@ -1,0 +1,200 @@
+// Speculative decoding through the whole engine (n-gram drafts): greedy
+// outputs and stops exactly as without it among 64 requests with chunked
+// prefill and preemption, sampled tokens from the same distribution, the
+// counters, and no block left behind.
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "engine/chi_square.h"
+#include "engine/engine_core.h"
+#include "engine/engine_test_util.h"
+
+namespace vllm {
+namespace {
+
+using testing::LoadedModel;
+using testing::mixed_workload;
+using testing::small_engine;
+
+// Short matches (one to three tokens), so that a random model's output gets
+// many drafts, most of them rejected and some accepted.
+SpeculativeConfig ngram(int32_t k) {
+  SpeculativeConfig c;
+  c.num_speculative_tokens = k;
+  c.prompt_lookup_min = 1;
+  c.prompt_lookup_max = 3;
+  c.disable_by_batch_size = 0;  // drafts in batches of any size
+  return c;
+}
+
+std::vector<RequestOutput> generate(LLMEngine& engine,
+                                    const std::vector<std::pair<PromptInput, SamplingParams>>& work) {
+  std::vector<PromptInput> prompts;
+  std::vector<SamplingParams> params;
+  for (const auto& [p, s] : work) {
+    prompts.push_back(p);
+    params.push_back(s);
+  }
+  Result<std::vector<RequestOutput>> out = engine.generate(prompts, params);
+  EXPECT_TRUE(out.is_ok()) << out.status().message();
+  return std::move(out).value();
+}
+
+class SpecDecodeModelTest : public testing::NamedModelTest {};
+
+TEST_P(SpecDecodeModelTest, GreedyOutputsAndStopsEqualThoseWithoutSpeculationUnderPreemption) {
+  LoadedModel m = load();
+  auto work = mixed_workload(static_cast<int32_t>(m.model->config().vocab_size));
+  // Stops inside the output, found in a run without them: an end token, a
+  // stop token id, a stop string (by text), each on a quarter of the
+  // requests.  The stop token and string count only from the middle of the
+  // output on (min_tokens), where a random model's greedy output mostly
+  // repeats itself: there the n-gram drafts are accepted, and stops fall
+  // inside them.
+  const std::vector<RequestOutput> plain = generate(*testing::make_engine(m), work);
+  for (size_t i = 0; i < work.size(); ++i) {
+    SamplingParams& p = work[i].second;
+    const std::vector<int32_t>& ids = plain[i].outputs[0].token_ids;
+    const size_t middle = ids.size() / 2;
+    if (i % 4 == 1) {
+      p.stop_token_ids = {ids[middle]};
+      p.min_tokens = static_cast<int64_t>(middle);
+    }
+    if (i % 4 == 2) p.ignore_eos = false;
+    if (i % 4 == 3) {
+      const std::string tail = m.tokenizer->decode({ids.begin() + static_cast<ptrdiff_t>(middle), ids.end()}, true);
+      if (tail.size() >= 4) p.stop = {tail.substr(1, 3)};
+      p.min_tokens = static_cast<int64_t>(middle);
+    }
+    p.logprobs = i % 5 == 0 ? std::optional<int32_t>(2) : std::nullopt;
+  }
+  // A 32-token budget splits long prompts and trims drafts; 12 blocks force preemption.
+  auto reference_engine = testing::make_engine(m, small_engine(m, 32, 12));
+  const std::vector<RequestOutput> reference = generate(*reference_engine, work);
+  EngineConfig config = small_engine(m, 32, 12);
+  config.speculative = ngram(4);
+  auto engine = testing::make_engine(m, config);
+  const std::vector<RequestOutput> speculative = generate(*engine, work);
+
+  int stopped = 0;
+  for (size_t i = 0; i < work.size(); ++i) {
+    const CompletionOutput& want = reference[i].outputs[0];
+    const CompletionOutput& got = speculative[i].outputs[0];
+    EXPECT_EQ(got.token_ids, want.token_ids) << "request " << i;
+    EXPECT_EQ(got.text, want.text) << "request " << i;
+    EXPECT_EQ(got.finish_reason, want.finish_reason) << "request " << i;
+    EXPECT_EQ(got.stop_reason, want.stop_reason) << "request " << i;
+    ASSERT_EQ(got.logprobs.has_value(), want.logprobs.has_value()) << "request " << i;
+    if (want.logprobs) {
+      ASSERT_EQ(got.logprobs->size(), want.logprobs->size());
+      for (size_t t = 0; t < want.logprobs->size(); ++t) {
+        const PositionLogprobs& g = (*got.logprobs)[t];
+        const PositionLogprobs& w = (*want.logprobs)[t];
+        EXPECT_NEAR(g.chosen.logprob, w.chosen.logprob, 1e-4) << "request " << i << " token " << t;
+        ASSERT_EQ(g.top.size(), w.top.size());
+        for (size_t k = 0; k < w.top.size(); ++k) EXPECT_EQ(g.top[k].token_id, w.top[k].token_id);
+      }
+    }
+    EXPECT_LE(got.token_ids.size(), static_cast<size_t>(work[i].second.max_tokens));
+    stopped += want.finish_reason == FinishReason::kStop;
+  }
+  EXPECT_GT(stopped, 10) << "the stops were met";
+  const EngineCoreStats stats = engine->stats();
+  EXPECT_GT(stats.num_preemptions, 0);
+  EXPECT_EQ(stats.num_free_blocks, stats.num_blocks);
+  ASSERT_TRUE(stats.spec_decoding.has_value());
+  const SpecDecodingStats& spec = *stats.spec_decoding;
+  EXPECT_GT(spec.num_accepted_tokens, 0);
+  EXPECT_LT(spec.num_accepted_tokens, spec.num_draft_tokens);
+  ASSERT_EQ(spec.num_accepted_tokens_per_pos.size(), 4u);
+  int64_t accepted = 0;
+  for (size_t pos = 0; pos < 4; ++pos) {
+    accepted += spec.num_accepted_tokens_per_pos[pos];
+    if (pos > 0) {
+      EXPECT_LE(spec.num_accepted_tokens_per_pos[pos], spec.num_accepted_tokens_per_pos[pos - 1]);
+    }
+  }
+  EXPECT_EQ(accepted, spec.num_accepted_tokens);
+}
+
+INSTANTIATE_TEST_SUITE_P(Models, SpecDecodeModelTest, ::testing::Values("stories260k", "tiny_llama", "tiny_qwen2_moe"));
+
+// disable_by_batch_size: no drafts while that many requests run, the same outputs.
+TEST(SpecDecodeBatchSizeTest, LargeBatchesStepWithoutDrafts) {
+  LoadedModel m = testing::load_model(testing::model_dir());
+  const auto work = mixed_workload(static_cast<int32_t>(m.model->config().vocab_size));
+  auto drafts_and_outputs = [&](int32_t disable_by_batch_size) {
+    EngineConfig config;
+    config.speculative = ngram(4);
+    config.speculative->disable_by_batch_size = disable_by_batch_size;
+    auto engine = testing::make_engine(m, config);
+    const std::vector<RequestOutput> out = generate(*engine, work);
+    std::vector<std::vector<int32_t>> ids;
+    for (const RequestOutput& r : out) ids.push_back(r.outputs[0].token_ids);
+    return std::make_pair(engine->stats().spec_decoding->num_drafts, ids);
+  };
+  const auto [always, always_ids] = drafts_and_outputs(0);
+  const auto [small_batches, small_ids] = drafts_and_outputs(8);
+  const auto [alone, alone_ids] = drafts_and_outputs(2);  // drafts only once one request is left
+  EXPECT_GT(always, small_batches);
+  EXPECT_GT(small_batches, alone);
+  EXPECT_EQ(small_ids, always_ids);
+  EXPECT_EQ(alone_ids, always_ids);
+}
+
+// The first two sampled tokens after a prompt holding "421 300", where 421
+// is the likely first token and a logit bias makes 300 about half of the
+// second draws after it: then the n-gram proposer drafts 300, and the second
+// token comes from rejection sampling, accepted or rejected about equally
+// often.  The pairs must follow the distribution they have without drafts
+// (drawing a rejected draft's replacement from p instead of p without the
+// draft gives 300 after 421 eight times in ten, and fails).
+constexpr int32_t kLikelyFirst = 421;
+constexpr int32_t kFavoured = 300;
+constexpr double kBias = 7.0;
+
+TEST(SpecDecodeSamplingTest, SampledTokensKeepTheirDistribution) {
+  LoadedModel m = testing::load_model(testing::model_dir());
+  std::vector<int32_t> prompt = {1, kLikelyFirst, kFavoured};
+  for (int32_t t = 0; t < 13; ++t) prompt.push_back(400 + t);
+  constexpr int kSamples = 20000;
+  auto pair_counts = [&](std::optional<SpeculativeConfig> speculative) {
+    EngineConfig config;
+    config.scheduler.max_num_seqs = 256;
+    config.speculative = speculative;
+    auto engine = testing::make_engine(m, config);
+    std::vector<PromptInput> prompts;
+    std::vector<SamplingParams> params;
+    for (int i = 0; i < kSamples; ++i) {
+      prompts.push_back(PromptInput::from_token_ids(prompt));
+      SamplingParams p;
+      p.temperature = 1.0;
+      p.top_k = 3;  // at most 9 pairs, each likely enough for the test to see a skew
+      p.logit_bias = {{kFavoured, kBias}};
+      p.max_tokens = 3;  // room for one draft after the first token
+      p.ignore_eos = true;
+      p.seed = i;
+      params.push_back(p);
+    }
+    Result<std::vector<RequestOutput>> out = engine->generate(prompts, params);
+    EXPECT_TRUE(out.is_ok());
+    std::map<std::pair<int32_t, int32_t>, int> counts;
+    for (const RequestOutput& r : *out) ++counts[{r.outputs[0].token_ids[0], r.outputs[0].token_ids[1]}];
+    if (speculative) {
+      const SpecDecodingStats spec = *engine->stats().spec_decoding;
+      EXPECT_GT(spec.num_drafts, kSamples / 4);
+      EXPECT_GT(spec.acceptance_rate(), 0.2);
+      EXPECT_LT(spec.acceptance_rate(), 0.8);
+    }
+    return counts;
+  };
+  const auto without = pair_counts(std::nullopt);
+  const auto with = pair_counts(ngram(1));
+  const testing::ChiSquare fit = testing::chi_square_homogeneity(without, with);
+  EXPECT_GT(fit.p_value, 0.001) << "chi-square " << fit.statistic << " over " << fit.degrees_of_freedom << " dof";
+  EXPECT_GE(fit.degrees_of_freedom, 4);
+}
+
+}  // namespace
+}  // namespace vllm
