@@ -50,7 +50,8 @@ void add_engine_flags(CLI::App& app, EngineFlags& f) {
       ->capture_default_str();
   app.add_option("--speculative-config", f.speculative_config,
                  "Speculative decoding, as vLLM's JSON: {\"method\": \"ngram\", \"num_speculative_tokens\": k, "
-                 "\"prompt_lookup_min\": 5, \"prompt_lookup_max\": 5, \"disable_by_batch_size\": 8}");
+                 "\"prompt_lookup_min\": 5, \"prompt_lookup_max\": 5, \"disable_by_batch_size\": 8}, or "
+                 "{\"method\": \"draft_model\", \"model\": DIR, \"num_speculative_tokens\": k}");
 }
 
 int engine_threads(const EngineFlags& flags) {

@@ -13,6 +13,7 @@ struct MakeTestModelOptions {
   uint64_t seed = 0;
   int num_shards = 1;
   std::optional<int64_t> vocab_size;
+  std::optional<int64_t> num_layers;
   std::string tokenizer = default_model_dir();
   std::string out;
 };
@@ -23,6 +24,7 @@ int run_make_test_model(const MakeTestModelOptions& o) {
   TestModelOptions options;
   options.preset = std::move(preset).value();
   if (o.vocab_size) options.preset.config["vocab_size"] = *o.vocab_size;
+  if (o.num_layers) options.preset.config["num_hidden_layers"] = *o.num_layers;
   options.dtype = o.dtype == "bf16" ? DType::kBF16 : o.dtype == "f16" ? DType::kF16 : DType::kF32;
   options.seed = o.seed;
   options.num_shards = o.num_shards;
@@ -53,6 +55,11 @@ CommandRunner add_make_test_model_command(CLI::App& app) {
   app.add_option("--vocab-size", o->vocab_size,
                  "Vocabulary size instead of the preset's (at least the tokenizer's, e.g. a real tokenizer's)")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 24));
+  // The weights of a layer depend on the seed and its name only: with the
+  // same seed a shallower model is the deeper one's first layers, embedding
+  // and head (a layer-skipping draft for speculative decoding).
+  app.add_option("--num-layers", o->num_layers, "Decoder layers instead of the preset's")
+      ->check(CLI::Range(int64_t{1}, int64_t{1024}));
   app.add_option("--tokenizer", o->tokenizer, "Directory whose tokenizer.json is padded to the preset's vocabulary");
   app.add_option("--out", o->out, "Output directory")->required();
   return [o] { return run_make_test_model(*o); };

@@ -20,7 +20,7 @@ Result<int32_t> read_int(const Json& object, const char* key) {
   return static_cast<int32_t>(value);
 }
 
-// vLLM's method names for prompt lookup; its other methods need models we do not load yet.
+// vLLM's method names for prompt lookup.
 bool is_ngram(const std::string& name) { return name == "ngram" || name == "[ngram]"; }
 
 }  // namespace
@@ -43,12 +43,18 @@ Result<SpeculativeConfig> parse_speculative_config(const std::string& text) {
   } else if (json.contains("model") && json["model"].is_string()) {
     method = is_ngram(json["model"].get<std::string>()) ? "ngram" : "draft_model";
   } else {
-    return flag_error("give a method (ngram)");
+    return flag_error("give a method (ngram, draft_model)");
   }
-  if (!is_ngram(method)) return flag_error("method '" + method + "' is not supported yet (supported: ngram)");
-
   SpeculativeConfig config;
-  config.method = SpeculativeMethod::kNgram;
+  if (is_ngram(method)) {
+    config.method = SpeculativeMethod::kNgram;
+  } else if (method == "draft_model") {
+    config.method = SpeculativeMethod::kDraftModel;
+    if (!json.contains("model") || !json["model"].is_string()) return flag_error("draft_model needs a model path");
+    config.model = json["model"].get<std::string>();
+  } else {
+    return flag_error("method '" + method + "' is not supported yet (supported: ngram, draft_model)");
+  }
   if (!json.contains("num_speculative_tokens")) return flag_error("num_speculative_tokens is required");
   VLLM_ASSIGN_OR_RETURN(config.num_speculative_tokens, read_int(json, "num_speculative_tokens"));
   // vLLM: either bound alone sets both; neither gives 5 and 5.

@@ -18,7 +18,8 @@ DType auto_kv_cache_dtype(const ModelConfig& model, const std::vector<LayerKVSpe
 }
 
 Result<ResolvedEngineConfig> resolve_engine_config(const EngineConfig& config, const ModelConfig& model,
-                                                   const std::vector<LayerKVSpec>& kv_spec) {
+                                                   const std::vector<LayerKVSpec>& kv_spec,
+                                                   const std::vector<LayerKVSpec>& draft_kv_spec) {
   ResolvedEngineConfig r;
   r.config = config;
   SchedulerConfig& sched = r.config.scheduler;
@@ -35,7 +36,13 @@ Result<ResolvedEngineConfig> resolve_engine_config(const EngineConfig& config, c
   }
   if (config.cache.kv_cache_memory_bytes < 0) return invalid_argument("the KV cache size must not be negative");
   if (config.num_threads < 1) return invalid_argument("num_threads must be at least 1");
-  if (config.speculative) VLLM_RETURN_IF_ERROR(config.speculative->validate());
+  if (config.speculative) {
+    VLLM_RETURN_IF_ERROR(config.speculative->validate());
+    // A draft model writes its k guesses' keys and values ahead of the chunk.
+    if (config.speculative->method == SpeculativeMethod::kDraftModel) {
+      sched.num_lookahead_tokens = config.speculative->num_speculative_tokens;
+    }
+  }
 
   r.kv_shape = KVCacheShape{kv_spec, config.cache.block_size,
                             config.cache.kv_cache_dtype.value_or(auto_kv_cache_dtype(model, kv_spec))};
@@ -43,7 +50,12 @@ Result<ResolvedEngineConfig> resolve_engine_config(const EngineConfig& config, c
     return invalid_argument("a bfloat16 KV cache needs an even head_dim, the model's is " +
                             std::to_string(model.head_dim));
   }
-  const auto block_bytes = static_cast<int64_t>(r.kv_shape.bytes_per_block());
+  r.draft_kv_shape = KVCacheShape{draft_kv_spec, r.kv_shape.block_size, r.kv_shape.dtype};
+  if (r.kv_shape.dtype == DType::kBF16 && !even_head_dims(draft_kv_spec)) {
+    return invalid_argument("a bfloat16 KV cache needs an even head_dim, the draft model's is odd");
+  }
+  // A block id holds its positions in both caches.
+  const auto block_bytes = static_cast<int64_t>(r.kv_shape.bytes_per_block() + r.draft_kv_shape.bytes_per_block());
   int64_t bytes = config.cache.kv_cache_memory_bytes;
   if (bytes == 0) {
     const int64_t blocks_per_seq = (sched.max_model_len + config.cache.block_size - 1) / config.cache.block_size;

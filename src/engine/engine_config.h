@@ -38,14 +38,19 @@ struct ResolvedEngineConfig {
   EngineConfig config;  // max_model_len filled in
   KVCacheShape kv_shape;
   int32_t num_blocks = 0;
+  // A draft model's cache (speculative decoding): its layers, at kv_shape's
+  // block size and dtype, with as many blocks; none without a draft model.
+  KVCacheShape draft_kv_shape;
 };
 
 // The automatic KV pool: room for max_num_seqs full-length sequences, at most 4 GiB.
 inline constexpr int64_t kMaxAutoKVCacheBytes = int64_t{4} << 30;
 
-// `kv_spec`: the model's KV cache per layer (Model::kv_cache_spec).
+// `kv_spec`: the model's KV cache per layer (Model::kv_cache_spec);
+// `draft_kv_spec`: the draft model's, which shares the pool's bytes.
 Result<ResolvedEngineConfig> resolve_engine_config(const EngineConfig& config, const ModelConfig& model,
-                                                   const std::vector<LayerKVSpec>& kv_spec);
+                                                   const std::vector<LayerKVSpec>& kv_spec,
+                                                   const std::vector<LayerKVSpec>& draft_kv_spec = {});
 
 // The KV cache dtype of "auto": BF16 for a bfloat16 checkpoint whose heads
 // have an even head_dim (as every real one's do), else F32.

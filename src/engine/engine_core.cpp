@@ -18,14 +18,33 @@ Status check_ids_in_vocab(const char* field, const std::vector<int32_t>& ids, in
   return Status::ok();
 }
 
+// The draft of speculative decoding's draft_model: it must share the target's vocabulary.
+Result<std::unique_ptr<Model>> load_draft_model(const SpeculativeConfig& spec, const ModelConfig& target) {
+  Result<std::unique_ptr<Model>> draft = load_model(spec.model);
+  if (!draft.is_ok()) return invalid_argument("the draft model: " + draft.status().message());
+  const int64_t vocab = (*draft)->config().vocab_size;
+  if (vocab != target.vocab_size) {
+    return invalid_argument("the draft model's vocabulary (" + std::to_string(vocab) +
+                            " tokens) differs from the target model's (" + std::to_string(target.vocab_size) + ")");
+  }
+  return draft;
+}
+
 }  // namespace
 
 Result<std::unique_ptr<EngineCore>> EngineCore::create(Model& model, const EngineConfig& config) {
+  std::unique_ptr<Model> draft;
+  if (config.speculative && config.speculative->method == SpeculativeMethod::kDraftModel) {
+    VLLM_ASSIGN_OR_RETURN(draft, load_draft_model(*config.speculative, model.config()));
+  }
   VLLM_ASSIGN_OR_RETURN(ResolvedEngineConfig resolved,
-                        resolve_engine_config(config, model.config(), model.kv_cache_spec()));
+                        resolve_engine_config(config, model.config(), model.kv_cache_spec(),
+                                              draft ? draft->kv_cache_spec() : std::vector<LayerKVSpec>{}));
   VLLM_LOG(Debug) << "KV cache: " << resolved.num_blocks << " blocks of " << resolved.kv_shape.block_size << " tokens ("
                   << (static_cast<double>(resolved.num_blocks) *
-                      static_cast<double>(resolved.kv_shape.bytes_per_block()) / 1048576.0)
+                      static_cast<double>(resolved.kv_shape.bytes_per_block() +
+                                          resolved.draft_kv_shape.bytes_per_block()) /
+                      1048576.0)
                   << " MiB); max_model_len " << resolved.config.scheduler.max_model_len << ", max_num_seqs "
                   << resolved.config.scheduler.max_num_seqs << ", max_num_batched_tokens "
                   << resolved.config.scheduler.max_num_batched_tokens;
@@ -38,10 +57,10 @@ Result<std::unique_ptr<EngineCore>> EngineCore::create(Model& model, const Engin
                         << layers.size() << " attention layers, which use 1 (keys and values beyond +-448 saturate)";
     }
   }
-  return std::unique_ptr<EngineCore>(new EngineCore(model, resolved));
+  return std::unique_ptr<EngineCore>(new EngineCore(model, resolved, std::move(draft)));
 }
 
-EngineCore::EngineCore(Model& model, const ResolvedEngineConfig& config)
+EngineCore::EngineCore(Model& model, const ResolvedEngineConfig& config, std::unique_ptr<Model> draft_model)
     : model_(model),
       config_(config),
       eos_token_ids_(model.config().eos_token_ids.begin(), model.config().eos_token_ids.end()),
@@ -50,7 +69,12 @@ EngineCore::EngineCore(Model& model, const ResolvedEngineConfig& config)
       scheduler_(config.config.scheduler, kv_cache_, eos_token_ids_),
       runner_(model, pool_, config.kv_shape, config.num_blocks, config.config.cache.resident),
       sampler_(static_cast<int32_t>(model.config().vocab_size), eos_token_ids_),
-      proposer_(config.config.speculative ? make_proposer(*config.config.speculative) : nullptr) {}
+      draft_model_(std::move(draft_model)),
+      proposer_(config.config.speculative
+                    ? make_proposer(*config.config.speculative,
+                                    DraftModelResources{draft_model_.get(), &pool_, &kv_cache_, config.draft_kv_shape,
+                                                        config.num_blocks, config.config.cache.resident})
+                    : nullptr) {}
 
 Status EngineCore::check_request(const std::vector<int32_t>& prompt, const SamplingParams& params) const {
   VLLM_RETURN_IF_ERROR(params.validate());
@@ -156,21 +180,21 @@ std::vector<EngineCoreOutput> EngineCore::step() {
 void EngineCore::propose_drafts() {
   const SpeculativeConfig& spec = *config_.config.speculative;
   const std::span<Request* const> running = scheduler_.running();
-  // Guesses of a request the last step left out are made again (or not) with the others'.
-  for (Request* r : running) r->draft_token_ids.clear();
-  if (spec.disable_by_batch_size > 0 && static_cast<int32_t>(running.size()) >= spec.disable_by_batch_size) return;
+  const bool batch_too_large =
+      spec.disable_by_batch_size > 0 && static_cast<int32_t>(running.size()) >= spec.disable_by_batch_size;
   const int32_t max_model_len = config_.config.scheduler.max_model_len;
   std::vector<DraftRequest> batch;
   for (Request* r : running) {
-    // Only a request whose next step is one token (not a prompt chunk) verifies drafts.
-    if (r->num_tokens_to_compute() != 1) continue;
-    // Opt-out: a grammar's mask would have to follow each draft.
-    if (r->params.grammar) continue;
+    // Guesses of a request the last step left out are made again (or not) with the others'.
+    r->draft_token_ids.clear();
     // Every token the verification may yield stays within max_tokens and the context.
     const auto room = static_cast<int32_t>(
         std::min<int64_t>({spec.num_speculative_tokens, r->params.max_tokens - r->num_output_tokens() - 1,
                            max_model_len - r->num_tokens() - 1}));
-    if (room > 0) batch.push_back({r, room});
+    // Only a request whose next step is one token (not a prompt chunk)
+    // verifies drafts.  Opt-out: a grammar's mask would have to follow each draft.
+    const bool takes_drafts = !batch_too_large && r->num_tokens_to_compute() == 1 && !r->params.grammar;
+    batch.push_back({r, takes_drafts ? std::max(room, 0) : 0});
   }
   if (!batch.empty()) proposer_->propose(batch);
 }

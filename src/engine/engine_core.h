@@ -55,7 +55,7 @@ class EngineCore {
   int64_t vocab_size() const { return model_.config().vocab_size; }
 
  private:
-  EngineCore(Model& model, const ResolvedEngineConfig& config);
+  EngineCore(Model& model, const ResolvedEngineConfig& config, std::unique_ptr<Model> draft_model);
   // Adds the prompt logprobs that this chunk's logits rows complete.
   void score_prompt(Request& r, const ScheduledChunk& chunk, const float* rows);
   // Speculative decoding: drafts for the next step of the running requests
@@ -70,6 +70,7 @@ class EngineCore {
   Scheduler scheduler_;
   ModelRunner runner_;
   Sampler sampler_;
+  std::unique_ptr<Model> draft_model_;  // speculative decoding's draft_model, else null
   std::unique_ptr<Proposer> proposer_;  // null without speculative decoding
   int64_t num_steps_ = 0;
   int64_t num_scheduled_tokens_ = 0;

@@ -45,6 +45,14 @@ check_generation once_upon_64 "Once upon a time" 64 --kv-cache-dtype fp8
 grep -q "FP8 KV cache: the checkpoint gives no k_scale / v_scale for 5 of 5 attention layers" "$scratch/err" ||
   fail "--kv-cache-dtype fp8: no warning that stories260k's scales are 1"
 
+# Speculative decoding with the embedded model as its own draft model: the
+# golden text, and the acceptance summary on the final line.
+check_generation once_upon_64 "Once upon a time" 64 --speculative-config \
+  "{\"method\": \"draft_model\", \"model\": \"$root/models/stories260k\", \"num_speculative_tokens\": 3}"
+grep -q "speculative decoding: acceptance rate" "$scratch/err" || fail "draft_model: no acceptance summary"
+check_error "missing draft model" "error: the draft model: /nonexistent: model directory not found" \
+  "$bin" generate --prompt hi --speculative-config '{"model": "/nonexistent", "num_speculative_tokens": 2}'
+
 check_error "missing model directory" "error: /nonexistent: model directory not found" \
   "$bin" generate --model /nonexistent --prompt hi
 mkdir "$scratch/broken"

@@ -30,6 +30,18 @@ TEST(SpeculativeConfigFlagTest, OneLookupBoundSetsBothAndAModelNamedNgramMeansNg
   EXPECT_EQ(c->disable_by_batch_size, 0);
 }
 
+// vLLM: "draft_model" by name, or any model that is not "ngram" without a method.
+TEST(SpeculativeConfigFlagTest, DraftModelByMethodOrByModelAlone) {
+  for (const char* json : {R"({"method": "draft_model", "model": "/m/small", "num_speculative_tokens": 4})",
+                           R"({"model": "/m/small", "num_speculative_tokens": 4})"}) {
+    Result<SpeculativeConfig> c = parse_speculative_config(json);
+    ASSERT_TRUE(c.is_ok()) << c.status().message();
+    EXPECT_EQ(c->method, SpeculativeMethod::kDraftModel);
+    EXPECT_EQ(c->model, "/m/small");
+    EXPECT_EQ(c->num_speculative_tokens, 4);
+  }
+}
+
 TEST(SpeculativeConfigFlagTest, ErrorsNameWhatIsWrong) {
   auto error = [](const std::string& json) {
     Result<SpeculativeConfig> c = parse_speculative_config(json);
@@ -47,7 +59,9 @@ TEST(SpeculativeConfigFlagTest, ErrorsNameWhatIsWrong) {
   EXPECT_EQ(error(R"({"method": "ngram", "num_speculative_tokens": 3, "draft_tensor_parallel_size": 1})"),
             "--speculative-config: key 'draft_tensor_parallel_size' is not supported");
   EXPECT_EQ(error(R"({"method": "medusa", "num_speculative_tokens": 3})"),
-            "--speculative-config: method 'medusa' is not supported yet (supported: ngram)");
+            "--speculative-config: method 'medusa' is not supported yet (supported: ngram, draft_model)");
+  EXPECT_EQ(error(R"({"method": "draft_model", "num_speculative_tokens": 3})"),
+            "--speculative-config: draft_model needs a model path");
   EXPECT_EQ(error(R"([1])"), "--speculative-config: must be a JSON object");
   EXPECT_NE(error(R"({"method": )").find("--speculative-config"), std::string::npos);
 }

@@ -270,6 +270,28 @@ TEST(SchedulerTest, DraftsAreScheduledWithTheLastTokenAndRejectedOnesTakenBack) 
   EXPECT_EQ(stats.num_accepted_tokens_per_pos, (std::vector<int64_t>{1, 1, 0}));
 }
 
+// A draft model's guesses need KV slots past the chunk: num_lookahead_tokens
+// more, from the first prompt chunk on, but never past the request's last
+// fed-back token (prompt + max_tokens - 1).
+TEST(SchedulerTest, LookaheadSlotsFollowEachChunkUpToWhatTheRequestMayNeed) {
+  SchedulerConfig c = config(8);
+  c.num_lookahead_tokens = 3;
+  Harness h(100, 4, c);
+  h.scheduler.add_request(make_request(1, 10, 20, /*ignore_eos=*/true));  // 29 slots at most
+  h.step();                                                               // 8 prompt tokens
+  EXPECT_EQ(h.kv.block_table(1).size(), 3u);                              // 8 + 3 slots
+  const Request* r = h.scheduler.find_request(1);
+  auto step_until_computed = [&](int32_t n) {
+    while (r->num_computed_tokens < n) h.step();
+  };
+  step_until_computed(24);
+  EXPECT_EQ(h.kv.block_table(1).size(), 7u);  // 24 + 3 slots
+  step_until_computed(26);
+  EXPECT_EQ(h.kv.block_table(1).size(), 8u);  // 26 + 3 = 29 slots
+  step_until_computed(28);
+  EXPECT_EQ(h.kv.block_table(1).size(), 8u);  // still 29, not 28 + 3
+}
+
 TEST(SchedulerTest, AShortBudgetTrimsTheDrafts) {
   Harness h(100, 4, config(3));
   h.scheduler.add_request(make_request(1, 2, 50, /*ignore_eos=*/true));

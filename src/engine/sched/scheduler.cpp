@@ -12,6 +12,7 @@ Status SchedulerConfig::validate() const {
   if (max_num_seqs < 1) return invalid_argument("max_num_seqs must be at least 1");
   if (max_model_len < 1) return invalid_argument("max_model_len must be at least 1");
   if (!(max_queue_seconds >= 0)) return invalid_argument("max_queue_seconds must not be negative");
+  if (num_lookahead_tokens < 0) return invalid_argument("num_lookahead_tokens must not be negative");
   if (!enable_chunked_prefill && max_num_batched_tokens < max_model_len) {
     return invalid_argument("without chunked prefill, max_num_batched_tokens (" +
                             std::to_string(max_num_batched_tokens) + ") must be at least max_model_len (" +
@@ -58,6 +59,15 @@ void Scheduler::finish(Request& r) {
   requests_.erase(r.id);
 }
 
+int32_t Scheduler::with_lookahead(const Request& r, int32_t num_tokens) const {
+  if (config_.num_lookahead_tokens == 0) return num_tokens;
+  // The request's last token is never fed back: it needs prompt + max_tokens - 1
+  // slots at most (within max_model_len, as the engine checked).
+  const int64_t most = int64_t{r.num_prompt_tokens()} + r.params.max_tokens - 1;
+  return static_cast<int32_t>(
+      std::max<int64_t>(num_tokens, std::min<int64_t>(int64_t{num_tokens} + config_.num_lookahead_tokens, most)));
+}
+
 void Scheduler::preempt_last_running(SchedulerOutput& output) {
   Request* victim = running_.back();
   running_.pop_back();
@@ -82,7 +92,7 @@ void Scheduler::schedule_running(int32_t& budget, std::vector<Scheduled>& schedu
     const int32_t num_tokens = r->num_computed_tokens + num_new;
     // Victims come from the back, so none was scheduled earlier in this step.
     bool preempted_self = false;
-    while (!preempted_self && !kv_cache_.allocate_slots(r->id, num_tokens)) {
+    while (!preempted_self && !kv_cache_.allocate_slots(r->id, with_lookahead(*r, num_tokens))) {
       preempted_self = running_.back() == r;
       preempt_last_running(output);
     }
@@ -105,9 +115,12 @@ void Scheduler::admit_waiting(int32_t& budget, std::vector<Scheduled>& scheduled
     num_new = std::min(num_new, budget);
     const int32_t num_tokens = computed.num_computed_tokens + num_new;
     // First come, first served: a request that does not fit waits, and so do those behind it.
-    if (!kv_cache_.allocate_slots(r->id, num_tokens, computed)) return;
+    if (!kv_cache_.allocate_slots(r->id, with_lookahead(*r, num_tokens), computed)) return;
     waiting_.pop_front();
     r->num_computed_tokens = computed.num_computed_tokens;
+    // Cached blocks hold the draft model's keys and values too: whoever
+    // computed them had them drafted over (a block that was not only costs acceptance).
+    r->num_draft_kv_tokens = computed.num_computed_tokens;
     r->status = RequestStatus::kRunning;
     if (!r->queue_time) r->queue_time = now_seconds() - r->arrival_time;
     running_.push_back(r);

@@ -26,6 +26,10 @@ struct SchedulerConfig {
   int32_t max_model_len = 0;              // prompt + generated tokens at most
   bool enable_chunked_prefill = true;     // off: a prompt is admitted only when it fits the budget whole
   double max_queue_seconds = 0;           // a request never scheduled after this long finishes; 0: no limit
+  // KV slots kept allocated past each chunk (vLLM's num_lookahead_tokens): a
+  // draft model writes its guesses' keys and values there before the target
+  // verifies them.  Never past the last slot the request may need.
+  int32_t num_lookahead_tokens = 0;
 
   Status validate() const;
 };
@@ -69,6 +73,8 @@ class Scheduler {
   // running list when blocks run out.
   void schedule_running(int32_t& budget, std::vector<Scheduled>& scheduled, SchedulerOutput& output);
   void preempt_last_running(SchedulerOutput& output);
+  // KV slots to hold once `num_tokens` of `r` are computed: those, and the lookahead.
+  int32_t with_lookahead(const Request& r, int32_t num_tokens) const;
   // Finishes the waiting requests that were never scheduled and have waited
   // past max_queue_seconds (preempted ones have run: they wait on).
   void expire_waiting(SchedulerOutput& output);

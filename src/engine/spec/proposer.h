@@ -8,13 +8,18 @@
 #include <memory>
 #include <span>
 
+#include "base/thread_pool.h"
+#include "engine/kv/kv_cache_manager.h"
+#include "engine/runner/kv_cache_storage.h"
 #include "engine/sched/request.h"
 #include "engine/spec/speculative_config.h"
 
 namespace vllm {
 
-// A request to draft for, and how many drafts it may take: fewer than k near
-// its max_tokens or the context length.
+// A running request, and how many drafts it may take: fewer than k near its
+// max_tokens or the context length, none when it cannot take drafts now (a
+// prompt chunk comes next, a grammar, a large batch), which still lets a
+// draft model keep its cache up with the target's.
 struct DraftRequest {
   Request* request = nullptr;
   int32_t max_drafts = 0;
@@ -27,6 +32,16 @@ class Proposer {
   virtual void propose(std::span<const DraftRequest> batch) = 0;
 };
 
-std::unique_ptr<Proposer> make_proposer(const SpeculativeConfig& config);
+// What a proposer that runs a model (draft_model) takes from the engine.
+struct DraftModelResources {
+  Model* model = nullptr;
+  ThreadPool* pool = nullptr;
+  const KVCacheManager* kv_cache = nullptr;  // the target's block tables, which address the draft's cache too
+  KVCacheShape kv_shape;                     // the draft's layers, at the target's block size and dtype
+  int32_t num_blocks = 0;                    // the target's pool
+  bool resident = false;
+};
+
+std::unique_ptr<Proposer> make_proposer(const SpeculativeConfig& config, const DraftModelResources& draft = {});
 
 }  // namespace vllm

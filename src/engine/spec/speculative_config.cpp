@@ -12,6 +12,9 @@ Status SpeculativeConfig::validate() const {
     return invalid_argument("num_speculative_tokens must be in [1, " + std::to_string(kMaxSpeculativeTokens) +
                             "], got " + std::to_string(num_speculative_tokens));
   }
+  if (method == SpeculativeMethod::kDraftModel && model.empty()) {
+    return invalid_argument("a draft_model needs the draft model's path (model)");
+  }
   if (prompt_lookup_min < 1 || prompt_lookup_max < 1) {
     return invalid_argument("prompt_lookup_min and prompt_lookup_max must be at least 1");
   }

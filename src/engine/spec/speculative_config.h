@@ -3,18 +3,21 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include "base/status.h"
 
 namespace vllm {
 
 enum class SpeculativeMethod {
-  kNgram,  // prompt lookup: drafts copied from where the sequence's last tokens occurred before
+  kNgram,       // prompt lookup: drafts copied from where the sequence's last tokens occurred before
+  kDraftModel,  // a smaller model of the same vocabulary, run greedily k tokens ahead
 };
 
 struct SpeculativeConfig {
   SpeculativeMethod method = SpeculativeMethod::kNgram;
   int32_t num_speculative_tokens = 0;  // k: drafts per request and step
+  std::string model;                   // draft_model: the draft model's directory or GGUF file
   // ngram: the longest suffix of the sequence, of prompt_lookup_min to
   // prompt_lookup_max tokens, found earlier in it (vLLM's default 5 and 5).
   int32_t prompt_lookup_min = 5;
