@@ -74,15 +74,18 @@ inline SamplingParams greedy(int64_t max_tokens, bool ignore_eos = true) {
   return p;
 }
 
-// Tests over a model named by their parameter: "stories260k", or "tiny_"
-// and an architecture make-test-model knows (written to a temporary directory).
+// The directory of a model by name: "stories260k", or "tiny_" and an
+// architecture make-test-model knows (written to `dir`).
+inline std::string named_model_dir(const std::string& name, const TempDir& dir) {
+  if (name == "stories260k") return model_dir();
+  write_tiny_model(dir.path(), name.substr(std::string("tiny_").size()));
+  return dir.path();
+}
+
+// Tests over a model named by their parameter (named_model_dir).
 class NamedModelTest : public ::testing::TestWithParam<std::string> {
  protected:
-  LoadedModel load() {
-    if (GetParam() == "stories260k") return load_model(model_dir());
-    write_tiny_model(dir_.path(), GetParam().substr(std::string("tiny_").size()));
-    return load_model(dir_.path());
-  }
+  LoadedModel load() { return load_model(named_model_dir(GetParam(), dir_)); }
 
   TempDir dir_;
 };

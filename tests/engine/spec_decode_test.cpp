@@ -16,6 +16,7 @@ namespace {
 
 using testing::LoadedModel;
 using testing::mixed_workload;
+using testing::named_model_dir;
 using testing::small_engine;
 using testing::TempDir;
 
@@ -44,21 +45,13 @@ std::vector<RequestOutput> generate(LLMEngine& engine,
 }
 
 // A target model and its proposer: "ngram", "self" (the target as its own
-// draft model), or a model name as NamedModelTest takes them (a tiny random
-// model as the draft).
+// draft model), or a model name of named_model_dir (a tiny random model as the draft).
 struct SpecCase {
   std::string target;
   std::string proposer;
 };
 
 void PrintTo(const SpecCase& c, std::ostream* os) { *os << c.target << "_" << c.proposer; }
-
-// Loads "stories260k" or writes and loads "tiny_<arch>" under `dir`; returns its directory.
-std::string named_model_dir(const std::string& name, const TempDir& dir) {
-  if (name == "stories260k") return testing::model_dir();
-  testing::write_tiny_model(dir.path(), name.substr(std::string("tiny_").size()));
-  return dir.path();
-}
 
 SpeculativeConfig draft_model(const std::string& dir, int32_t k) {
   SpeculativeConfig c;
