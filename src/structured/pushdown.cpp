@@ -151,6 +151,7 @@ void PushdownWalker::normalize(StackSet& set) {
 
 StackSet PushdownWalker::initial() {
   StackSet out;
+  expanding_.clear();
   for (int32_t start : rules_.alternative_starts(rules_.root())) {
     expand(arena_.push(start, StackArena::kEmpty), out);
   }
@@ -174,12 +175,18 @@ const std::vector<StackId>& PushdownWalker::expanded(StackId id) {
   auto it = expanded_.find(id);
   if (it != expanded_.end()) return it->second;
   StackSet out;
+  expanding_.clear();
   expand(id, out);
   normalize(out);
   return expanded_.emplace(id, std::move(out)).first->second;
 }
 
 void PushdownWalker::expand(StackId id, StackSet& out) {
+  // A stack reached again within one expansion adds nothing: what it
+  // expands to depends on the stack alone.  Without this, nullable rules (an
+  // empty alternative, an optional repeat) reach the same stacks along
+  // exponentially many paths, e.g. `(a|){0,22}`.
+  if (!expanding_.insert(id).second) return;
   if (id == StackArena::kEmpty) {
     out.push_back(id);
     return;

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "structured/grammar.h"
@@ -124,6 +125,7 @@ class PushdownWalker {
   const PushdownRules& rules_;
   StackArena& arena_;
   std::unordered_map<StackId, std::vector<StackId>> expanded_;  // memo of expand()
+  std::unordered_set<StackId> expanding_;                       // stacks the current expansion has reached
 };
 
 }  // namespace vllm::structured
