@@ -82,6 +82,16 @@ inline std::string named_model_dir(const std::string& name, const TempDir& dir) 
   return dir.path();
 }
 
+// Speculative decoding with the draft model in `dir`, k guesses, at every batch size.
+inline SpeculativeConfig draft_model_config(const std::string& dir, int32_t k) {
+  SpeculativeConfig c;
+  c.method = SpeculativeMethod::kDraftModel;
+  c.model = dir;
+  c.num_speculative_tokens = k;
+  c.disable_by_batch_size = 0;
+  return c;
+}
+
 // Tests over a model named by their parameter (named_model_dir).
 class NamedModelTest : public ::testing::TestWithParam<std::string> {
  protected:

@@ -14,6 +14,7 @@
 namespace vllm {
 namespace {
 
+using testing::draft_model_config;
 using testing::LoadedModel;
 using testing::mixed_workload;
 using testing::named_model_dir;
@@ -52,15 +53,6 @@ struct SpecCase {
 };
 
 void PrintTo(const SpecCase& c, std::ostream* os) { *os << c.target << "_" << c.proposer; }
-
-SpeculativeConfig draft_model(const std::string& dir, int32_t k) {
-  SpeculativeConfig c;
-  c.method = SpeculativeMethod::kDraftModel;
-  c.model = dir;
-  c.num_speculative_tokens = k;
-  c.disable_by_batch_size = 0;
-  return c;
-}
 
 class SpecDecodeModelTest : public ::testing::TestWithParam<SpecCase> {
  protected:
@@ -103,7 +95,7 @@ TEST_P(SpecDecodeModelTest, GreedyOutputsAndStopsEqualThoseWithoutSpeculationUnd
   if (c.proposer == "ngram") {
     config.speculative = ngram(4);
   } else {
-    config.speculative = draft_model(c.proposer == "self" ? target : named_model_dir(c.proposer, draft_dir_), 4);
+    config.speculative = draft_model_config(c.proposer == "self" ? target : named_model_dir(c.proposer, draft_dir_), 4);
     // The draft's cache takes its share of the pool's bytes: 12 blocks of both.
     const KVCacheShape draft{testing::load_model(config.speculative->model).model->kv_cache_spec(), 16};
     config.cache.kv_cache_memory_bytes += static_cast<int64_t>(draft.bytes_per_block()) * 12;
@@ -172,7 +164,7 @@ INSTANTIATE_TEST_SUITE_P(Models, SpecDecodeModelTest,
 TEST(SpecDecodeDraftModelTest, RefusesAMissingDraftOrOneOfAnotherVocabulary) {
   LoadedModel m = testing::load_model(testing::model_dir());
   EngineConfig config;
-  config.speculative = draft_model("/nonexistent/draft", 2);
+  config.speculative = draft_model_config("/nonexistent/draft", 2);
   Result<std::unique_ptr<LLMEngine>> engine = LLMEngine::create(*m.model, *m.tokenizer, config);
   ASSERT_FALSE(engine.is_ok());
   EXPECT_EQ(engine.status().message().rfind("the draft model: ", 0), 0u) << engine.status().message();
@@ -185,7 +177,7 @@ TEST(SpecDecodeDraftModelTest, RefusesAMissingDraftOrOneOfAnotherVocabulary) {
   options.out_dir = dir.path();
   ThreadPool pool(1);
   ASSERT_TRUE(write_test_model(options, pool).is_ok());
-  config.speculative = draft_model(dir.path(), 2);
+  config.speculative = draft_model_config(dir.path(), 2);
   engine = LLMEngine::create(*m.model, *m.tokenizer, config);
   ASSERT_FALSE(engine.is_ok());
   EXPECT_EQ(engine.status().message(),
@@ -295,7 +287,7 @@ TEST(SpecDecodeSamplingTest, SampledTokensKeepTheirDistributionWithADraftModel) 
   ASSERT_TRUE(guess.is_ok());
   const int32_t drafted = (*guess)[0].outputs[0].token_ids[0];
   expect_same_distribution(pair_counts(m, std::nullopt, drafted),
-                           pair_counts(m, draft_model(draft_dir.path(), 1), drafted));
+                           pair_counts(m, draft_model_config(draft_dir.path(), 1), drafted));
 }
 
 }  // namespace

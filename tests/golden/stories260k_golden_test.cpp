@@ -103,18 +103,9 @@ TEST_F(Stories260kGoldenTest, GreedyGenerationsMatchExactlyWithNgramSpeculation)
   expect_greedy_goldens(ngram);
 }
 
-SpeculativeConfig draft_model(const std::string& dir) {
-  SpeculativeConfig c;
-  c.method = SpeculativeMethod::kDraftModel;
-  c.model = dir;
-  c.num_speculative_tokens = 4;
-  c.disable_by_batch_size = 0;  // all twelve run together
-  return c;
-}
-
 // The target as its own draft model: nearly every guess is right.
 TEST_F(Stories260kGoldenTest, GreedyGenerationsMatchExactlyWithTheTargetAsItsDraftModel) {
-  expect_greedy_goldens(draft_model(testing::model_dir()), true);
+  expect_greedy_goldens(testing::draft_model_config(testing::model_dir(), 4), true);
 }
 
 // A random model of the same vocabulary (and a shorter context, 256, past
@@ -122,7 +113,7 @@ TEST_F(Stories260kGoldenTest, GreedyGenerationsMatchExactlyWithTheTargetAsItsDra
 TEST_F(Stories260kGoldenTest, GreedyGenerationsMatchExactlyWithARandomDraftModel) {
   testing::TempDir dir;
   testing::write_tiny_model(dir.path());
-  expect_greedy_goldens(draft_model(dir.path()));
+  expect_greedy_goldens(testing::draft_model_config(dir.path(), 4));
 }
 
 // The requested 256 tokens after a 300-token prompt exceed the 512-token

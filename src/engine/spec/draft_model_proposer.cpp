@@ -62,7 +62,9 @@ void DraftModelProposer::propose(std::span<const DraftRequest> batch) {
       // The guess's keys and values go in a lookahead slot; its row guesses the next.
       const int32_t position = r.num_tokens() + static_cast<int32_t>(r.draft_token_ids.size()) - 1;
       passes_[kept] = passes_[i];
-      chunks_[kept] = chunk_of(r, position, std::span<const int32_t>(&r.draft_token_ids.back(), 1), true);
+      chunks_[kept] = chunks_[i];  // the same request, block table and prompt length
+      chunks_[kept].token_ids = std::span<const int32_t>(&r.draft_token_ids.back(), 1);
+      chunks_[kept].num_computed_tokens = position;
       ++kept;
     }
     passes_.resize(kept);
