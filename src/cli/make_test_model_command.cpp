@@ -9,6 +9,7 @@ namespace {
 struct MakeTestModelOptions {
   std::optional<std::string> arch;
   std::string preset;
+  std::string eagle_head_for;
   std::string dtype = "f32";
   uint64_t seed = 0;
   int num_shards = 1;
@@ -19,10 +20,14 @@ struct MakeTestModelOptions {
 };
 
 int run_make_test_model(const MakeTestModelOptions& o) {
-  Result<TestModelPreset> preset = find_test_model_preset(o.preset, o.arch);
+  if (o.preset.empty() == o.eagle_head_for.empty()) return report_error("give --preset or --eagle-head-for");
+  const bool eagle_head = !o.eagle_head_for.empty();
+  Result<TestModelPreset> preset = eagle_head ? eagle_head_preset(o.eagle_head_for, o.num_layers.value_or(1))
+                                              : find_test_model_preset(o.preset, o.arch);
   if (!preset.is_ok()) return report_error(preset.status().message());
   TestModelOptions options;
   options.preset = std::move(preset).value();
+  options.eagle_head = eagle_head;
   if (o.vocab_size) options.preset.config["vocab_size"] = *o.vocab_size;
   if (o.num_layers) options.preset.config["num_hidden_layers"] = *o.num_layers;
   options.dtype = o.dtype == "bf16" ? DType::kBF16 : o.dtype == "f16" ? DType::kF16 : DType::kF32;
@@ -34,7 +39,7 @@ int run_make_test_model(const MakeTestModelOptions& o) {
   Status status = write_test_model(options, pool);
   if (!status.is_ok()) return report_error(status.message());
   std::fprintf(stderr, "wrote %s (%s, %s, preset %s)\n", o.out.c_str(), options.preset.arch.c_str(), o.dtype.c_str(),
-               o.preset.c_str());
+               options.preset.name.c_str());
   return 0;
 }
 
@@ -44,7 +49,9 @@ CommandRunner add_make_test_model_command(CLI::App& app) {
   auto o = std::make_shared<MakeTestModelOptions>();
   app.add_option("--arch", o->arch, "Architecture (required for --preset tiny)")
       ->check(CLI::IsMember(test_model_arch_names()));
-  app.add_option("--preset", o->preset, "Shape preset")->required()->check(CLI::IsMember(test_model_preset_names()));
+  app.add_option("--preset", o->preset, "Shape preset")->check(CLI::IsMember(test_model_preset_names()));
+  app.add_option("--eagle-head-for", o->eagle_head_for,
+                 "Instead of a preset: a random EAGLE head (speculative decoding) for the model in this directory");
   app.add_option("--dtype", o->dtype, "Weight dtype")
       ->check(CLI::IsMember({"f32", "bf16", "f16"}))
       ->capture_default_str();

@@ -8,6 +8,7 @@
 
 #include "base/file_util.h"
 #include "base/json.h"
+#include "model/arch/eagle.h"
 #include "model/loader/safetensors.h"
 #include "model/registry.h"
 
@@ -87,7 +88,8 @@ const char* torch_dtype_name(DType dtype) {
 }
 
 Status write_weights(const TestModelOptions& o, const ModelConfig& config, ThreadPool& pool) {
-  VLLM_ASSIGN_OR_RETURN(const std::vector<WeightSpec> specs, model_weight_specs(config));
+  VLLM_ASSIGN_OR_RETURN(const std::vector<WeightSpec> specs,
+                        o.eagle_head ? eagle_head_weight_specs(config) : model_weight_specs(config));
   const int shards = std::max(1, std::min<int>(o.num_shards, static_cast<int>(specs.size())));
   if (shards == 1) {
     std::vector<TensorToWrite> tensors;
@@ -139,10 +141,22 @@ Status write_test_model(const TestModelOptions& o, ThreadPool& pool) {
   const std::string config_path = join_path(o.out_dir, "config.json");
   VLLM_ASSIGN_OR_RETURN(ModelConfig parsed, parse_model_config(config, config_path));
   VLLM_RETURN_IF_ERROR(write_text_file(config_path, config.dump(2)));
+  if (o.eagle_head) return write_weights(o, parsed, pool);
   const Json generation = {{"bos_token_id", config["bos_token_id"]}, {"eos_token_id", config["eos_token_id"]}};
   VLLM_RETURN_IF_ERROR(write_text_file(join_path(o.out_dir, "generation_config.json"), generation.dump(2)));
   VLLM_RETURN_IF_ERROR(write_tokenizer(o, parsed.vocab_size));
   return write_weights(o, parsed, pool);
+}
+
+Result<TestModelPreset> eagle_head_preset(const std::string& target_dir, int64_t num_layers) {
+  VLLM_ASSIGN_OR_RETURN(Json config, read_json_file(join_path(target_dir, "config.json")));
+  config["architectures"] = Json::array({"LlamaForCausalLM"});
+  config["model_type"] = "llama";
+  config["num_hidden_layers"] = num_layers;
+  config["bias"] = false;  // no fc.bias (EAGLE's loader reads this key)
+  config["attention_bias"] = false;
+  config.erase("torch_dtype");
+  return TestModelPreset{"eagle-head", "llama", std::move(config)};
 }
 
 }  // namespace vllm

@@ -16,6 +16,9 @@ namespace vllm {
 
 struct TestModelOptions {
   TestModelPreset preset;
+  // An EAGLE head (model/arch/eagle.h) of the preset's config instead of a
+  // model: its tensors and config.json only (it uses its target's tokenizer).
+  bool eagle_head = false;
   DType dtype = DType::kF32;
   uint64_t seed = 0;
   int num_shards = 1;
@@ -24,5 +27,9 @@ struct TestModelOptions {
 };
 
 Status write_test_model(const TestModelOptions& options, ThreadPool& pool);
+
+// The config of a random EAGLE head for the model in `target_dir`: its
+// config.json as a Llama of `num_layers` layers (EAGLE publishes one).
+Result<TestModelPreset> eagle_head_preset(const std::string& target_dir, int64_t num_layers);
 
 }  // namespace vllm

@@ -38,8 +38,8 @@ Result<ResolvedEngineConfig> resolve_engine_config(const EngineConfig& config, c
   if (config.num_threads < 1) return invalid_argument("num_threads must be at least 1");
   if (config.speculative) {
     VLLM_RETURN_IF_ERROR(config.speculative->validate());
-    // A draft model writes its k guesses' keys and values ahead of the chunk.
-    if (config.speculative->method == SpeculativeMethod::kDraftModel) {
+    // A draft model or head writes its guesses' keys and values ahead of the chunk.
+    if (config.speculative->runs_a_model()) {
       sched.num_lookahead_tokens = config.speculative->num_speculative_tokens;
     }
   }

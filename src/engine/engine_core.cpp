@@ -1,6 +1,8 @@
 #include "engine/engine_core.h"
 
 #include <algorithm>
+#include <tuple>
+#include <unordered_map>
 
 #include "base/logging.h"
 
@@ -30,12 +32,24 @@ Result<std::unique_ptr<Model>> load_draft_model(const SpeculativeConfig& spec, c
   return draft;
 }
 
+// What runs the guesses of a proposer with a model: a draft model, or an EAGLE head over the target.
+Result<std::unique_ptr<Model>> load_proposer_model(const SpeculativeConfig& spec, const Model& target) {
+  if (spec.method == SpeculativeMethod::kDraftModel) return load_draft_model(spec, target.config());
+  Result<std::unique_ptr<Model>> head = load_eagle_head(spec.model, target);
+  if (!head.is_ok()) return invalid_argument("the EAGLE head: " + head.status().message());
+  return head;
+}
+
+bool reads_target_hidden_states(const EngineConfig& config) {
+  return config.speculative && config.speculative->method == SpeculativeMethod::kEagle;
+}
+
 }  // namespace
 
 Result<std::unique_ptr<EngineCore>> EngineCore::create(Model& model, const EngineConfig& config) {
   std::unique_ptr<Model> draft;
-  if (config.speculative && config.speculative->method == SpeculativeMethod::kDraftModel) {
-    VLLM_ASSIGN_OR_RETURN(draft, load_draft_model(*config.speculative, model.config()));
+  if (config.speculative && config.speculative->runs_a_model()) {
+    VLLM_ASSIGN_OR_RETURN(draft, load_proposer_model(*config.speculative, model));
   }
   VLLM_ASSIGN_OR_RETURN(ResolvedEngineConfig resolved,
                         resolve_engine_config(config, model.config(), model.kv_cache_spec(),
@@ -67,7 +81,8 @@ EngineCore::EngineCore(Model& model, const ResolvedEngineConfig& config, std::un
       pool_(config.config.num_threads),
       kv_cache_(config.num_blocks, config.kv_shape.block_size, config.config.cache.enable_prefix_caching),
       scheduler_(config.config.scheduler, kv_cache_, eos_token_ids_),
-      runner_(model, pool_, config.kv_shape, config.num_blocks, config.config.cache.resident),
+      runner_(model, pool_, config.kv_shape, config.num_blocks, config.config.cache.resident,
+              reads_target_hidden_states(config.config)),
       sampler_(static_cast<int32_t>(model.config().vocab_size), eos_token_ids_),
       draft_model_(std::move(draft_model)),
       proposer_(config.config.speculative
@@ -172,13 +187,25 @@ std::vector<EngineCoreOutput> EngineCore::step() {
   }
   ModelRunnerOutput sampled{sampler_.sample(rows, pool_)};
   std::vector<EngineCoreOutput> outputs = scheduler_.update_from_output(scheduled, sampled);
-  if (proposer_) propose_drafts();
+  if (proposer_) propose_drafts(scheduled);
   outputs.insert(outputs.end(), timed_out.begin(), timed_out.end());
   return outputs;
 }
 
-void EngineCore::propose_drafts() {
+void EngineCore::propose_drafts(const SchedulerOutput& scheduled) {
   const SpeculativeConfig& spec = *config_.config.speculative;
+  // Where each scheduled request's rows lie among the target's hidden states, when they were kept.
+  std::unordered_map<RequestId, std::pair<std::span<const float>, int32_t>>
+      target_rows;  // hidden states, first position
+  if (const std::span<const float> hidden = runner_.hidden_states(); !hidden.empty()) {
+    const auto h = static_cast<size_t>(model_.config().hidden_size);
+    size_t row = 0;
+    for (const ScheduledChunk& chunk : scheduled.chunks) {
+      const auto n = static_cast<size_t>(chunk.num_new_tokens());
+      target_rows.emplace(chunk.request_id, std::pair{hidden.subspan(row * h, n * h), chunk.num_computed_tokens});
+      row += n;
+    }
+  }
   const std::span<Request* const> running = scheduler_.running();
   const bool batch_too_large =
       spec.disable_by_batch_size > 0 && static_cast<int32_t>(running.size()) >= spec.disable_by_batch_size;
@@ -194,7 +221,10 @@ void EngineCore::propose_drafts() {
     // Only a request whose next step is one token (not a prompt chunk)
     // verifies drafts.  Opt-out: a grammar's mask would have to follow each draft.
     const bool takes_drafts = !batch_too_large && r->num_tokens_to_compute() == 1 && !r->params.grammar;
-    batch.push_back({r, takes_drafts ? std::max(room, 0) : 0});
+    DraftRequest& d = batch.emplace_back(DraftRequest{r, takes_drafts ? std::max(room, 0) : 0});
+    if (const auto it = target_rows.find(r->id); it != target_rows.end()) {
+      std::tie(d.target_hidden, d.target_first_position) = it->second;
+    }
   }
   if (!batch.empty()) proposer_->propose(batch);
 }

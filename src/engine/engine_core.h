@@ -59,8 +59,8 @@ class EngineCore {
   // Adds the prompt logprobs that this chunk's logits rows complete.
   void score_prompt(Request& r, const ScheduledChunk& chunk, const float* rows);
   // Speculative decoding: drafts for the next step of the running requests
-  // that can take them.
-  void propose_drafts();
+  // that can take them, after the step `scheduled` ran.
+  void propose_drafts(const SchedulerOutput& scheduled);
 
   Model& model_;
   ResolvedEngineConfig config_;
@@ -70,7 +70,7 @@ class EngineCore {
   Scheduler scheduler_;
   ModelRunner runner_;
   Sampler sampler_;
-  std::unique_ptr<Model> draft_model_;  // speculative decoding's draft_model, else null
+  std::unique_ptr<Model> draft_model_;  // speculative decoding's draft model or EAGLE head, else null
   std::unique_ptr<Proposer> proposer_;  // null without speculative decoding
   int64_t num_steps_ = 0;
   int64_t num_scheduled_tokens_ = 0;

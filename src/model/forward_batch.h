@@ -17,6 +17,12 @@ struct ForwardBatch {
   kernels::AttentionMetadata attention;     // sequences, block tables, slot mapping
   const int32_t* logits_indices = nullptr;  // [num_logits]: rows whose logits are wanted
   int64_t num_logits = 0;
+  // Speculative decoding's EAGLE heads read a hidden state of their target's
+  // beside each token: [num_tokens, the target's hidden_size].
+  const float* input_hidden = nullptr;
+  // When set, every token's final (normed) hidden state is written here too,
+  // [num_tokens, hidden_size]: what an EAGLE head reads of its target.
+  float* hidden_states_out = nullptr;
 };
 
 // Per-layer views of the paged KV cache the forward pass reads and writes.

@@ -106,4 +106,9 @@ struct LoadOptions {
 // architecture the config names.
 Result<std::unique_ptr<Model>> load_model(const std::string& model_path, const LoadOptions& options = {});
 
+// Reads an EAGLE draft head's directory (model/arch/eagle.h) for `target`,
+// whose embedding and LM head it shares; its forward passes read
+// ForwardBatch::input_hidden, the target's hidden states.
+Result<std::unique_ptr<Model>> load_eagle_head(const std::string& head_path, const Model& target);
+
 }  // namespace vllm

@@ -50,6 +50,14 @@ grep -q "FP8 KV cache: the checkpoint gives no k_scale / v_scale for 5 of 5 atte
 check_generation once_upon_64 "Once upon a time" 64 --speculative-config \
   "{\"method\": \"draft_model\", \"model\": \"$root/models/stories260k\", \"num_speculative_tokens\": 3}"
 grep -q "speculative decoding: acceptance rate" "$scratch/err" || fail "draft_model: no acceptance summary"
+# A random EAGLE head for it: the golden text (every guess verified).
+"$bin" make-test-model --eagle-head-for "$root/models/stories260k" --out "$scratch/eagle" 2>/dev/null ||
+  fail "make-test-model --eagle-head-for"
+check_generation once_upon_64 "Once upon a time" 64 --speculative-config \
+  "{\"method\": \"eagle\", \"model\": \"$scratch/eagle\", \"num_speculative_tokens\": 3}"
+grep -q "speculative decoding: acceptance rate" "$scratch/err" || fail "eagle: no acceptance summary"
+check_error "missing EAGLE head" "error: the EAGLE head: /nonexistent: model directory not found" \
+  "$bin" generate --prompt hi --speculative-config '{"method": "eagle", "model": "/nonexistent", "num_speculative_tokens": 2}'
 check_error "missing draft model" "error: the draft model: /nonexistent: model directory not found" \
   "$bin" generate --prompt hi --speculative-config '{"model": "/nonexistent", "num_speculative_tokens": 2}'
 

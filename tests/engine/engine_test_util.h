@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <memory>
 #include <random>
 #include <string>
@@ -11,6 +12,7 @@
 
 #include "cli/test_model_writer.h"
 #include "engine/llm_engine.h"
+#include "model/loader/safetensors.h"
 #include "model/model.h"
 #include "test_util.h"
 #include "tokenizer/tokenizer.h"
@@ -82,14 +84,59 @@ inline std::string named_model_dir(const std::string& name, const TempDir& dir) 
   return dir.path();
 }
 
-// Speculative decoding with the draft model in `dir`, k guesses, at every batch size.
-inline SpeculativeConfig draft_model_config(const std::string& dir, int32_t k) {
+// Speculative decoding with the draft model (or EAGLE head) in `dir`, k guesses, at every batch size.
+inline SpeculativeConfig draft_model_config(const std::string& dir, int32_t k,
+                                            SpeculativeMethod method = SpeculativeMethod::kDraftModel) {
   SpeculativeConfig c;
-  c.method = SpeculativeMethod::kDraftModel;
+  c.method = method;
   c.model = dir;
   c.num_speculative_tokens = k;
   c.disable_by_batch_size = 0;
   return c;
+}
+
+// A random EAGLE head (one layer) for the model in `target`, written to `dir`.
+inline void write_eagle_head(const std::string& target, const std::string& dir) {
+  TestModelOptions options;
+  options.preset = std::move(eagle_head_preset(target, 1)).value();
+  options.eagle_head = true;
+  options.seed = 3;
+  options.out_dir = dir;
+  ThreadPool pool(1);
+  const Status s = write_test_model(options, pool);
+  ASSERT_TRUE(s.is_ok()) << s.message();
+}
+
+// An EAGLE head for the model in `target` whose output is the target's hidden
+// state it reads (fc = [0 | I], o_proj and down_proj zero): its logits are
+// the target's at the row's position, so every guess is the newest token
+// (the target's argmax there), whatever the positions and the cache hold.
+inline void write_pass_through_eagle_head(const std::string& target, const std::string& dir) {
+  write_eagle_head(target, dir);
+  const ModelConfig c = std::move(load_model_config(dir)).value();
+  const int64_t h = c.hidden_size;
+  std::vector<TensorToWrite> tensors;
+  auto add = [&](const std::string& name, std::vector<int64_t> shape, auto value) {
+    TensorToWrite& t = tensors.emplace_back(TensorToWrite{name, DType::kF32, shape, {}});
+    const int64_t n = shape.size() == 1 ? shape[0] : shape[0] * shape[1];
+    std::vector<float> v(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) v[static_cast<size_t>(i)] = value(i / shape.back(), i % shape.back());
+    t.bytes.resize(v.size() * sizeof(float));
+    std::memcpy(t.bytes.data(), v.data(), t.bytes.size());
+  };
+  auto zero = [](int64_t, int64_t) { return 0.0f; };
+  add("fc.weight", {h, 2 * h}, [h](int64_t r, int64_t col) { return col == h + r ? 1.0f : 0.0f; });
+  const int64_t q = c.num_attention_heads * c.head_dim, kv = c.num_key_value_heads * c.head_dim;
+  add("layers.0.self_attn.q_proj.weight", {q, h}, zero);
+  add("layers.0.self_attn.k_proj.weight", {kv, h}, zero);
+  add("layers.0.self_attn.v_proj.weight", {kv, h}, zero);
+  add("layers.0.self_attn.o_proj.weight", {h, q}, zero);
+  add("layers.0.mlp.gate_proj.weight", {c.intermediate_size, h}, zero);
+  add("layers.0.mlp.up_proj.weight", {c.intermediate_size, h}, zero);
+  add("layers.0.mlp.down_proj.weight", {h, c.intermediate_size}, zero);
+  add("layers.0.post_attention_layernorm.weight", {h}, [](int64_t, int64_t) { return 1.0f; });
+  const Status s = write_safetensors(dir + "/model.safetensors", tensors);
+  ASSERT_TRUE(s.is_ok()) << s.message();
 }
 
 // Tests over a model named by their parameter (named_model_dir).

@@ -116,6 +116,14 @@ TEST_F(Stories260kGoldenTest, GreedyGenerationsMatchExactlyWithARandomDraftModel
   expect_greedy_goldens(testing::draft_model_config(dir.path(), 4));
 }
 
+// A random EAGLE head (in the published layout, one layer over the target's
+// hidden states): most guesses are wrong.
+TEST_F(Stories260kGoldenTest, GreedyGenerationsMatchExactlyWithARandomEagleHead) {
+  testing::TempDir dir;
+  testing::write_eagle_head(testing::model_dir(), dir.path());
+  expect_greedy_goldens(testing::draft_model_config(dir.path(), 4, SpeculativeMethod::kEagle));
+}
+
 // The requested 256 tokens after a 300-token prompt exceed the 512-token
 // context: the request is refused, never silently shortened.
 TEST_F(Stories260kGoldenTest, RefusesPromptPlusMaxTokensBeyondContext) {

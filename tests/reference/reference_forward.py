@@ -210,8 +210,9 @@ def sliding_window(config):
     return 0
 
 
-def forward(model_dir, ids, bf16_activations=False, kv_dtype="float32"):
-    """Logits [len(ids), vocab] for the sequence `ids` (positions 0..n-1)."""
+def forward(model_dir, ids, bf16_activations=False, kv_dtype="float32", final_hidden=False):
+    """Logits [len(ids), vocab] for the sequence `ids` (positions 0..n-1);
+    with final_hidden, the final norm's output [len(ids), hidden] instead."""
     with open(os.path.join(model_dir, "config.json")) as f:
         config = json.load(f)
     w = load_weights(model_dir)
@@ -223,8 +224,9 @@ def forward(model_dir, ids, bf16_activations=False, kv_dtype="float32"):
 
     family = FAMILIES.get(config["architectures"][0])
     if family is not None:
+        assert not final_hidden
         return __import__(family).forward(config, w, ids, matmul, kv_cache)
-    return llama_family_forward(config, w, ids, matmul, kv_cache)
+    return llama_family_forward(config, w, ids, matmul, kv_cache, final_hidden=final_hidden)
 
 
 # Architectures whose forward pass lives in a module of its own.
@@ -232,12 +234,15 @@ FAMILIES = {"Gemma2ForCausalLM": "ref_gemma", "Gemma3ForCausalLM": "ref_gemma",
             "DeepseekV2ForCausalLM": "ref_deepseek", "DeepseekV3ForCausalLM": "ref_deepseek"}
 
 
-def llama_family_forward(config, w, ids, matmul, kv_cache):
+def llama_family_forward(config, w, ids, matmul, kv_cache, inputs=None, eagle_head=False, final_hidden=False):
     """Llama, Mistral, Qwen2, Qwen3, Phi-3 (fused qkv_proj / gate_up_proj,
     partial rotary, LongRoPE), Granite (its four multipliers), StableLM
     (LayerNorms with biases, partial rotary), and the
     mixtures of experts on the same skeleton (ref_moe: Mixtral, Qwen2-MoE,
-    Qwen3-MoE, OLMoE with its q/k norms over the whole projection)."""
+    Qwen3-MoE, OLMoE with its q/k norms over the whole projection).
+    `inputs`: the first layer's input instead of the embedding; `eagle_head`:
+    no norm before the first layer's attention nor after the last layer (an
+    EAGLE head, ref_eagle.py)."""
     import ref_moe
     hidden = config["hidden_size"]
     n_heads = config["num_attention_heads"]
@@ -271,10 +276,10 @@ def llama_family_forward(config, w, ids, matmul, kv_cache):
             y = y + w[prefix + ".bias"]
         return y
 
-    x = w["model.embed_tokens.weight"][np.asarray(ids)] * multiplier["embedding_multiplier"]
+    x = w["model.embed_tokens.weight"][np.asarray(ids)] * multiplier["embedding_multiplier"] if inputs is None else inputs
     for layer in range(config["num_hidden_layers"]):
         p = f"model.layers.{layer}."
-        h = norm(x, p + "input_layernorm")
+        h = x if eagle_head and layer == 0 else norm(x, p + "input_layernorm")
         if p + "self_attn.qkv_proj.weight" in w:  # Phi-3: q | k | v rows of one matrix
             qkv = linear(h, p + "self_attn.qkv_proj")
             q, k, v = np.split(qkv, [n_heads * head_dim, (n_heads + n_kv) * head_dim], axis=-1)
@@ -308,7 +313,10 @@ def llama_family_forward(config, w, ids, matmul, kv_cache):
         else:
             gate, up = linear(h, p + "mlp.gate_proj"), linear(h, p + "mlp.up_proj")
         x = x + linear(gate / (1 + np.exp(-gate)) * up, p + "mlp.down_proj") * multiplier["residual_multiplier"]
-    x = norm(x, "model.norm")
+    if not eagle_head:
+        x = norm(x, "model.norm")
+    if final_hidden:
+        return x
     lm_head = w.get("lm_head.weight")
     if lm_head is None or config.get("tie_word_embeddings", False):
         lm_head = w["model.embed_tokens.weight"]

@@ -21,12 +21,22 @@ namespace vllm {
 class ModelRunner {
  public:
   // `resident_kv_cache`: the KV pool's memory committed now (KVCacheStorage).
+  // `keep_hidden_states`: every token's final hidden state is kept, for an
+  // EAGLE head that reads them (hidden_states()).
   ModelRunner(Model& model, ThreadPool& pool, const KVCacheShape& shape, int32_t num_blocks,
-              bool resident_kv_cache = false);
+              bool resident_kv_cache = false, bool keep_hidden_states = false);
 
   // Runs every chunk; returns the logits of their wanted rows, chunk by chunk:
   // [sum of num_logits, vocab_size].  Valid until the next call.
-  std::span<float> execute(std::span<const ScheduledChunk> chunks);
+  // `input_hidden`: an EAGLE head's, a target hidden state per token of the
+  // chunks, in order (ForwardBatch::input_hidden).
+  std::span<float> execute(std::span<const ScheduledChunk> chunks, const float* input_hidden = nullptr);
+
+  // Of the last execute(), valid until the next: every token's final hidden
+  // state, chunk by chunk ([num_tokens, hidden_size]; keep_hidden_states),
+  // and those of the rows whose logits it returned, as the model gave them.
+  std::span<const float> hidden_states() const { return hidden_states_; }
+  std::span<const float> logits_hidden_states() const { return logits_hidden_states_; }
 
   int32_t block_size() const { return block_size_; }
 
@@ -48,6 +58,9 @@ class ModelRunner {
   std::vector<int32_t> block_tables_;     // [num_seqs, max_blocks_per_seq]
   std::vector<int32_t> logits_indices_;   // [num_logits]
   std::vector<float> logits_;             // [num_logits, vocab_size]
+  bool keep_hidden_states_;
+  std::vector<float> hidden_states_;  // [num_tokens, hidden_size] when kept
+  std::span<const float> logits_hidden_states_;
   int32_t max_blocks_per_seq_ = 0;
 };
 

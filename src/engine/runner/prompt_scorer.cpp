@@ -8,7 +8,8 @@
 namespace vllm {
 
 Result<std::vector<float>> score_all_positions(Model& model, ThreadPool& pool, const std::vector<int32_t>& token_ids,
-                                               int32_t chunk_tokens, int32_t block_size, DType kv_dtype) {
+                                               int32_t chunk_tokens, int32_t block_size, DType kv_dtype,
+                                               const HiddenStateIO& hidden) {
   const ModelConfig& config = model.config();
   const auto n = static_cast<int32_t>(token_ids.size());
   if (n == 0) return invalid_argument("the sequence is empty");
@@ -25,7 +26,8 @@ Result<std::vector<float>> score_all_positions(Model& model, ThreadPool& pool, c
   std::vector<BlockId> block_table(static_cast<size_t>(num_blocks));
   std::iota(block_table.begin(), block_table.end(), 0);
   const KVCacheShape shape{model.kv_cache_spec(), block_size, kv_dtype};
-  ModelRunner runner(model, pool, shape, num_blocks);
+  ModelRunner runner(model, pool, shape, num_blocks, /*resident_kv_cache=*/false, hidden.output != nullptr);
+  if (hidden.output != nullptr) hidden.output->clear();
 
   const auto vocab = static_cast<size_t>(config.vocab_size);
   std::vector<float> logits(static_cast<size_t>(n) * vocab);
@@ -39,8 +41,12 @@ Result<std::vector<float>> score_all_positions(Model& model, ThreadPool& pool, c
     chunk.block_table =
         std::span<const BlockId>(block_table).first(static_cast<size_t>((end + block_size - 1) / block_size));
     chunk.num_logits = end - begin;
-    const std::span<const float> out = runner.execute(std::span<const ScheduledChunk>(&chunk, 1));
+    const float* input_hidden = hidden.input ? hidden.input + static_cast<size_t>(begin) * config.hidden_size : nullptr;
+    const std::span<const float> out = runner.execute(std::span<const ScheduledChunk>(&chunk, 1), input_hidden);
     std::copy(out.begin(), out.end(), logits.begin() + static_cast<ptrdiff_t>(static_cast<size_t>(begin) * vocab));
+    if (hidden.output != nullptr) {
+      hidden.output->insert(hidden.output->end(), runner.hidden_states().begin(), runner.hidden_states().end());
+    }
   }
   return logits;
 }

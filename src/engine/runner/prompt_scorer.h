@@ -11,10 +11,16 @@
 
 namespace vllm {
 
+// What an EAGLE head's check passes in and takes out besides the logits.
+struct HiddenStateIO {
+  const float* input = nullptr;          // [num_tokens, the target's hidden_size]: an EAGLE head's input
+  std::vector<float>* output = nullptr;  // receives every token's final hidden state [num_tokens, hidden_size]
+};
+
 // [token_ids.size(), vocab_size]; chunks of `chunk_tokens` tokens, over a KV
 // cache of `kv_dtype` (F32, BF16 or F8_E4M3).
 Result<std::vector<float>> score_all_positions(Model& model, ThreadPool& pool, const std::vector<int32_t>& token_ids,
                                                int32_t chunk_tokens, int32_t block_size = 16,
-                                               DType kv_dtype = DType::kF32);
+                                               DType kv_dtype = DType::kF32, const HiddenStateIO& hidden = {});
 
 }  // namespace vllm

@@ -11,19 +11,6 @@ DraftModelProposer::DraftModelProposer(Model& draft, ThreadPool& pool, const KVC
       vocab_size_(static_cast<int32_t>(draft.config().vocab_size)),
       max_context_length_(static_cast<int32_t>(std::min<int64_t>(draft.config().max_context_length(), INT32_MAX))) {}
 
-ScheduledChunk DraftModelProposer::chunk_of(const Request& r, int32_t first_position, std::span<const int32_t> tokens,
-                                            bool guess) const {
-  ScheduledChunk chunk;
-  chunk.request_id = r.id;
-  chunk.token_ids = tokens;
-  chunk.num_computed_tokens = first_position;
-  chunk.num_prompt_tokens = r.num_prompt_tokens();
-  chunk.block_table = kv_cache_.block_table(r.id);
-  chunk.num_logits = guess ? 1 : 0;
-  chunk.sample = guess;
-  return chunk;
-}
-
 void DraftModelProposer::propose(std::span<const DraftRequest> batch) {
   passes_.clear();
   chunks_.clear();
@@ -43,7 +30,7 @@ void DraftModelProposer::propose(std::span<const DraftRequest> batch) {
       const std::span<const int32_t> unseen =
           std::span<const int32_t>(r.all_token_ids)
               .subspan(static_cast<size_t>(first), static_cast<size_t>(end - first));
-      chunks_.push_back(chunk_of(r, first, unseen, guessing));
+      chunks_.push_back(draft_chunk(r, kv_cache_, first, unseen, guessing));
       r.num_draft_kv_tokens = end;
       if (!guessing) continue;
       r.draft_token_ids.reserve(static_cast<size_t>(max_drafts));  // later passes' spans point into it

@@ -36,9 +36,6 @@ class DraftModelProposer final : public Proposer {
     Request* request = nullptr;
     int32_t max_drafts = 0;
   };
-  // `tokens` at first_position on; `guess`: its last row's logits are wanted.
-  ScheduledChunk chunk_of(const Request& r, int32_t first_position, std::span<const int32_t> tokens, bool guess) const;
-
   const KVCacheManager& kv_cache_;
   ModelRunner runner_;
   int32_t vocab_size_;

@@ -12,6 +12,7 @@
 #include "engine/kv/kv_cache_manager.h"
 #include "engine/runner/kv_cache_storage.h"
 #include "engine/sched/request.h"
+#include "engine/sched/scheduler_output.h"
 #include "engine/spec/speculative_config.h"
 
 namespace vllm {
@@ -23,6 +24,11 @@ namespace vllm {
 struct DraftRequest {
   Request* request = nullptr;
   int32_t max_drafts = 0;
+  // For a proposer that reads the target's hidden states (EAGLE): those of
+  // the tokens the target ran for this request in the last step (empty when
+  // it ran none), row i at position target_first_position + i.
+  std::span<const float> target_hidden;
+  int32_t target_first_position = 0;
 };
 
 class Proposer {
@@ -32,15 +38,21 @@ class Proposer {
   virtual void propose(std::span<const DraftRequest> batch) = 0;
 };
 
-// What a proposer that runs a model (draft_model) takes from the engine.
+// What a proposer that runs a model (draft_model, eagle) takes from the engine.
 struct DraftModelResources {
-  Model* model = nullptr;
+  Model* model = nullptr;  // the draft model, or the EAGLE head
   ThreadPool* pool = nullptr;
   const KVCacheManager* kv_cache = nullptr;  // the target's block tables, which address the draft's cache too
   KVCacheShape kv_shape;                     // the draft's layers, at the target's block size and dtype
   int32_t num_blocks = 0;                    // the target's pool
   bool resident = false;
 };
+
+// A chunk of `tokens` from `first_position` on, in the request's blocks (the
+// target's block table, which addresses a draft's cache too); `guess`: its
+// last row's logits are wanted.
+ScheduledChunk draft_chunk(const Request& r, const KVCacheManager& kv_cache, int32_t first_position,
+                           std::span<const int32_t> tokens, bool guess);
 
 std::unique_ptr<Proposer> make_proposer(const SpeculativeConfig& config, const DraftModelResources& draft = {});
 

@@ -12,12 +12,13 @@ namespace vllm {
 enum class SpeculativeMethod {
   kNgram,       // prompt lookup: drafts copied from where the sequence's last tokens occurred before
   kDraftModel,  // a smaller model of the same vocabulary, run greedily k tokens ahead
+  kEagle,       // an EAGLE head: one decoder layer over the target's hidden states, run greedily k tokens ahead
 };
 
 struct SpeculativeConfig {
   SpeculativeMethod method = SpeculativeMethod::kNgram;
   int32_t num_speculative_tokens = 0;  // k: drafts per request and step
-  std::string model;                   // draft_model: the draft model's directory or GGUF file
+  std::string model;                   // draft_model: the draft model's directory or GGUF file; eagle: the head's
   // ngram: the longest suffix of the sequence, of prompt_lookup_min to
   // prompt_lookup_max tokens, found earlier in it (vLLM's default 5 and 5).
   int32_t prompt_lookup_min = 5;
@@ -29,6 +30,9 @@ struct SpeculativeConfig {
   int32_t disable_by_batch_size = 8;
 
   Status validate() const;
+  // A proposer that runs a model of its own (draft_model, eagle): its KV
+  // cache shares the target's blocks, k lookahead slots past each chunk.
+  bool runs_a_model() const { return method != SpeculativeMethod::kNgram; }
 };
 
 }  // namespace vllm

@@ -1,5 +1,6 @@
 #include "model/layers/decoder.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "base/logging.h"
@@ -31,6 +32,20 @@ void DecoderModel::finish_sublayer(const std::optional<Norm>& post_norm, float* 
   if (p_.residual_scale != 1.0f) scale(out, rows * config_.hidden_size, p_.residual_scale);
 }
 
+void DecoderModel::fuse_input_hidden(const ForwardBatch& batch, ThreadPool& pool) {
+  VLLM_CHECK(batch.input_hidden != nullptr, "an EAGLE head reads its target's hidden states");
+  const int64_t t = batch.num_tokens;
+  const int64_t h = config_.hidden_size;
+  const int64_t in = p_.input_fc->in_features();
+  const int64_t target_h = in - h;
+  ensure_size(fc_in_, t * in);
+  for (int64_t i = 0; i < t; ++i) {
+    std::copy(hidden_.data() + i * h, hidden_.data() + (i + 1) * h, fc_in_.data() + i * in);
+    std::copy(batch.input_hidden + i * target_h, batch.input_hidden + (i + 1) * target_h, fc_in_.data() + i * in + h);
+  }
+  p_.input_fc->forward(fc_in_.data(), t, hidden_.data(), pool);
+}
+
 std::span<const float> DecoderModel::forward(const ForwardBatch& batch, const KVCacheView& kv_cache, ThreadPool& pool) {
   const int64_t t = batch.num_tokens;
   const int64_t h = config_.hidden_size;
@@ -51,6 +66,7 @@ std::span<const float> DecoderModel::forward(const ForwardBatch& batch, const KV
 
   kernels::embedding(*p_.embed_tokens, batch.token_ids, t, hidden_.data());
   if (p_.embedding_scale != 1.0f) scale(hidden_.data(), t * h, p_.embedding_scale);
+  if (p_.input_fc) fuse_input_hidden(batch, pool);
   // Each residual add is fused with the norm that follows it.
   p_.layers[0].input_norm.forward(hidden_.data(), t, normed_.data(), pool);
   for (size_t i = 0; i < p_.layers.size(); ++i) {
@@ -64,12 +80,21 @@ std::span<const float> DecoderModel::forward(const ForwardBatch& batch, const KV
     if (i + 1 == p_.layers.size()) break;
     p_.layers[i + 1].input_norm.add_and_forward(hidden_.data(), out_.data(), t, normed_.data(), pool);
   }
-  // Only the rows whose logits are wanted take the last residual add and the final norm.
-  for (int64_t i = 0; i < batch.num_logits; ++i) {
-    const int64_t row = batch.logits_indices[i];
-    for (int64_t j = 0; j < h; ++j) last_[i * h + j] = hidden_[row * h + j] + out_[row * h + j];
+  if (float* all = batch.hidden_states_out) {
+    // Every row takes the last residual add and the final norm; the wanted ones are copied.
+    for (int64_t i = 0; i < t * h; ++i) all[i] = hidden_[i] + out_[i];
+    p_.final_norm.forward(all, t, all, pool);
+    for (int64_t i = 0; i < batch.num_logits; ++i) {
+      std::copy(all + batch.logits_indices[i] * h, all + (batch.logits_indices[i] + 1) * h, last_.data() + i * h);
+    }
+  } else {
+    // Only the rows whose logits are wanted take the last residual add and the final norm.
+    for (int64_t i = 0; i < batch.num_logits; ++i) {
+      const int64_t row = batch.logits_indices[i];
+      for (int64_t j = 0; j < h; ++j) last_[i * h + j] = hidden_[row * h + j] + out_[row * h + j];
+    }
+    p_.final_norm.forward(last_.data(), batch.num_logits, last_.data(), pool);
   }
-  p_.final_norm.forward(last_.data(), batch.num_logits, last_.data(), pool);
   return {last_.data(), static_cast<size_t>(batch.num_logits * h)};
 }
 
@@ -90,6 +115,7 @@ void DecoderModel::compute_logits(const float* hidden, int64_t num_rows, float* 
 
 ModelCost DecoderModel::cost() const {
   ModelCost cost;
+  if (p_.input_fc) p_.input_fc->add_cost(cost);
   for (const DecoderLayer& l : p_.layers) {
     l.mixer->add_cost(cost);
     l.ffn->add_cost(cost);

@@ -1,5 +1,6 @@
 // A decoder-only transformer as the architectures we run have it: a token
-// embedding (optionally scaled), layers of [norm, attention, optional
+// embedding (optionally scaled; an EAGLE head fuses it with its target's
+// hidden state), layers of [norm, attention, optional
 // post-norm, residual add; norm, feed-forward, optional post-norm, residual
 // add], a final norm and an LM head (tied to the embedding or not), with
 // optional logit soft-capping and scaling.  An architecture (model/arch/)
@@ -31,6 +32,9 @@ struct DecoderParts {
   float embedding_scale = 1.0f;                               // Gemma: sqrt(hidden); Granite: embedding_multiplier
   float residual_scale = 1.0f;                                // Granite's residual_multiplier on each sub-layer
   std::vector<RotaryEmbedding> ropes;                         // the attention layers' rope indexes point here
+  // An EAGLE head's: the layers' input is fc([embedding | input hidden state])
+  // of each token (ForwardBatch::input_hidden).
+  std::optional<Linear> input_fc;
   std::vector<DecoderLayer> layers;
   Norm final_norm;
   Linear lm_head;            // [vocab, hidden]: its own matrix, or the embedding's
@@ -49,7 +53,14 @@ class DecoderModel : public Model {
   ModelCost cost() const override;
   int64_t prompt_cache_key(int32_t num_prompt_tokens) const override;
 
+  // What an EAGLE head shares with its target: the embedding and its scale,
+  // the LM head and what is done to the logits.
+  const DecoderParts& parts() const { return p_; }
+
  private:
+  // hidden_ = input_fc([hidden_ | batch.input_hidden]).
+  void fuse_input_hidden(const ForwardBatch& batch, ThreadPool& pool);
+
   // The sub-layer's output, post-normed and scaled as the architecture says, in place.
   void finish_sublayer(const std::optional<Norm>& post_norm, float* out, int64_t rows, ThreadPool& pool) const;
 
@@ -60,6 +71,7 @@ class DecoderModel : public Model {
   std::vector<float> normed_;  // [T, hidden]
   std::vector<float> out_;     // [T, hidden]: a sub-layer's output
   std::vector<float> last_;    // [num_logits, hidden]
+  std::vector<float> fc_in_;   // [T, input_fc's in_features]
   RopeTables rope_;
   Scratch scratch_;
 };

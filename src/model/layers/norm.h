@@ -24,6 +24,8 @@ class Norm {
   // The module's `weight` tensor (and `bias`, for kLayer): [n] each.
   static Result<Norm> load(WeightReader& weights, const std::string& module, int64_t n, double eps,
                            Form form = Form::kRms);
+  // y = x: where a layer has no norm (an EAGLE head's first layer and end).
+  static Norm identity(int64_t n);
 
   // y = norm(x).  x, y: [rows, n] (may alias).
   void forward(const float* x, int64_t rows, float* y, ThreadPool& pool) const;
@@ -37,6 +39,7 @@ class Norm {
   std::vector<float> bias_;    // [n] for a LayerNorm; empty for an RMSNorm
   int64_t n_ = 0;
   float eps_ = 1e-6f;
+  bool identity_ = false;
 };
 
 }  // namespace vllm

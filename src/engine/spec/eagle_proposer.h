@@ -1,0 +1,49 @@
+// vLLM's eagle proposer: an EAGLE head (model/arch/eagle.h) runs greedily
+// ahead of the target, reading the target's hidden states.  Its row at
+// position p pairs token p + 1 with the target's final hidden state at p
+// (so the row at the last computed position, holding the newest token,
+// guesses the next), and its keys and values live in a cache of its own that
+// the target's block ids address, as a draft model's do.
+//
+// Per step, one pass runs, for every request the target ran, the rows of the
+// positions it computed and kept (rejected drafts' rows are left out, vLLM's
+// unpadded drafting); a request whose newest token is at the end guesses
+// from the last row.  Each of the k - 1 further passes feeds a guess back at
+// the next position with the head's own output as its hidden state.  Guesses
+// are the argmax, so q is one-hot.
+#pragma once
+
+#include <vector>
+
+#include "engine/kv/kv_cache_manager.h"
+#include "engine/runner/model_runner.h"
+#include "engine/spec/proposer.h"
+
+namespace vllm {
+
+class EagleProposer final : public Proposer {
+ public:
+  // `kv_cache` gives the target's block tables; `shape` is the head's
+  // layers at the target's block size, `num_blocks` the target's pool.
+  EagleProposer(Model& head, ThreadPool& pool, const KVCacheManager& kv_cache, const KVCacheShape& shape,
+                int32_t num_blocks, bool resident_kv_cache);
+  void propose(std::span<const DraftRequest> batch) override;
+
+ private:
+  // A request that guesses, and how many guesses it takes.
+  struct Pass {
+    Request* request = nullptr;
+    int32_t max_drafts = 0;
+  };
+
+  const KVCacheManager& kv_cache_;
+  ModelRunner runner_;
+  int32_t vocab_size_;
+  int64_t hidden_size_;
+  int32_t max_context_length_;  // the head's: no row at a position beyond it
+  std::vector<Pass> passes_;
+  std::vector<ScheduledChunk> chunks_;
+  std::vector<float> input_hidden_;  // the pass's hidden state per token, chunk by chunk
+};
+
+}  // namespace vllm
