@@ -15,7 +15,6 @@
 namespace vllm {
 namespace {
 
-constexpr double kStddev = 0.02;
 constexpr int64_t kValuesPerChunk = 1 << 20;
 
 uint64_t fnv1a(const std::string& s) {
@@ -33,18 +32,18 @@ uint64_t mix(uint64_t x) {  // splitmix64 finaliser
 
 // Box-Muller normals; chunk c of a tensor has its own generator so chunks can
 // be drawn in parallel with the same result.
-void fill_chunk(uint64_t seed, float mean, float* out, int64_t n) {
+void fill_chunk(uint64_t seed, float mean, double stddev, float* out, int64_t n) {
   std::mt19937_64 rng(seed);
   auto uniform = [&] { return (static_cast<double>(rng() >> 11) + 0.5) * 0x1.0p-53; };
   for (int64_t i = 0; i < n; i += 2) {
     const double r = std::sqrt(-2.0 * std::log(uniform()));
     const double theta = 2.0 * M_PI * uniform();
-    out[i] = static_cast<float>(mean + kStddev * r * std::cos(theta));
-    if (i + 1 < n) out[i + 1] = static_cast<float>(mean + kStddev * r * std::sin(theta));
+    out[i] = static_cast<float>(mean + stddev * r * std::cos(theta));
+    if (i + 1 < n) out[i + 1] = static_cast<float>(mean + stddev * r * std::sin(theta));
   }
 }
 
-TensorToWrite random_tensor(const WeightSpec& spec, DType dtype, uint64_t seed, ThreadPool& pool) {
+TensorToWrite random_tensor(const WeightSpec& spec, DType dtype, uint64_t seed, double stddev, ThreadPool& pool) {
   TensorToWrite t;
   t.name = spec.name;
   t.dtype = dtype;
@@ -60,7 +59,7 @@ TensorToWrite random_tensor(const WeightSpec& spec, DType dtype, uint64_t seed, 
     for (int64_t c = begin; c < end; ++c) {
       const int64_t first = c * kValuesPerChunk;
       const int64_t count = std::min(kValuesPerChunk, n - first);
-      fill_chunk(mix(tensor_seed + static_cast<uint64_t>(c)), mean, values.data(), count);
+      fill_chunk(mix(tensor_seed + static_cast<uint64_t>(c)), mean, stddev, values.data(), count);
       for (int64_t i = 0; i < count; ++i) {
         const float v = values[static_cast<size_t>(i)];
         uint8_t* dst = t.bytes.data() + static_cast<size_t>(first + i) * dtype_size(dtype);
@@ -93,7 +92,7 @@ Status write_weights(const TestModelOptions& o, const ModelConfig& config, Threa
   const int shards = std::max(1, std::min<int>(o.num_shards, static_cast<int>(specs.size())));
   if (shards == 1) {
     std::vector<TensorToWrite> tensors;
-    for (const WeightSpec& s : specs) tensors.push_back(random_tensor(s, o.dtype, o.seed, pool));
+    for (const WeightSpec& s : specs) tensors.push_back(random_tensor(s, o.dtype, o.seed, o.stddev, pool));
     return write_safetensors(join_path(o.out_dir, "model.safetensors"), tensors);
   }
   Json weight_map = Json::object();
@@ -102,7 +101,7 @@ Status write_weights(const TestModelOptions& o, const ModelConfig& config, Threa
     std::snprintf(name, sizeof name, "model-%05d-of-%05d.safetensors", shard + 1, shards);
     std::vector<TensorToWrite> tensors;
     for (size_t i = static_cast<size_t>(shard); i < specs.size(); i += static_cast<size_t>(shards)) {
-      tensors.push_back(random_tensor(specs[i], o.dtype, o.seed, pool));
+      tensors.push_back(random_tensor(specs[i], o.dtype, o.seed, o.stddev, pool));
       weight_map[specs[i].name] = name;
     }
     VLLM_RETURN_IF_ERROR(write_safetensors(join_path(o.out_dir, name), tensors));

@@ -1,6 +1,6 @@
 // Writes a random-weight Hugging Face model directory (config.json,
 // generation_config.json, safetensors, tokenizer files) for tests and
-// benchmarks.  Weights: N(0, 0.02), norms 1 + N(0, 0.02), each tensor drawn
+// benchmarks.  Weights: N(0, s), norms 1 + N(0, s) (s = 0.02 unless told), each tensor drawn
 // from its own generator seeded by (seed, tensor name), so the values do not
 // depend on the order of writing, the shard layout or the thread count.
 #pragma once
@@ -21,6 +21,7 @@ struct TestModelOptions {
   bool eagle_head = false;
   DType dtype = DType::kF32;
   uint64_t seed = 0;
+  double stddev = 0.02;
   int num_shards = 1;
   std::string tokenizer_dir;  // tokenizer.json + tokenizer_config.json to adapt
   std::string out_dir;

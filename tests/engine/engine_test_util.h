@@ -95,12 +95,14 @@ inline SpeculativeConfig draft_model_config(const std::string& dir, int32_t k,
   return c;
 }
 
-// A random EAGLE head (one layer) for the model in `target`, written to `dir`.
-inline void write_eagle_head(const std::string& target, const std::string& dir) {
+// A random EAGLE head (one layer) for the model in `target`, written to
+// `dir`, its weights N(0, stddev).
+inline void write_eagle_head(const std::string& target, const std::string& dir, double stddev = 0.02) {
   TestModelOptions options;
   options.preset = std::move(eagle_head_preset(target, 1)).value();
   options.eagle_head = true;
   options.seed = 3;
+  options.stddev = stddev;
   options.out_dir = dir;
   ThreadPool pool(1);
   const Status s = write_test_model(options, pool);

@@ -4,6 +4,7 @@
 // distribution, the counters, and no block left behind.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <map>
 
@@ -12,6 +13,8 @@
 #include "engine/chi_square.h"
 #include "engine/engine_core.h"
 #include "engine/engine_test_util.h"
+#include "engine/runner/prompt_scorer.h"
+#include "engine/spec/eagle_proposer.h"
 
 namespace vllm {
 namespace {
@@ -255,6 +258,85 @@ TEST(SpecDecodeEagleTest, APassThroughHeadsDraftsAreAcceptedAsTheOutputsPredict)
   EXPECT_EQ(spec.num_drafts, predicted.num_drafts);
   EXPECT_EQ(spec.num_draft_tokens, predicted.num_draft_tokens);
   EXPECT_EQ(spec.num_accepted_tokens, predicted.num_accepted_tokens);
+}
+
+// The head's guesses for sequence `s`, recomputed from scratch for each: its
+// rows 0 .. L - 2 read tokens s[1 ..] with the target's hidden states
+// h[0 .. L - 2] (L = s.size()), each guess's row then reads the guess with
+// the output of the row before it.
+std::vector<int32_t> recomputed_guesses(Model& head, ThreadPool& pool, std::vector<int32_t> s,
+                                        const std::vector<float>& h, int32_t k) {
+  const auto width = static_cast<size_t>(head.config().hidden_size);
+  const auto vocab = static_cast<size_t>(head.config().vocab_size);
+  std::vector<int32_t> tokens(s.begin() + 1, s.end());
+  std::vector<float> inputs(h.begin(), h.begin() + static_cast<ptrdiff_t>(tokens.size() * width));
+  std::vector<int32_t> guesses;
+  for (int32_t j = 0; j < k; ++j) {
+    std::vector<float> outputs;
+    const std::vector<float> logits =
+        std::move(score_all_positions(head, pool, tokens, static_cast<int32_t>(tokens.size()), 16, DType::kF32,
+                                      {.input = inputs.data(), .output = &outputs}))
+            .value();
+    const float* last = logits.data() + (tokens.size() - 1) * vocab;
+    guesses.push_back(static_cast<int32_t>(std::max_element(last, last + vocab) - last));
+    tokens.push_back(guesses.back());
+    inputs.insert(inputs.end(), outputs.end() - static_cast<ptrdiff_t>(width), outputs.end());
+  }
+  return guesses;
+}
+
+// The proposer's guesses, made incrementally in its own paged cache, are
+// those of the head run over the whole sequence: after a prompt (its rows
+// read the next prompt token, the last the sampled one), and after a
+// verification that kept one of three drafts (the rejected ones' rows and
+// cache entries replaced).  The head's weights are large enough (N(0, 0.3))
+// for its attention to move its guesses: positions and cache matter.
+TEST(SpecDecodeEagleTest, GuessesEqualTheHeadRunOverTheWholeSequence) {
+  LoadedModel m = testing::load_model(testing::model_dir());
+  TempDir head_dir;
+  testing::write_eagle_head(testing::model_dir(), head_dir.path(), 0.3);
+  std::unique_ptr<Model> head = std::move(load_eagle_head(head_dir.path(), *m.model)).value();
+  std::unique_ptr<Model> reference_head = std::move(load_eagle_head(head_dir.path(), *m.model)).value();
+  ThreadPool pool(2);
+  constexpr int32_t k = 3;
+  const int32_t block_size = 16;
+  KVCacheManager kv_cache(32, block_size, /*enable_caching=*/false);
+  EagleProposer proposer(*head, pool, kv_cache, KVCacheShape{head->kv_cache_spec(), block_size, DType::kF32}, 32,
+                         false);
+  std::mt19937 rng(9);
+  const std::vector<int32_t> prompt = testing::random_tokens(rng, 37, 512);
+  Request r(1, prompt, testing::greedy(20), "");
+  ASSERT_TRUE(kv_cache.allocate_slots(r.id, 37 + 1 + 2 * k));
+  // What the target computes of a sequence: every position's hidden state, and its greedy next token.
+  auto target_pass = [&](const std::vector<int32_t>& s) {
+    std::vector<float> hidden;
+    const std::vector<float> logits =
+        std::move(score_all_positions(*m.model, pool, s, static_cast<int32_t>(s.size()), 16, DType::kF32,
+                                      {.output = &hidden}))
+            .value();
+    const float* last = logits.data() + (s.size() - 1) * 512;
+    return std::make_pair(hidden, static_cast<int32_t>(std::max_element(last, last + 512) - last));
+  };
+  const size_t width = static_cast<size_t>(m.model->config().hidden_size);
+
+  // The prompt's step: 37 rows computed, a token sampled.
+  auto [prompt_hidden, first] = target_pass(prompt);
+  r.all_token_ids.push_back(first);
+  r.num_computed_tokens = 37;
+  proposer.propose(std::vector<DraftRequest>{{&r, k, prompt_hidden, 0}});
+  EXPECT_EQ(r.draft_token_ids, recomputed_guesses(*reference_head, pool, r.all_token_ids, prompt_hidden, k));
+
+  // The verification of [first, drafts]: the first draft kept, a correction after it.
+  std::vector<int32_t> verified = r.all_token_ids;
+  verified.insert(verified.end(), r.draft_token_ids.begin(), r.draft_token_ids.end());
+  auto [verified_hidden, ignored] = target_pass(verified);
+  r.all_token_ids.push_back(r.draft_token_ids[0]);
+  r.all_token_ids.push_back((r.draft_token_ids[1] + 1) % 512);
+  r.num_computed_tokens = 39;
+  r.draft_token_ids.clear();
+  const std::span<const float> chunk_rows = std::span<const float>(verified_hidden).subspan(37 * width);
+  proposer.propose(std::vector<DraftRequest>{{&r, k, chunk_rows, 37}});
+  EXPECT_EQ(r.draft_token_ids, recomputed_guesses(*reference_head, pool, r.all_token_ids, verified_hidden, k));
 }
 
 // A head that cannot be read, or whose width is not the target's, is one clear error at start-up.
