@@ -10,6 +10,7 @@ struct MakeTestModelOptions {
   std::optional<std::string> arch;
   std::string preset;
   std::string eagle_head_for;
+  std::string eagle3_head_for;
   std::string dtype = "f32";
   uint64_t seed = 0;
   int num_shards = 1;
@@ -20,14 +21,19 @@ struct MakeTestModelOptions {
 };
 
 int run_make_test_model(const MakeTestModelOptions& o) {
-  if (o.preset.empty() == o.eagle_head_for.empty()) return report_error("give --preset or --eagle-head-for");
-  const bool eagle_head = !o.eagle_head_for.empty();
-  Result<TestModelPreset> preset = eagle_head ? eagle_head_preset(o.eagle_head_for, o.num_layers.value_or(1))
-                                              : find_test_model_preset(o.preset, o.arch);
+  const int given = !o.preset.empty() + !o.eagle_head_for.empty() + !o.eagle3_head_for.empty();
+  if (given != 1) return report_error("give one of --preset, --eagle-head-for and --eagle3-head-for");
+  const auto kind = !o.eagle_head_for.empty()    ? TestModelOptions::Kind::kEagleHead
+                    : !o.eagle3_head_for.empty() ? TestModelOptions::Kind::kEagle3Head
+                                                 : TestModelOptions::Kind::kModel;
+  Result<TestModelPreset> preset =
+      kind == TestModelOptions::Kind::kEagleHead    ? eagle_head_preset(o.eagle_head_for, o.num_layers.value_or(1))
+      : kind == TestModelOptions::Kind::kEagle3Head ? eagle_head_preset(o.eagle3_head_for, 1, /*eagle3=*/true)
+                                                    : find_test_model_preset(o.preset, o.arch);
   if (!preset.is_ok()) return report_error(preset.status().message());
   TestModelOptions options;
   options.preset = std::move(preset).value();
-  options.eagle_head = eagle_head;
+  options.kind = kind;
   if (o.vocab_size) options.preset.config["vocab_size"] = *o.vocab_size;
   if (o.num_layers) options.preset.config["num_hidden_layers"] = *o.num_layers;
   options.dtype = o.dtype == "bf16" ? DType::kBF16 : o.dtype == "f16" ? DType::kF16 : DType::kF32;
@@ -52,6 +58,8 @@ CommandRunner add_make_test_model_command(CLI::App& app) {
   app.add_option("--preset", o->preset, "Shape preset")->check(CLI::IsMember(test_model_preset_names()));
   app.add_option("--eagle-head-for", o->eagle_head_for,
                  "Instead of a preset: a random EAGLE head (speculative decoding) for the model in this directory");
+  app.add_option("--eagle3-head-for", o->eagle3_head_for,
+                 "Instead of a preset: a random EAGLE-3 head for the model in this directory");
   app.add_option("--dtype", o->dtype, "Weight dtype")
       ->check(CLI::IsMember({"f32", "bf16", "f16"}))
       ->capture_default_str();

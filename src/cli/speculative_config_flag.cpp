@@ -43,17 +43,19 @@ Result<SpeculativeConfig> parse_speculative_config(const std::string& text) {
   } else if (json.contains("model") && json["model"].is_string()) {
     method = is_ngram(json["model"].get<std::string>()) ? "ngram" : "draft_model";
   } else {
-    return flag_error("give a method (ngram, draft_model, eagle)");
+    return flag_error("give a method (ngram, draft_model, eagle, eagle3)");
   }
   SpeculativeConfig config;
   if (is_ngram(method)) {
     config.method = SpeculativeMethod::kNgram;
-  } else if (method == "draft_model" || method == "eagle") {
-    config.method = method == "eagle" ? SpeculativeMethod::kEagle : SpeculativeMethod::kDraftModel;
+  } else if (method == "draft_model" || method == "eagle" || method == "eagle3") {
+    config.method = method == "eagle"    ? SpeculativeMethod::kEagle
+                    : method == "eagle3" ? SpeculativeMethod::kEagle3
+                                         : SpeculativeMethod::kDraftModel;
     if (!json.contains("model") || !json["model"].is_string()) return flag_error(method + " needs a model path");
     config.model = json["model"].get<std::string>();
   } else {
-    return flag_error("method '" + method + "' is not supported yet (supported: ngram, draft_model, eagle)");
+    return flag_error("method '" + method + "' is not supported yet (supported: ngram, draft_model, eagle, eagle3)");
   }
   if (!json.contains("num_speculative_tokens")) return flag_error("num_speculative_tokens is required");
   VLLM_ASSIGN_OR_RETURN(config.num_speculative_tokens, read_int(json, "num_speculative_tokens"));

@@ -9,6 +9,7 @@
 #include "base/file_util.h"
 #include "base/json.h"
 #include "model/arch/eagle.h"
+#include "model/arch/eagle3.h"
 #include "model/loader/safetensors.h"
 #include "model/registry.h"
 
@@ -86,13 +87,38 @@ const char* torch_dtype_name(DType dtype) {
   }
 }
 
+Result<std::vector<WeightSpec>> weight_specs(TestModelOptions::Kind kind, const ModelConfig& config) {
+  switch (kind) {
+    case TestModelOptions::Kind::kEagleHead:
+      return eagle_head_weight_specs(config);
+    case TestModelOptions::Kind::kEagle3Head:
+      return eagle3_head_weight_specs(config);
+    default:
+      return model_weight_specs(config);
+  }
+}
+
+// An EAGLE-3 head's d2t: draft token d is target token 2d.
+Result<TensorToWrite> every_other_token(const ModelConfig& config) {
+  VLLM_ASSIGN_OR_RETURN(const int64_t draft_vocab, eagle3_draft_vocab_size(config));
+  TensorToWrite t{"d2t", DType::kI64, {draft_vocab}, {}};
+  std::vector<int64_t> offsets(static_cast<size_t>(draft_vocab));
+  for (int64_t d = 0; d < draft_vocab; ++d) offsets[static_cast<size_t>(d)] = d;
+  t.bytes.resize(offsets.size() * sizeof(int64_t));
+  std::memcpy(t.bytes.data(), offsets.data(), t.bytes.size());
+  return t;
+}
+
 Status write_weights(const TestModelOptions& o, const ModelConfig& config, ThreadPool& pool) {
-  VLLM_ASSIGN_OR_RETURN(const std::vector<WeightSpec> specs,
-                        o.eagle_head ? eagle_head_weight_specs(config) : model_weight_specs(config));
+  VLLM_ASSIGN_OR_RETURN(const std::vector<WeightSpec> specs, weight_specs(o.kind, config));
   const int shards = std::max(1, std::min<int>(o.num_shards, static_cast<int>(specs.size())));
   if (shards == 1) {
     std::vector<TensorToWrite> tensors;
     for (const WeightSpec& s : specs) tensors.push_back(random_tensor(s, o.dtype, o.seed, o.stddev, pool));
+    if (o.kind == TestModelOptions::Kind::kEagle3Head) {
+      VLLM_ASSIGN_OR_RETURN(TensorToWrite d2t, every_other_token(config));
+      tensors.push_back(std::move(d2t));
+    }
     return write_safetensors(join_path(o.out_dir, "model.safetensors"), tensors);
   }
   Json weight_map = Json::object();
@@ -140,15 +166,27 @@ Status write_test_model(const TestModelOptions& o, ThreadPool& pool) {
   const std::string config_path = join_path(o.out_dir, "config.json");
   VLLM_ASSIGN_OR_RETURN(ModelConfig parsed, parse_model_config(config, config_path));
   VLLM_RETURN_IF_ERROR(write_text_file(config_path, config.dump(2)));
-  if (o.eagle_head) return write_weights(o, parsed, pool);
+  if (o.kind != TestModelOptions::Kind::kModel) return write_weights(o, parsed, pool);
   const Json generation = {{"bos_token_id", config["bos_token_id"]}, {"eos_token_id", config["eos_token_id"]}};
   VLLM_RETURN_IF_ERROR(write_text_file(join_path(o.out_dir, "generation_config.json"), generation.dump(2)));
   VLLM_RETURN_IF_ERROR(write_tokenizer(o, parsed.vocab_size));
   return write_weights(o, parsed, pool);
 }
 
-Result<TestModelPreset> eagle_head_preset(const std::string& target_dir, int64_t num_layers) {
+Result<TestModelPreset> eagle_head_preset(const std::string& target_dir, int64_t num_layers, bool eagle3) {
   VLLM_ASSIGN_OR_RETURN(Json config, read_json_file(join_path(target_dir, "config.json")));
+  if (eagle3) {
+    const int64_t layers = config.value("num_hidden_layers", int64_t{0});
+    if (layers < 4) config["eagle_aux_hidden_state_layer_ids"] = Json::array({0, layers / 2, layers - 1});
+    config["draft_vocab_size"] = config.value("vocab_size", int64_t{0}) / 2;
+    config["architectures"] = Json::array({"LlamaForCausalLMEagle3"});
+    config["model_type"] = "llama";
+    config["num_hidden_layers"] = 1;
+    config["attention_bias"] = false;
+    config["tie_word_embeddings"] = false;
+    config.erase("torch_dtype");
+    return TestModelPreset{"eagle3-head", "llama", std::move(config)};
+  }
   config["architectures"] = Json::array({"LlamaForCausalLM"});
   config["model_type"] = "llama";
   config["num_hidden_layers"] = num_layers;

@@ -16,9 +16,11 @@ namespace vllm {
 
 struct TestModelOptions {
   TestModelPreset preset;
-  // An EAGLE head (model/arch/eagle.h) of the preset's config instead of a
-  // model: its tensors and config.json only (it uses its target's tokenizer).
-  bool eagle_head = false;
+  // An EAGLE or EAGLE-3 head (model/arch/eagle.h, eagle3.h) of the preset's
+  // config instead of a model: its tensors and config.json only (it uses its
+  // target's tokenizer); an EAGLE-3 head's d2t maps draft token d to target
+  // token 2d.
+  enum class Kind { kModel, kEagleHead, kEagle3Head } kind = Kind::kModel;
   DType dtype = DType::kF32;
   uint64_t seed = 0;
   double stddev = 0.02;
@@ -30,7 +32,10 @@ struct TestModelOptions {
 Status write_test_model(const TestModelOptions& options, ThreadPool& pool);
 
 // The config of a random EAGLE head for the model in `target_dir`: its
-// config.json as a Llama of `num_layers` layers (EAGLE publishes one).
-Result<TestModelPreset> eagle_head_preset(const std::string& target_dir, int64_t num_layers);
+// config.json as a Llama of `num_layers` layers (EAGLE publishes one); for
+// an EAGLE-3 head, of one layer, with half the target's vocabulary as its
+// own and, for a target of fewer than 4 layers (which has no default), the
+// auxiliary layers 0, L / 2 and L - 1.
+Result<TestModelPreset> eagle_head_preset(const std::string& target_dir, int64_t num_layers, bool eagle3 = false);
 
 }  // namespace vllm

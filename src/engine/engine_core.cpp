@@ -35,13 +35,16 @@ Result<std::unique_ptr<Model>> load_draft_model(const SpeculativeConfig& spec, c
 // What runs the guesses of a proposer with a model: a draft model, or an EAGLE head over the target.
 Result<std::unique_ptr<Model>> load_proposer_model(const SpeculativeConfig& spec, const Model& target) {
   if (spec.method == SpeculativeMethod::kDraftModel) return load_draft_model(spec, target.config());
-  Result<std::unique_ptr<Model>> head = load_eagle_head(spec.model, target);
+  Result<std::unique_ptr<Model>> head = spec.method == SpeculativeMethod::kEagle3 ? load_eagle3_head(spec.model, target)
+                                                                                  : load_eagle_head(spec.model, target);
   if (!head.is_ok()) return invalid_argument("the EAGLE head: " + head.status().message());
   return head;
 }
 
-bool reads_target_hidden_states(const EngineConfig& config) {
-  return config.speculative && config.speculative->method == SpeculativeMethod::kEagle;
+// The width of the target's hidden states an EAGLE head reads per token (0 for other proposers).
+int64_t target_hidden_width(const Model& target, const Model* draft) {
+  const std::optional<HiddenStateTap> tap = draft ? draft->target_hidden_states() : std::nullopt;
+  return tap ? tap->width(target.config().hidden_size) : 0;
 }
 
 }  // namespace
@@ -82,13 +85,14 @@ EngineCore::EngineCore(Model& model, const ResolvedEngineConfig& config, std::un
       kv_cache_(config.num_blocks, config.kv_shape.block_size, config.config.cache.enable_prefix_caching),
       scheduler_(config.config.scheduler, kv_cache_, eos_token_ids_),
       runner_(model, pool_, config.kv_shape, config.num_blocks, config.config.cache.resident,
-              reads_target_hidden_states(config.config)),
+              draft_model ? draft_model->target_hidden_states() : std::nullopt),
       sampler_(static_cast<int32_t>(model.config().vocab_size), eos_token_ids_),
       draft_model_(std::move(draft_model)),
       proposer_(config.config.speculative
                     ? make_proposer(*config.config.speculative,
                                     DraftModelResources{draft_model_.get(), &pool_, &kv_cache_, config.draft_kv_shape,
-                                                        config.num_blocks, config.config.cache.resident})
+                                                        config.num_blocks, config.config.cache.resident,
+                                                        target_hidden_width(model, draft_model_.get())})
                     : nullptr) {}
 
 Status EngineCore::check_request(const std::vector<int32_t>& prompt, const SamplingParams& params) const {
@@ -198,7 +202,7 @@ void EngineCore::propose_drafts(const SchedulerOutput& scheduled) {
   std::unordered_map<RequestId, std::pair<std::span<const float>, int32_t>>
       target_rows;  // hidden states, first position
   if (const std::span<const float> hidden = runner_.hidden_states(); !hidden.empty()) {
-    const auto h = static_cast<size_t>(model_.config().hidden_size);
+    const auto h = static_cast<size_t>(target_hidden_width(model_, draft_model_.get()));
     size_t row = 0;
     for (const ScheduledChunk& chunk : scheduled.chunks) {
       const auto n = static_cast<size_t>(chunk.num_new_tokens());

@@ -50,6 +50,7 @@ float PackedMatrix::at(int64_t row, int64_t col) const {
     case DType::kI8:
     case DType::kI64:
     case DType::kF8E4M3:
+    case DType::kBool:
       break;
   }
   VLLM_CHECK(false, "PackedMatrix: unsupported dtype");

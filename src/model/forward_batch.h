@@ -9,6 +9,17 @@
 
 namespace vllm {
 
+// Which hidden states a forward pass writes out for every token, for an
+// EAGLE head that reads them: the final (normed) one when `layers` is empty
+// (EAGLE), else the residual stream entering each of these layers,
+// concatenated in this order (EAGLE-3's auxiliary hidden states).
+struct HiddenStateTap {
+  std::vector<int32_t> layers;
+  int64_t width(int64_t hidden_size) const {
+    return static_cast<int64_t>(layers.empty() ? 1 : layers.size()) * hidden_size;
+  }
+};
+
 struct ForwardBatch {
   const int32_t* token_ids = nullptr;    // [num_tokens]
   const int32_t* positions = nullptr;    // [num_tokens]: index of the token in its sequence
@@ -17,12 +28,16 @@ struct ForwardBatch {
   kernels::AttentionMetadata attention;     // sequences, block tables, slot mapping
   const int32_t* logits_indices = nullptr;  // [num_logits]: rows whose logits are wanted
   int64_t num_logits = 0;
-  // Speculative decoding's EAGLE heads read a hidden state of their target's
-  // beside each token: [num_tokens, the target's hidden_size].
+  // Speculative decoding's EAGLE heads read a hidden state beside each token:
+  // their target's (HiddenStateTap: [num_tokens, its width]), or in the passes
+  // after the first their own output for the previous position
+  // ([num_tokens, hidden_size], input_hidden_from_head).
   const float* input_hidden = nullptr;
-  // When set, every token's final (normed) hidden state is written here too,
-  // [num_tokens, hidden_size]: what an EAGLE head reads of its target.
+  bool input_hidden_from_head = false;
+  // When set, what `tap` names of every token is written here too,
+  // [num_tokens, tap->width(hidden_size)]: what an EAGLE head reads of its target.
   float* hidden_states_out = nullptr;
+  const HiddenStateTap* tap = nullptr;
 };
 
 // Per-layer views of the paged KV cache the forward pass reads and writes.

@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -84,6 +85,10 @@ class Model {
 
   virtual ModelCost cost() const = 0;
 
+  // An EAGLE head: which of its target's hidden states it reads beside each
+  // token (ForwardBatch::input_hidden).  nullopt for every other model.
+  virtual std::optional<HiddenStateTap> target_hidden_states() const { return std::nullopt; }
+
   // Prompts of the same tokens but different keys here hold different keys
   // and values in the cache (a rotary scaling that follows the prompt's
   // length past the trained context, rotary.h); the prefix cache never
@@ -106,9 +111,10 @@ struct LoadOptions {
 // architecture the config names.
 Result<std::unique_ptr<Model>> load_model(const std::string& model_path, const LoadOptions& options = {});
 
-// Reads an EAGLE draft head's directory (model/arch/eagle.h) for `target`,
-// whose embedding and LM head it shares; its forward passes read
-// ForwardBatch::input_hidden, the target's hidden states.
+// Reads an EAGLE (model/arch/eagle.h) or EAGLE-3 (model/arch/eagle3.h)
+// draft head's directory for `target`, whose embedding (and for EAGLE, LM
+// head) it shares; its forward passes read ForwardBatch::input_hidden.
 Result<std::unique_ptr<Model>> load_eagle_head(const std::string& head_path, const Model& target);
+Result<std::unique_ptr<Model>> load_eagle3_head(const std::string& head_path, const Model& target);
 
 }  // namespace vllm

@@ -20,6 +20,7 @@ size_t dtype_size(DType dtype) {
     case DType::kI64:
       return 8;
     case DType::kF8E4M3:
+    case DType::kBool:
       return 1;
   }
   return 0;
@@ -41,6 +42,8 @@ const char* dtype_name(DType dtype) {
       return "I64";
     case DType::kF8E4M3:
       return "F8_E4M3";
+    case DType::kBool:
+      return "BOOL";
   }
   return "?";
 }
@@ -53,6 +56,7 @@ std::optional<DType> dtype_from_safetensors(std::string_view name) {
   if (name == "I8") return DType::kI8;
   if (name == "I64") return DType::kI64;
   if (name == "F8_E4M3") return DType::kF8E4M3;
+  if (name == "BOOL") return DType::kBool;  // no weight, but checkpoints carry masks (EAGLE-3's t2d)
   return std::nullopt;
 }
 

@@ -13,7 +13,7 @@ namespace vllm {
 // Integer types hold quantized codes and their companions (GPTQ qweight,
 // compressed-tensors int8 weights and weight_shape).
 // F8_E4M3: FP8 weights (their codes; group_quantized.h's fp8_codes).
-enum class DType : uint8_t { kF32, kBF16, kF16, kI32, kI8, kI64, kF8E4M3 };
+enum class DType : uint8_t { kF32, kBF16, kF16, kI32, kI8, kI64, kF8E4M3, kBool };
 
 size_t dtype_size(DType dtype);
 const char* dtype_name(DType dtype);  // safetensors spelling: "F32", "BF16", ...

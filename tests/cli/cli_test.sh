@@ -56,6 +56,10 @@ grep -q "speculative decoding: acceptance rate" "$scratch/err" || fail "draft_mo
 check_generation once_upon_64 "Once upon a time" 64 --speculative-config \
   "{\"method\": \"eagle\", \"model\": \"$scratch/eagle\", \"num_speculative_tokens\": 3}"
 grep -q "speculative decoding: acceptance rate" "$scratch/err" || fail "eagle: no acceptance summary"
+"$bin" make-test-model --eagle3-head-for "$root/models/stories260k" --out "$scratch/eagle3" 2>/dev/null ||
+  fail "make-test-model --eagle3-head-for"
+check_generation once_upon_64 "Once upon a time" 64 --speculative-config \
+  "{\"method\": \"eagle3\", \"model\": \"$scratch/eagle3\", \"num_speculative_tokens\": 3}"
 check_error "missing EAGLE head" "error: the EAGLE head: /nonexistent: model directory not found" \
   "$bin" generate --prompt hi --speculative-config '{"method": "eagle", "model": "/nonexistent", "num_speculative_tokens": 2}'
 check_error "missing draft model" "error: the draft model: /nonexistent: model directory not found" \

@@ -42,13 +42,16 @@ TEST(SpeculativeConfigFlagTest, DraftModelByMethodOrByModelAlone) {
   }
 }
 
-TEST(SpeculativeConfigFlagTest, EagleByMethodWithTheHeadsPath) {
-  Result<SpeculativeConfig> c =
-      parse_speculative_config(R"({"method": "eagle", "model": "/m/eagle-head", "num_speculative_tokens": 3})");
-  ASSERT_TRUE(c.is_ok()) << c.status().message();
-  EXPECT_EQ(c->method, SpeculativeMethod::kEagle);
-  EXPECT_EQ(c->model, "/m/eagle-head");
-  EXPECT_EQ(c->num_speculative_tokens, 3);
+TEST(SpeculativeConfigFlagTest, EagleAndEagle3ByMethodWithTheHeadsPath) {
+  for (const auto& [name, method] :
+       {std::pair{"eagle", SpeculativeMethod::kEagle}, std::pair{"eagle3", SpeculativeMethod::kEagle3}}) {
+    Result<SpeculativeConfig> c = parse_speculative_config(std::string(R"({"method": ")") + name +
+                                                           R"(", "model": "/m/head", "num_speculative_tokens": 3})");
+    ASSERT_TRUE(c.is_ok()) << c.status().message();
+    EXPECT_EQ(c->method, method);
+    EXPECT_EQ(c->model, "/m/head");
+    EXPECT_EQ(c->num_speculative_tokens, 3);
+  }
 }
 
 TEST(SpeculativeConfigFlagTest, ErrorsNameWhatIsWrong) {
@@ -67,14 +70,15 @@ TEST(SpeculativeConfigFlagTest, ErrorsNameWhatIsWrong) {
       "--speculative-config: prompt_lookup_min (4) must not be larger than prompt_lookup_max (2)");
   EXPECT_EQ(error(R"({"method": "ngram", "num_speculative_tokens": 3, "draft_tensor_parallel_size": 1})"),
             "--speculative-config: key 'draft_tensor_parallel_size' is not supported");
-  EXPECT_EQ(error(R"({"method": "medusa", "num_speculative_tokens": 3})"),
-            "--speculative-config: method 'medusa' is not supported yet (supported: ngram, draft_model, eagle)");
-  EXPECT_EQ(error(R"({"method": "eagle3", "model": "/m/head", "num_speculative_tokens": 3})"),
-            "--speculative-config: method 'eagle3' is not supported yet (supported: ngram, draft_model, eagle)");
+  EXPECT_EQ(
+      error(R"({"method": "medusa", "num_speculative_tokens": 3})"),
+      "--speculative-config: method 'medusa' is not supported yet (supported: ngram, draft_model, eagle, eagle3)");
   EXPECT_EQ(error(R"({"method": "draft_model", "num_speculative_tokens": 3})"),
             "--speculative-config: draft_model needs a model path");
   EXPECT_EQ(error(R"({"method": "eagle", "num_speculative_tokens": 3})"),
             "--speculative-config: eagle needs a model path");
+  EXPECT_EQ(error(R"({"method": "eagle3", "num_speculative_tokens": 3})"),
+            "--speculative-config: eagle3 needs a model path");
   EXPECT_EQ(error(R"([1])"), "--speculative-config: must be a JSON object");
   EXPECT_NE(error(R"({"method": )").find("--speculative-config"), std::string::npos);
 }

@@ -95,12 +95,13 @@ inline SpeculativeConfig draft_model_config(const std::string& dir, int32_t k,
   return c;
 }
 
-// A random EAGLE head (one layer) for the model in `target`, written to
-// `dir`, its weights N(0, stddev).
-inline void write_eagle_head(const std::string& target, const std::string& dir, double stddev = 0.02) {
+// A random EAGLE (or EAGLE-3) head of one layer for the model in `target`,
+// written to `dir`, its weights N(0, stddev).
+inline void write_eagle_head(const std::string& target, const std::string& dir, double stddev = 0.02,
+                             bool eagle3 = false) {
   TestModelOptions options;
-  options.preset = std::move(eagle_head_preset(target, 1)).value();
-  options.eagle_head = true;
+  options.preset = std::move(eagle_head_preset(target, 1, eagle3)).value();
+  options.kind = eagle3 ? TestModelOptions::Kind::kEagle3Head : TestModelOptions::Kind::kEagleHead;
   options.seed = 3;
   options.stddev = stddev;
   options.out_dir = dir;

@@ -51,7 +51,7 @@ std::vector<RequestOutput> generate(LLMEngine& engine,
 }
 
 // A target model and its proposer: "ngram", "self" (the target as its own
-// draft model), "eagle" (a random EAGLE head for it), "eagle_pass_through"
+// draft model), "eagle" or "eagle3" (a random EAGLE or EAGLE-3 head for it), "eagle_pass_through"
 // (write_pass_through_eagle_head: its guesses repeat the newest token, which
 // a tiny random model's loops accept), or a model name of named_model_dir (a
 // tiny random model as the draft).
@@ -105,10 +105,18 @@ TEST_P(SpecDecodeModelTest, GreedyOutputsAndStopsEqualThoseWithoutSpeculationUnd
   } else {
     std::vector<LayerKVSpec> draft_layers;
     if (c.proposer.starts_with("eagle")) {
-      if (c.proposer == "eagle") testing::write_eagle_head(target, draft_dir_.path());
-      if (c.proposer == "eagle_pass_through") testing::write_pass_through_eagle_head(target, draft_dir_.path());
-      config.speculative = draft_model_config(draft_dir_.path(), 4, SpeculativeMethod::kEagle);
-      draft_layers = std::move(load_eagle_head(draft_dir_.path(), *m.model)).value()->kv_cache_spec();
+      const bool eagle3 = c.proposer == "eagle3";
+      if (c.proposer == "eagle_pass_through") {
+        testing::write_pass_through_eagle_head(target, draft_dir_.path());
+      } else {
+        testing::write_eagle_head(target, draft_dir_.path(), 0.02, eagle3);
+      }
+      config.speculative =
+          draft_model_config(draft_dir_.path(), 4, eagle3 ? SpeculativeMethod::kEagle3 : SpeculativeMethod::kEagle);
+      draft_layers = std::move(eagle3 ? load_eagle3_head(draft_dir_.path(), *m.model)
+                                      : load_eagle_head(draft_dir_.path(), *m.model))
+                         .value()
+                         ->kv_cache_spec();
     } else {
       config.speculative =
           draft_model_config(c.proposer == "self" ? target : named_model_dir(c.proposer, draft_dir_), 4);
@@ -155,7 +163,7 @@ TEST_P(SpecDecodeModelTest, GreedyOutputsAndStopsEqualThoseWithoutSpeculationUnd
   }
   EXPECT_GT(spec.num_draft_tokens, 0);
   // A random head's guesses are rarely what a tiny random target says (none on some).
-  if (c.proposer != "eagle" || c.target == "stories260k") {
+  if ((c.proposer != "eagle" && c.proposer != "eagle3") || c.target == "stories260k") {
     EXPECT_GT(spec.num_accepted_tokens, 0);
   }
   if (c.proposer == "self") {
@@ -176,17 +184,16 @@ TEST_P(SpecDecodeModelTest, GreedyOutputsAndStopsEqualThoseWithoutSpeculationUnd
   EXPECT_EQ(accepted, spec.num_accepted_tokens);
 }
 
-INSTANTIATE_TEST_SUITE_P(Models, SpecDecodeModelTest,
-                         ::testing::Values(SpecCase{"stories260k", "ngram"}, SpecCase{"tiny_llama", "ngram"},
-                                           SpecCase{"tiny_qwen2_moe", "ngram"}, SpecCase{"stories260k", "self"},
-                                           SpecCase{"stories260k", "tiny_llama"},
-                                           SpecCase{"tiny_qwen2_moe", "tiny_llama"}, SpecCase{"stories260k", "eagle"},
-                                           SpecCase{"tiny_llama", "eagle"}, SpecCase{"tiny_qwen2_moe", "eagle"},
-                                           SpecCase{"tiny_llama", "eagle_pass_through"},
-                                           SpecCase{"tiny_qwen2_moe", "eagle_pass_through"}),
-                         [](const ::testing::TestParamInfo<SpecCase>& info) {
-                           return info.param.target + "_" + info.param.proposer;
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    Models, SpecDecodeModelTest,
+    ::testing::Values(SpecCase{"stories260k", "ngram"}, SpecCase{"tiny_llama", "ngram"},
+                      SpecCase{"tiny_qwen2_moe", "ngram"}, SpecCase{"stories260k", "self"},
+                      SpecCase{"stories260k", "tiny_llama"}, SpecCase{"tiny_qwen2_moe", "tiny_llama"},
+                      SpecCase{"stories260k", "eagle"}, SpecCase{"tiny_llama", "eagle"},
+                      SpecCase{"tiny_qwen2_moe", "eagle"}, SpecCase{"stories260k", "eagle3"},
+                      SpecCase{"tiny_llama", "eagle3"}, SpecCase{"tiny_qwen2_moe", "eagle3"},
+                      SpecCase{"tiny_llama", "eagle_pass_through"}, SpecCase{"tiny_qwen2_moe", "eagle_pass_through"}),
+    [](const ::testing::TestParamInfo<SpecCase>& info) { return info.param.target + "_" + info.param.proposer; });
 
 // A draft model that cannot be loaded, or whose vocabulary is not the
 // target's, is one clear error at start-up.
@@ -275,7 +282,10 @@ std::vector<int32_t> recomputed_guesses(Model& head, ThreadPool& pool, std::vect
     std::vector<float> outputs;
     const std::vector<float> logits =
         std::move(score_all_positions(head, pool, tokens, static_cast<int32_t>(tokens.size()), 16, DType::kF32,
-                                      {.input = inputs.data(), .output = &outputs}))
+                                      {.input = inputs.data(),
+                                       .input_width = static_cast<int64_t>(width),
+                                       .tap = HiddenStateTap{},
+                                       .output = &outputs}))
             .value();
     const float* last = logits.data() + (tokens.size() - 1) * vocab;
     guesses.push_back(static_cast<int32_t>(std::max_element(last, last + vocab) - last));
@@ -301,8 +311,8 @@ TEST(SpecDecodeEagleTest, GuessesEqualTheHeadRunOverTheWholeSequence) {
   constexpr int32_t k = 3;
   const int32_t block_size = 16;
   KVCacheManager kv_cache(32, block_size, /*enable_caching=*/false);
-  EagleProposer proposer(*head, pool, kv_cache, KVCacheShape{head->kv_cache_spec(), block_size, DType::kF32}, 32,
-                         false);
+  EagleProposer proposer(*head, pool, kv_cache, KVCacheShape{head->kv_cache_spec(), block_size, DType::kF32}, 32, false,
+                         m.model->config().hidden_size);
   std::mt19937 rng(9);
   const std::vector<int32_t> prompt = testing::random_tokens(rng, 37, 512);
   Request r(1, prompt, testing::greedy(20), "");
@@ -312,7 +322,7 @@ TEST(SpecDecodeEagleTest, GuessesEqualTheHeadRunOverTheWholeSequence) {
     std::vector<float> hidden;
     const std::vector<float> logits =
         std::move(score_all_positions(*m.model, pool, s, static_cast<int32_t>(s.size()), 16, DType::kF32,
-                                      {.output = &hidden}))
+                                      {.tap = HiddenStateTap{}, .output = &hidden}))
             .value();
     const float* last = logits.data() + (s.size() - 1) * 512;
     return std::make_pair(hidden, static_cast<int32_t>(std::max_element(last, last + 512) - last));
@@ -339,8 +349,9 @@ TEST(SpecDecodeEagleTest, GuessesEqualTheHeadRunOverTheWholeSequence) {
   EXPECT_EQ(r.draft_token_ids, recomputed_guesses(*reference_head, pool, r.all_token_ids, verified_hidden, k));
 }
 
-// A head that cannot be read, or whose width is not the target's, is one clear error at start-up.
-TEST(SpecDecodeEagleTest, RefusesAMissingHeadOrOneOfAnotherHiddenSize) {
+// A head that cannot be read, whose width is not the target's, or that reads
+// a layer the target lacks, is one clear error at start-up.
+TEST(SpecDecodeEagleTest, RefusesAMissingHeadAWrongWidthOrAMissingLayer) {
   LoadedModel m = testing::load_model(testing::model_dir());
   EngineConfig config;
   config.speculative = draft_model_config("/nonexistent/head", 2, SpeculativeMethod::kEagle);
@@ -361,6 +372,21 @@ TEST(SpecDecodeEagleTest, RefusesAMissingHeadOrOneOfAnotherHiddenSize) {
   EXPECT_EQ(engine.status().message(), "the EAGLE head: " + head_dir.path() +
                                            "/config.json: the EAGLE head's hidden_size (96) differs from the "
                                            "target model's (64)");
+
+  // An EAGLE-3 head reading a layer the target lacks (stories260k has 5).
+  TempDir head3_dir;
+  testing::write_eagle_head(testing::model_dir(), head3_dir.path(), 0.02, /*eagle3=*/true);
+  const std::string head3_config = head3_dir.path() + "/config.json";
+  json = read_json_file(head3_config);
+  ASSERT_TRUE(json.is_ok());
+  (*json)["eagle_config"] = Json{{"eagle_aux_hidden_state_layer_ids", {1, 3, 7}}};
+  ASSERT_TRUE(write_text_file(head3_config, json->dump()).is_ok());
+  config.speculative = draft_model_config(head3_dir.path(), 2, SpeculativeMethod::kEagle3);
+  engine = LLMEngine::create(*m.model, *m.tokenizer, config);
+  ASSERT_FALSE(engine.is_ok());
+  EXPECT_EQ(
+      engine.status().message(),
+      "the EAGLE head: " + head3_config + ": eagle_aux_hidden_state_layer_ids names layer 7 of a target with 5 layers");
 }
 
 // disable_by_batch_size: no drafts while that many requests run, the same outputs.

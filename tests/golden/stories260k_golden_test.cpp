@@ -124,6 +124,14 @@ TEST_F(Stories260kGoldenTest, GreedyGenerationsMatchExactlyWithARandomEagleHead)
   expect_greedy_goldens(testing::draft_model_config(dir.path(), 4, SpeculativeMethod::kEagle));
 }
 
+// A random EAGLE-3 head (the published layout: three of the target's layers'
+// hidden states, half the vocabulary mapped by d2t): most guesses are wrong.
+TEST_F(Stories260kGoldenTest, GreedyGenerationsMatchExactlyWithARandomEagle3Head) {
+  testing::TempDir dir;
+  testing::write_eagle_head(testing::model_dir(), dir.path(), 0.02, /*eagle3=*/true);
+  expect_greedy_goldens(testing::draft_model_config(dir.path(), 4, SpeculativeMethod::kEagle3));
+}
+
 // The requested 256 tokens after a 300-token prompt exceed the 512-token
 // context: the request is refused, never silently shortened.
 TEST_F(Stories260kGoldenTest, RefusesPromptPlusMaxTokensBeyondContext) {

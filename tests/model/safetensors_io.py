@@ -8,8 +8,8 @@ import struct
 
 import numpy as np
 
-DTYPES = {"float32": "F32", "float16": "F16", "int32": "I32", "int8": "I8", "int64": "I64"}
-NUMPY = {"F32": "<f4", "F16": "<f2", "I32": "<i4", "I8": "i1", "I64": "<i8", "BF16": "<u2"}
+DTYPES = {"float32": "F32", "float16": "F16", "int32": "I32", "int8": "I8", "int64": "I64", "bool": "BOOL"}
+NUMPY = {"F32": "<f4", "F16": "<f2", "I32": "<i4", "I8": "i1", "I64": "<i8", "BF16": "<u2", "BOOL": "?"}
 
 
 class Bf16:

@@ -17,7 +17,8 @@ import numpy as np
 
 import e4m3
 
-_DTYPES = {"F32": np.dtype("<f4"), "F16": np.dtype("<f2"), "BF16": np.dtype("<u2")}
+_DTYPES = {"F32": np.dtype("<f4"), "F16": np.dtype("<f2"), "BF16": np.dtype("<u2"), "I64": np.dtype("<i8"),
+           "BOOL": np.dtype("?")}
 
 
 def _read_safetensors(path):
@@ -210,9 +211,11 @@ def sliding_window(config):
     return 0
 
 
-def forward(model_dir, ids, bf16_activations=False, kv_dtype="float32", final_hidden=False):
+def forward(model_dir, ids, bf16_activations=False, kv_dtype="float32", final_hidden=False, layer_inputs=None):
     """Logits [len(ids), vocab] for the sequence `ids` (positions 0..n-1);
-    with final_hidden, the final norm's output [len(ids), hidden] instead."""
+    with final_hidden, the final norm's output [len(ids), hidden] instead; with
+    layer_inputs (layer ids), the residual stream entering each of those
+    layers, concatenated [len(ids), len(layer_inputs) * hidden]."""
     with open(os.path.join(model_dir, "config.json")) as f:
         config = json.load(f)
     w = load_weights(model_dir)
@@ -224,9 +227,9 @@ def forward(model_dir, ids, bf16_activations=False, kv_dtype="float32", final_hi
 
     family = FAMILIES.get(config["architectures"][0])
     if family is not None:
-        assert not final_hidden
+        assert not final_hidden and layer_inputs is None
         return __import__(family).forward(config, w, ids, matmul, kv_cache)
-    return llama_family_forward(config, w, ids, matmul, kv_cache, final_hidden=final_hidden)
+    return llama_family_forward(config, w, ids, matmul, kv_cache, final_hidden=final_hidden, layer_inputs=layer_inputs)
 
 
 # Architectures whose forward pass lives in a module of its own.
@@ -234,7 +237,8 @@ FAMILIES = {"Gemma2ForCausalLM": "ref_gemma", "Gemma3ForCausalLM": "ref_gemma",
             "DeepseekV2ForCausalLM": "ref_deepseek", "DeepseekV3ForCausalLM": "ref_deepseek"}
 
 
-def llama_family_forward(config, w, ids, matmul, kv_cache, inputs=None, eagle_head=False, final_hidden=False):
+def llama_family_forward(config, w, ids, matmul, kv_cache, inputs=None, eagle_head=False, final_hidden=False,
+                         layer_inputs=None):
     """Llama, Mistral, Qwen2, Qwen3, Phi-3 (fused qkv_proj / gate_up_proj,
     partial rotary, LongRoPE), Granite (its four multipliers), StableLM
     (LayerNorms with biases, partial rotary), and the
@@ -277,7 +281,9 @@ def llama_family_forward(config, w, ids, matmul, kv_cache, inputs=None, eagle_he
         return y
 
     x = w["model.embed_tokens.weight"][np.asarray(ids)] * multiplier["embedding_multiplier"] if inputs is None else inputs
+    entering = {}
     for layer in range(config["num_hidden_layers"]):
+        entering[layer] = x
         p = f"model.layers.{layer}."
         h = x if eagle_head and layer == 0 else norm(x, p + "input_layernorm")
         if p + "self_attn.qkv_proj.weight" in w:  # Phi-3: q | k | v rows of one matrix
@@ -313,6 +319,8 @@ def llama_family_forward(config, w, ids, matmul, kv_cache, inputs=None, eagle_he
         else:
             gate, up = linear(h, p + "mlp.gate_proj"), linear(h, p + "mlp.up_proj")
         x = x + linear(gate / (1 + np.exp(-gate)) * up, p + "mlp.down_proj") * multiplier["residual_multiplier"]
+    if layer_inputs is not None:
+        return np.concatenate([entering[layer] for layer in layer_inputs], axis=-1)
     if not eagle_head:
         x = norm(x, "model.norm")
     if final_hidden:

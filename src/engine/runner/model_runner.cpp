@@ -7,12 +7,12 @@
 namespace vllm {
 
 ModelRunner::ModelRunner(Model& model, ThreadPool& pool, const KVCacheShape& shape, int32_t num_blocks,
-                         bool resident_kv_cache, bool keep_hidden_states)
+                         bool resident_kv_cache, std::optional<HiddenStateTap> tap)
     : model_(model),
       pool_(pool),
       block_size_(shape.block_size),
       storage_(shape, num_blocks, resident_kv_cache),
-      keep_hidden_states_(keep_hidden_states) {}
+      tap_(std::move(tap)) {}
 
 void ModelRunner::build_batch(std::span<const ScheduledChunk> chunks) {
   token_ids_.clear();
@@ -51,7 +51,8 @@ void ModelRunner::build_batch(std::span<const ScheduledChunk> chunks) {
   }
 }
 
-std::span<float> ModelRunner::execute(std::span<const ScheduledChunk> chunks, const float* input_hidden) {
+std::span<float> ModelRunner::execute(std::span<const ScheduledChunk> chunks, const float* input_hidden,
+                                      bool input_hidden_from_head) {
   build_batch(chunks);
   if (token_ids_.empty()) return {};
   const int64_t vocab = model_.config().vocab_size;
@@ -71,9 +72,11 @@ std::span<float> ModelRunner::execute(std::span<const ScheduledChunk> chunks, co
   batch.logits_indices = logits_indices_.data();
   batch.num_logits = static_cast<int64_t>(logits_indices_.size());
   batch.input_hidden = input_hidden;
-  if (keep_hidden_states_) {
-    hidden_states_.resize(token_ids_.size() * static_cast<size_t>(model_.config().hidden_size));
+  batch.input_hidden_from_head = input_hidden_from_head;
+  if (tap_) {
+    hidden_states_.resize(token_ids_.size() * static_cast<size_t>(tap_->width(model_.config().hidden_size)));
     batch.hidden_states_out = hidden_states_.data();
+    batch.tap = &*tap_;
   }
   logits_hidden_states_ = model_.forward(batch, storage_.view(), pool_);
   model_.compute_logits(logits_hidden_states_.data(), batch.num_logits, logits_.data(), pool_);

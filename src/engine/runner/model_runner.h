@@ -8,6 +8,7 @@
 #error "this target sees the engine only through engine/engine_client.h, never model/ or kernels/ headers"
 #endif
 
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -21,20 +22,21 @@ namespace vllm {
 class ModelRunner {
  public:
   // `resident_kv_cache`: the KV pool's memory committed now (KVCacheStorage).
-  // `keep_hidden_states`: every token's final hidden state is kept, for an
-  // EAGLE head that reads them (hidden_states()).
+  // `tap`: the hidden states of every token it keeps, for an EAGLE head
+  // that reads them (hidden_states()).
   ModelRunner(Model& model, ThreadPool& pool, const KVCacheShape& shape, int32_t num_blocks,
-              bool resident_kv_cache = false, bool keep_hidden_states = false);
+              bool resident_kv_cache = false, std::optional<HiddenStateTap> tap = std::nullopt);
 
   // Runs every chunk; returns the logits of their wanted rows, chunk by chunk:
   // [sum of num_logits, vocab_size].  Valid until the next call.
-  // `input_hidden`: an EAGLE head's, a target hidden state per token of the
-  // chunks, in order (ForwardBatch::input_hidden).
-  std::span<float> execute(std::span<const ScheduledChunk> chunks, const float* input_hidden = nullptr);
+  // `input_hidden`: an EAGLE head's, a hidden state per token of the chunks,
+  // in order, its target's or (`from_head`) its own (ForwardBatch::input_hidden).
+  std::span<float> execute(std::span<const ScheduledChunk> chunks, const float* input_hidden = nullptr,
+                           bool input_hidden_from_head = false);
 
-  // Of the last execute(), valid until the next: every token's final hidden
-  // state, chunk by chunk ([num_tokens, hidden_size]; keep_hidden_states),
-  // and those of the rows whose logits it returned, as the model gave them.
+  // Of the last execute(), valid until the next: the kept hidden states of
+  // every token, chunk by chunk ([num_tokens, tap's width]), and those of
+  // the rows whose logits it returned, as the model gave them.
   std::span<const float> hidden_states() const { return hidden_states_; }
   std::span<const float> logits_hidden_states() const { return logits_hidden_states_; }
 
@@ -58,8 +60,8 @@ class ModelRunner {
   std::vector<int32_t> block_tables_;     // [num_seqs, max_blocks_per_seq]
   std::vector<int32_t> logits_indices_;   // [num_logits]
   std::vector<float> logits_;             // [num_logits, vocab_size]
-  bool keep_hidden_states_;
-  std::vector<float> hidden_states_;  // [num_tokens, hidden_size] when kept
+  std::optional<HiddenStateTap> tap_;
+  std::vector<float> hidden_states_;  // [num_tokens, tap's width] with a tap
   std::span<const float> logits_hidden_states_;
   int32_t max_blocks_per_seq_ = 0;
 };

@@ -26,7 +26,7 @@ Result<std::vector<float>> score_all_positions(Model& model, ThreadPool& pool, c
   std::vector<BlockId> block_table(static_cast<size_t>(num_blocks));
   std::iota(block_table.begin(), block_table.end(), 0);
   const KVCacheShape shape{model.kv_cache_spec(), block_size, kv_dtype};
-  ModelRunner runner(model, pool, shape, num_blocks, /*resident_kv_cache=*/false, hidden.output != nullptr);
+  ModelRunner runner(model, pool, shape, num_blocks, /*resident_kv_cache=*/false, hidden.tap);
   if (hidden.output != nullptr) hidden.output->clear();
 
   const auto vocab = static_cast<size_t>(config.vocab_size);
@@ -41,8 +41,9 @@ Result<std::vector<float>> score_all_positions(Model& model, ThreadPool& pool, c
     chunk.block_table =
         std::span<const BlockId>(block_table).first(static_cast<size_t>((end + block_size - 1) / block_size));
     chunk.num_logits = end - begin;
-    const float* input_hidden = hidden.input ? hidden.input + static_cast<size_t>(begin) * config.hidden_size : nullptr;
-    const std::span<const float> out = runner.execute(std::span<const ScheduledChunk>(&chunk, 1), input_hidden);
+    const float* input_hidden = hidden.input ? hidden.input + begin * hidden.input_width : nullptr;
+    const std::span<const float> out =
+        runner.execute(std::span<const ScheduledChunk>(&chunk, 1), input_hidden, hidden.input_from_head);
     std::copy(out.begin(), out.end(), logits.begin() + static_cast<ptrdiff_t>(static_cast<size_t>(begin) * vocab));
     if (hidden.output != nullptr) {
       hidden.output->insert(hidden.output->end(), runner.hidden_states().begin(), runner.hidden_states().end());

@@ -3,6 +3,7 @@
 // reference checks against other implementations (tests, dump tools).
 #pragma once
 
+#include <optional>
 #include <vector>
 
 #include "base/status.h"
@@ -13,8 +14,11 @@ namespace vllm {
 
 // What an EAGLE head's check passes in and takes out besides the logits.
 struct HiddenStateIO {
-  const float* input = nullptr;          // [num_tokens, the target's hidden_size]: an EAGLE head's input
-  std::vector<float>* output = nullptr;  // receives every token's final hidden state [num_tokens, hidden_size]
+  const float* input = nullptr;  // [num_tokens, input_width]: an EAGLE head's input
+  int64_t input_width = 0;
+  bool input_from_head = false;       // ForwardBatch::input_hidden_from_head
+  std::optional<HiddenStateTap> tap;  // what `output` receives of every token: [num_tokens, its width]
+  std::vector<float>* output = nullptr;
 };
 
 // [token_ids.size(), vocab_size]; chunks of `chunk_tokens` tokens, over a KV

@@ -10,7 +10,8 @@
 // unpadded drafting); a request whose newest token is at the end guesses
 // from the last row.  Each of the k - 1 further passes feeds a guess back at
 // the next position with the head's own output as its hidden state.  Guesses
-// are the argmax, so q is one-hot.
+// are the argmax, so q is one-hot.  An EAGLE-3 head reads the target's
+// auxiliary hidden states in the first pass, its own output in the others.
 #pragma once
 
 #include <vector>
@@ -24,9 +25,10 @@ namespace vllm {
 class EagleProposer final : public Proposer {
  public:
   // `kv_cache` gives the target's block tables; `shape` is the head's
-  // layers at the target's block size, `num_blocks` the target's pool.
+  // layers at the target's block size, `num_blocks` the target's pool;
+  // `target_hidden_width`: what the head reads of the target per token.
   EagleProposer(Model& head, ThreadPool& pool, const KVCacheManager& kv_cache, const KVCacheShape& shape,
-                int32_t num_blocks, bool resident_kv_cache);
+                int32_t num_blocks, bool resident_kv_cache, int64_t target_hidden_width);
   void propose(std::span<const DraftRequest> batch) override;
 
  private:
@@ -40,10 +42,12 @@ class EagleProposer final : public Proposer {
   ModelRunner runner_;
   int32_t vocab_size_;
   int64_t hidden_size_;
+  int64_t target_hidden_width_;
   int32_t max_context_length_;  // the head's: no row at a position beyond it
   std::vector<Pass> passes_;
   std::vector<ScheduledChunk> chunks_;
   std::vector<float> input_hidden_;  // the pass's hidden state per token, chunk by chunk
+  std::vector<float> next_hidden_;   // the next pass's, as the head gives them
 };
 
 }  // namespace vllm

@@ -27,8 +27,9 @@ std::unique_ptr<Proposer> make_proposer(const SpeculativeConfig& config, const D
       return std::make_unique<DraftModelProposer>(*draft.model, *draft.pool, *draft.kv_cache, draft.kv_shape,
                                                   draft.num_blocks, draft.resident);
     case SpeculativeMethod::kEagle:
+    case SpeculativeMethod::kEagle3:
       return std::make_unique<EagleProposer>(*draft.model, *draft.pool, *draft.kv_cache, draft.kv_shape,
-                                             draft.num_blocks, draft.resident);
+                                             draft.num_blocks, draft.resident, draft.target_hidden_width);
   }
   return nullptr;
 }

@@ -26,7 +26,8 @@ struct DraftRequest {
   int32_t max_drafts = 0;
   // For a proposer that reads the target's hidden states (EAGLE): those of
   // the tokens the target ran for this request in the last step (empty when
-  // it ran none), row i at position target_first_position + i.
+  // it ran none), row i at position target_first_position + i, each of
+  // DraftModelResources::target_hidden_width.
   std::span<const float> target_hidden;
   int32_t target_first_position = 0;
 };
@@ -46,6 +47,7 @@ struct DraftModelResources {
   KVCacheShape kv_shape;                     // the draft's layers, at the target's block size and dtype
   int32_t num_blocks = 0;                    // the target's pool
   bool resident = false;
+  int64_t target_hidden_width = 0;  // an EAGLE head's: what it reads of the target per token
 };
 
 // A chunk of `tokens` from `first_position` on, in the request's blocks (the

@@ -15,8 +15,8 @@ Status SpeculativeConfig::validate() const {
   if (method == SpeculativeMethod::kDraftModel && model.empty()) {
     return invalid_argument("a draft_model needs the draft model's path (model)");
   }
-  if (method == SpeculativeMethod::kEagle && model.empty()) {
-    return invalid_argument("eagle needs the EAGLE head's path (model)");
+  if ((method == SpeculativeMethod::kEagle || method == SpeculativeMethod::kEagle3) && model.empty()) {
+    return invalid_argument("an EAGLE proposer needs the head's path (model)");
   }
   if (prompt_lookup_min < 1 || prompt_lookup_max < 1) {
     return invalid_argument("prompt_lookup_min and prompt_lookup_max must be at least 1");

@@ -13,12 +13,13 @@ enum class SpeculativeMethod {
   kNgram,       // prompt lookup: drafts copied from where the sequence's last tokens occurred before
   kDraftModel,  // a smaller model of the same vocabulary, run greedily k tokens ahead
   kEagle,       // an EAGLE head: one decoder layer over the target's hidden states, run greedily k tokens ahead
+  kEagle3,      // an EAGLE-3 head: the same over three of the target's layers' hidden states, its own vocabulary
 };
 
 struct SpeculativeConfig {
   SpeculativeMethod method = SpeculativeMethod::kNgram;
   int32_t num_speculative_tokens = 0;  // k: drafts per request and step
-  std::string model;                   // draft_model: the draft model's directory or GGUF file; eagle: the head's
+  std::string model;  // draft_model: the draft model's directory or GGUF file; eagle, eagle3: the head's
   // ngram: the longest suffix of the sequence, of prompt_lookup_min to
   // prompt_lookup_max tokens, found earlier in it (vLLM's default 5 and 5).
   int32_t prompt_lookup_min = 5;

@@ -32,6 +32,7 @@ cpu::PackedGemmFn gemm_for(const PackedMatrix& w) {
     case DType::kI8:
     case DType::kI64:
     case DType::kF8E4M3:
+    case DType::kBool:
       break;
   }
   VLLM_CHECK(false, "linear: unsupported weight dtype");

@@ -11,10 +11,11 @@ Result<std::unique_ptr<Attention>> Attention::load(WeightReader& weights, const 
   auto a = std::make_unique<Attention>();
   a->c_ = config;
   const int64_t h = config.hidden_size, hd = config.head_dim;
+  const int64_t in = config.input_size != 0 ? config.input_size : h;
   const int64_t q_dim = config.num_heads * hd, kv_dim = config.num_kv_heads * hd;
   const std::string& p = names.prefix;
   if (names.fused_qkv) {
-    VLLM_ASSIGN_OR_RETURN(a->qkv_proj_, Linear::load(weights, {p + "qkv_proj.weight"}, {q_dim + 2 * kv_dim}, h,
+    VLLM_ASSIGN_OR_RETURN(a->qkv_proj_, Linear::load(weights, {p + "qkv_proj.weight"}, {q_dim + 2 * kv_dim}, in,
                                                      names.qkv_bias ? std::vector<std::string>{p + "qkv_proj.bias"}
                                                                     : std::vector<std::string>{}));
   } else {
@@ -23,7 +24,7 @@ Result<std::unique_ptr<Attention>> Attention::load(WeightReader& weights, const 
                        : std::vector<std::string>{};
     VLLM_ASSIGN_OR_RETURN(a->qkv_proj_,
                           Linear::load(weights, {p + "q_proj.weight", p + "k_proj.weight", p + "v_proj.weight"},
-                                       {q_dim, kv_dim, kv_dim}, h, biases));
+                                       {q_dim, kv_dim, kv_dim}, in, biases));
   }
   VLLM_ASSIGN_OR_RETURN(a->o_proj_, Linear::load(weights, {p + "o_proj.weight"}, {h}, q_dim,
                                                  names.o_bias ? std::vector<std::string>{p + "o_proj.bias"}

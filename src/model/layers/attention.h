@@ -16,6 +16,7 @@ namespace vllm {
 
 struct AttentionConfig {
   int64_t hidden_size = 0;
+  int64_t input_size = 0;  // of q, k and v's input when not hidden_size (EAGLE-3's 2 * hidden_size)
   int64_t num_heads = 0;
   int64_t num_kv_heads = 0;
   int64_t head_dim = 0;

@@ -54,15 +54,7 @@ std::span<const float> DecoderModel::forward(const ForwardBatch& batch, const KV
   ensure_size(normed_, t * h);
   ensure_size(out_, t * h);
   ensure_size(last_, batch.num_logits * h);
-  rope_.cos.resize(p_.ropes.size());
-  rope_.sin.resize(p_.ropes.size());
-  rope_.rotary_dim.resize(p_.ropes.size());
-  for (size_t r = 0; r < p_.ropes.size(); ++r) {
-    rope_.rotary_dim[r] = p_.ropes[r].rotary_dim();
-    ensure_size(rope_.cos[r], t * p_.ropes[r].rotary_dim() / 2);
-    ensure_size(rope_.sin[r], t * p_.ropes[r].rotary_dim() / 2);
-    p_.ropes[r].compute(batch.positions, batch.prompt_lens, t, rope_.cos[r].data(), rope_.sin[r].data());
-  }
+  rope_.compute(p_.ropes, batch);
 
   kernels::embedding(*p_.embed_tokens, batch.token_ids, t, hidden_.data());
   if (p_.embedding_scale != 1.0f) scale(hidden_.data(), t * h, p_.embedding_scale);
@@ -70,6 +62,7 @@ std::span<const float> DecoderModel::forward(const ForwardBatch& batch, const KV
   // Each residual add is fused with the norm that follows it.
   p_.layers[0].input_norm.forward(hidden_.data(), t, normed_.data(), pool);
   for (size_t i = 0; i < p_.layers.size(); ++i) {
+    if (batch.tap != nullptr && !batch.tap->layers.empty()) keep_layer_input(batch, static_cast<int32_t>(i));
     const DecoderLayer& layer = p_.layers[i];
     const LayerContext ctx{batch, kv_cache.layers[i], rope_, scratch_, pool};
     layer.mixer->forward(normed_.data(), ctx, out_.data());
@@ -80,7 +73,7 @@ std::span<const float> DecoderModel::forward(const ForwardBatch& batch, const KV
     if (i + 1 == p_.layers.size()) break;
     p_.layers[i + 1].input_norm.add_and_forward(hidden_.data(), out_.data(), t, normed_.data(), pool);
   }
-  if (float* all = batch.hidden_states_out) {
+  if (float* all = batch.tap != nullptr && batch.tap->layers.empty() ? batch.hidden_states_out : nullptr) {
     // Every row takes the last residual add and the final norm; the wanted ones are copied.
     for (int64_t i = 0; i < t * h; ++i) all[i] = hidden_[i] + out_[i];
     p_.final_norm.forward(all, t, all, pool);
@@ -96,6 +89,24 @@ std::span<const float> DecoderModel::forward(const ForwardBatch& batch, const KV
     p_.final_norm.forward(last_.data(), batch.num_logits, last_.data(), pool);
   }
   return {last_.data(), static_cast<size_t>(batch.num_logits * h)};
+}
+
+void DecoderModel::keep_layer_input(const ForwardBatch& batch, int32_t layer) const {
+  const auto& layers = batch.tap->layers;
+  const int64_t h = config_.hidden_size;
+  const int64_t width = batch.tap->width(h);
+  for (size_t j = 0; j < layers.size(); ++j) {
+    if (layers[j] != layer) continue;
+    for (int64_t r = 0; r < batch.num_tokens; ++r) {
+      std::copy(hidden_.data() + r * h, hidden_.data() + (r + 1) * h,
+                batch.hidden_states_out + r * width + static_cast<int64_t>(j) * h);
+    }
+  }
+}
+
+std::optional<HiddenStateTap> DecoderModel::target_hidden_states() const {
+  if (p_.input_fc) return HiddenStateTap{};
+  return std::nullopt;
 }
 
 int64_t DecoderModel::prompt_cache_key(int32_t num_prompt_tokens) const {

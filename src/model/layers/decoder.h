@@ -52,12 +52,16 @@ class DecoderModel : public Model {
   void compute_logits(const float* hidden, int64_t num_rows, float* logits, ThreadPool& pool) const override;
   ModelCost cost() const override;
   int64_t prompt_cache_key(int32_t num_prompt_tokens) const override;
+  // An EAGLE head (input_fc) reads its target's final hidden state.
+  std::optional<HiddenStateTap> target_hidden_states() const override;
 
   // What an EAGLE head shares with its target: the embedding and its scale,
   // the LM head and what is done to the logits.
   const DecoderParts& parts() const { return p_; }
 
  private:
+  // The residual stream entering `layer` (hidden_), where batch.tap names it.
+  void keep_layer_input(const ForwardBatch& batch, int32_t layer) const;
   // hidden_ = input_fc([hidden_ | batch.input_hidden]).
   void fuse_input_hidden(const ForwardBatch& batch, ThreadPool& pool);
 

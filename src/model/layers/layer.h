@@ -10,6 +10,7 @@
 #include "base/thread_pool.h"
 #include "kernels/kernels.h"
 #include "model/forward_batch.h"
+#include "model/layers/rotary.h"
 #include "model/layers/scratch.h"
 #include "model/model.h"
 
@@ -20,6 +21,9 @@ namespace vllm {
 struct RopeTables {
   std::vector<std::vector<float>> cos, sin;
   std::vector<int64_t> rotary_dim;
+
+  // The tables of `ropes` at the batch's positions (capacity kept between calls).
+  void compute(const std::vector<RotaryEmbedding>& ropes, const ForwardBatch& batch);
 };
 
 struct LayerContext {

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "model/layers/layer.h"
+
 namespace vllm {
 namespace {
 
@@ -136,6 +138,20 @@ void RotaryEmbedding::compute(const int32_t* positions, const int32_t* prompt_le
       cos[static_cast<size_t>(t) * half + i] = static_cast<float>(std::cos(angle) * attention_factor);
       sin[static_cast<size_t>(t) * half + i] = static_cast<float>(std::sin(angle) * attention_factor);
     }
+  }
+}
+
+void RopeTables::compute(const std::vector<RotaryEmbedding>& ropes, const ForwardBatch& batch) {
+  const int64_t t = batch.num_tokens;
+  cos.resize(ropes.size());
+  sin.resize(ropes.size());
+  rotary_dim.resize(ropes.size());
+  for (size_t r = 0; r < ropes.size(); ++r) {
+    rotary_dim[r] = ropes[r].rotary_dim();
+    const auto n = static_cast<size_t>(t * ropes[r].rotary_dim() / 2);
+    if (cos[r].size() < n) cos[r].resize(n);
+    if (sin[r].size() < n) sin[r].resize(n);
+    ropes[r].compute(batch.positions, batch.prompt_lens, t, cos[r].data(), sin[r].data());
   }
 }
 

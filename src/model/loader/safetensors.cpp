@@ -22,7 +22,7 @@ Result<Tensor> parse_entry(const std::string& path, const std::string& name, con
   const auto dtype = dtype_from_safetensors(dtype_json.get<std::string>());
   if (!dtype) {
     return unimplemented(where + ": unsupported dtype " + dtype_json.get<std::string>() +
-                         " (supported: F32, BF16, F16, F8_E4M3, I64, I32, I8)");
+                         " (supported: F32, BF16, F16, F8_E4M3, I64, I32, I8, BOOL)");
   }
   Tensor t;
   t.dtype = *dtype;
