@@ -1,7 +1,6 @@
 #include "engine/engine_core.h"
 
 #include <algorithm>
-#include <tuple>
 #include <unordered_map>
 
 #include "base/logging.h"
@@ -199,14 +198,18 @@ std::vector<EngineCoreOutput> EngineCore::step() {
 void EngineCore::propose_drafts(const SchedulerOutput& scheduled) {
   const SpeculativeConfig& spec = *config_.config.speculative;
   // Where each scheduled request's rows lie among the target's hidden states, when they were kept.
-  std::unordered_map<RequestId, std::pair<std::span<const float>, int32_t>>
-      target_rows;  // hidden states, first position
+  struct TargetRows {
+    std::span<const float> hidden;
+    int32_t first_position;
+  };
+  std::unordered_map<RequestId, TargetRows> target_rows;
   if (const std::span<const float> hidden = runner_.hidden_states(); !hidden.empty()) {
-    const auto h = static_cast<size_t>(target_hidden_width(model_, draft_model_.get()));
+    const auto width = static_cast<size_t>(target_hidden_width(model_, draft_model_.get()));
     size_t row = 0;
     for (const ScheduledChunk& chunk : scheduled.chunks) {
       const auto n = static_cast<size_t>(chunk.num_new_tokens());
-      target_rows.emplace(chunk.request_id, std::pair{hidden.subspan(row * h, n * h), chunk.num_computed_tokens});
+      target_rows.emplace(chunk.request_id,
+                          TargetRows{hidden.subspan(row * width, n * width), chunk.num_computed_tokens});
       row += n;
     }
   }
@@ -227,7 +230,8 @@ void EngineCore::propose_drafts(const SchedulerOutput& scheduled) {
     const bool takes_drafts = !batch_too_large && r->num_tokens_to_compute() == 1 && !r->params.grammar;
     DraftRequest& d = batch.emplace_back(DraftRequest{r, takes_drafts ? std::max(room, 0) : 0});
     if (const auto it = target_rows.find(r->id); it != target_rows.end()) {
-      std::tie(d.target_hidden, d.target_first_position) = it->second;
+      d.target_hidden = it->second.hidden;
+      d.target_first_position = it->second.first_position;
     }
   }
   if (!batch.empty()) proposer_->propose(batch);
