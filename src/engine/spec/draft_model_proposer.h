@@ -18,6 +18,7 @@
 
 #include "engine/kv/kv_cache_manager.h"
 #include "engine/runner/model_runner.h"
+#include "engine/spec/guess_chain.h"
 #include "engine/spec/proposer.h"
 
 namespace vllm {
@@ -31,17 +32,11 @@ class DraftModelProposer final : public Proposer {
   void propose(std::span<const DraftRequest> batch) override;
 
  private:
-  // A request that guesses, and how many guesses it takes.
-  struct Pass {
-    Request* request = nullptr;
-    int32_t max_drafts = 0;
-  };
   const KVCacheManager& kv_cache_;
   ModelRunner runner_;
   int32_t vocab_size_;
   int32_t max_context_length_;  // the draft's: no guess is made at a position beyond it
-  std::vector<Pass> passes_;
-  std::vector<ScheduledChunk> chunks_;
+  GuessChain chain_;
 };
 
 }  // namespace vllm

@@ -18,6 +18,7 @@
 
 #include "engine/kv/kv_cache_manager.h"
 #include "engine/runner/model_runner.h"
+#include "engine/spec/guess_chain.h"
 #include "engine/spec/proposer.h"
 
 namespace vllm {
@@ -32,20 +33,13 @@ class EagleProposer final : public Proposer {
   void propose(std::span<const DraftRequest> batch) override;
 
  private:
-  // A request that guesses, and how many guesses it takes.
-  struct Pass {
-    Request* request = nullptr;
-    int32_t max_drafts = 0;
-  };
-
   const KVCacheManager& kv_cache_;
   ModelRunner runner_;
   int32_t vocab_size_;
   int64_t hidden_size_;
   int64_t target_hidden_width_;
   int32_t max_context_length_;  // the head's: no row at a position beyond it
-  std::vector<Pass> passes_;
-  std::vector<ScheduledChunk> chunks_;
+  GuessChain chain_;
   std::vector<float> input_hidden_;  // the pass's hidden state per token, chunk by chunk
   std::vector<float> next_hidden_;   // the next pass's, as the head gives them
 };

@@ -6,19 +6,6 @@
 
 namespace vllm {
 
-ScheduledChunk draft_chunk(const Request& r, const KVCacheManager& kv_cache, int32_t first_position,
-                           std::span<const int32_t> tokens, bool guess) {
-  ScheduledChunk chunk;
-  chunk.request_id = r.id;
-  chunk.token_ids = tokens;
-  chunk.num_computed_tokens = first_position;
-  chunk.num_prompt_tokens = r.num_prompt_tokens();
-  chunk.block_table = kv_cache.block_table(r.id);
-  chunk.num_logits = guess ? 1 : 0;
-  chunk.sample = guess;
-  return chunk;
-}
-
 std::unique_ptr<Proposer> make_proposer(const SpeculativeConfig& config, const DraftModelResources& draft) {
   switch (config.method) {
     case SpeculativeMethod::kNgram:

@@ -12,7 +12,6 @@
 #include "engine/kv/kv_cache_manager.h"
 #include "engine/runner/kv_cache_storage.h"
 #include "engine/sched/request.h"
-#include "engine/sched/scheduler_output.h"
 #include "engine/spec/speculative_config.h"
 
 namespace vllm {
@@ -49,12 +48,6 @@ struct DraftModelResources {
   bool resident = false;
   int64_t target_hidden_width = 0;  // an EAGLE head's: what it reads of the target per token
 };
-
-// A chunk of `tokens` from `first_position` on, in the request's blocks (the
-// target's block table, which addresses a draft's cache too); `guess`: its
-// last row's logits are wanted.
-ScheduledChunk draft_chunk(const Request& r, const KVCacheManager& kv_cache, int32_t first_position,
-                           std::span<const int32_t> tokens, bool guess);
 
 std::unique_ptr<Proposer> make_proposer(const SpeculativeConfig& config, const DraftModelResources& draft = {});
 
