@@ -72,8 +72,11 @@ class Model {
   // Runs every token of `batch` through the layers, writing its keys and
   // values into `kv_cache`, and returns the final (normed) hidden states of
   // the rows batch.logits_indices names: [batch.num_logits, hidden_size],
-  // valid until the next call.  Not thread-safe: one caller (the engine
-  // thread) at a time; it reuses its scratch buffers.
+  // valid until the next call (an EAGLE-3 head's before its final norm,
+  // which compute_logits applies: what its next pass reads).  Not
+  // thread-safe: one caller (the engine thread) at a time; it reuses its
+  // scratch buffers.  Speculative decoding's heads read and write hidden
+  // states beside the tokens (ForwardBatch::input_hidden, hidden_states_out).
   //
   // Room is left here, not yet used, for what later features feed in or
   // take out: input embeddings instead of token ids, a range of layers (a
