@@ -21,8 +21,12 @@ DEFAULT_CONFIG = '{"method": "ngram", "num_speculative_tokens": 4, "prompt_looku
 
 
 def run(cmd):
-    done = subprocess.run(cmd, check=True, capture_output=True, text=True)
-    return done.stdout, done.stderr.strip().splitlines()[-1]
+    # The text goes to a file, not a pipe: a reader process woken for every
+    # streamed token takes a core from a 2-core machine's engine.
+    with tempfile.TemporaryFile("w+") as out:
+        done = subprocess.run(cmd, check=True, stdout=out, stderr=subprocess.PIPE, text=True)
+        out.seek(0)
+        return out.read(), done.stderr.strip().splitlines()[-1]
 
 
 def figure(pattern, line):

@@ -46,6 +46,18 @@ TEST(KVCacheManagerTest, HitStopsOneTokenShortOfTheWholePrompt) {
   EXPECT_EQ(m.get_computed_blocks(a, "").blocks, (Blocks{0}));
 }
 
+// For an EAGLE head (vLLM's use_eagle): the last block of a hit is computed again.
+TEST(KVCacheManagerTest, RecomputingTheLastHitBlockHitsOneBlockLess) {
+  KVCacheManager m(10, 4, true, /*recompute_last_hit_block=*/true);
+  const auto a = iota_tokens(10);
+  ASSERT_TRUE(m.allocate_slots(1, 10, m.get_computed_blocks(a, "")));
+  m.cache_full_blocks(1, a, 10, "");  // blocks 0 and 1 are full
+  const ComputedBlocks hit = m.get_computed_blocks(a, "");
+  EXPECT_EQ(hit.blocks, (Blocks{0}));
+  EXPECT_EQ(hit.num_computed_tokens, 4);
+  EXPECT_TRUE(m.get_computed_blocks(iota_tokens(6), "").blocks.empty());  // one block hit, recomputed
+}
+
 TEST(KVCacheManagerTest, FinishedRequestsLeaveTheirBlocksCached) {
   KVCacheManager m(4, 4, true);
   const auto a = iota_tokens(9);

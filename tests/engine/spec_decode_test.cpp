@@ -349,6 +349,24 @@ TEST(SpecDecodeEagleTest, GuessesEqualTheHeadRunOverTheWholeSequence) {
   EXPECT_EQ(r.draft_token_ids, recomputed_guesses(*reference_head, pool, r.all_token_ids, verified_hidden, k));
 }
 
+// With a head, a prefix-cache hit leaves its last block to be computed again
+// (the head's entry at a block's last position depends on the next token):
+// a repeated 40-token prompt hits one 16-token block, not two.
+TEST(SpecDecodeEagleTest, APrefixCacheHitRecomputesItsLastBlock) {
+  LoadedModel m = testing::load_model(testing::model_dir());
+  TempDir head_dir;
+  testing::write_eagle_head(testing::model_dir(), head_dir.path());
+  std::mt19937 rng(3);
+  const PromptInput prompt = PromptInput::from_token_ids(testing::random_tokens(rng, 40, 512));
+  for (const bool eagle : {false, true}) {
+    EngineConfig config;
+    if (eagle) config.speculative = draft_model_config(head_dir.path(), 2, SpeculativeMethod::kEagle);
+    auto engine = testing::make_engine(m, config);
+    for (int i = 0; i < 2; ++i) ASSERT_TRUE(engine->generate({prompt}, {testing::greedy(4)}).is_ok());
+    EXPECT_EQ(engine->stats().prefix_cache.hits_tokens, eagle ? 16 : 32);
+  }
+}
+
 // A head that cannot be read, whose width is not the target's, or that reads
 // a layer the target lacks, is one clear error at start-up.
 TEST(SpecDecodeEagleTest, RefusesAMissingHeadAWrongWidthOrAMissingLayer) {

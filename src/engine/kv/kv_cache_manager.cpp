@@ -6,8 +6,12 @@
 
 namespace vllm {
 
-KVCacheManager::KVCacheManager(int32_t num_blocks, int32_t block_size, bool enable_caching)
-    : block_size_(block_size), enable_caching_(enable_caching), pool_(num_blocks, enable_caching) {}
+KVCacheManager::KVCacheManager(int32_t num_blocks, int32_t block_size, bool enable_caching,
+                               bool recompute_last_hit_block)
+    : block_size_(block_size),
+      enable_caching_(enable_caching),
+      recompute_last_hit_block_(recompute_last_hit_block),
+      pool_(num_blocks, enable_caching) {}
 
 ComputedBlocks KVCacheManager::get_computed_blocks(std::span<const int32_t> tokens, const std::string& cache_salt) {
   ComputedBlocks out;
@@ -24,6 +28,7 @@ ComputedBlocks KVCacheManager::get_computed_blocks(std::span<const int32_t> toke
     out.blocks.push_back(*hit);
     parent = h;
   }
+  if (recompute_last_hit_block_ && !out.blocks.empty()) out.blocks.pop_back();
   out.num_computed_tokens = static_cast<int32_t>(out.blocks.size()) * block_size_;
   return out;
 }

@@ -31,10 +31,15 @@ struct PrefixCacheStats {
 
 class KVCacheManager {
  public:
-  KVCacheManager(int32_t num_blocks, int32_t block_size, bool enable_caching);
+  // `recompute_last_hit_block`: a hit leaves its last block to be computed
+  // again (vLLM does so for EAGLE heads: the head's keys and values at a
+  // block's last position depend on the token after it, which the block's
+  // hash does not cover).
+  KVCacheManager(int32_t num_blocks, int32_t block_size, bool enable_caching, bool recompute_last_hit_block = false);
 
   // The longest cached prefix of `tokens` in whole blocks, stopping at least
-  // one token short of the end so that the last token's logits are computed.
+  // one token short of the end so that the last token's logits are computed
+  // (and a block shorter with recompute_last_hit_block).
   // `cache_salt` is an extra key: requests with different salts share nothing.
   ComputedBlocks get_computed_blocks(std::span<const int32_t> tokens, const std::string& cache_salt);
 
@@ -66,6 +71,7 @@ class KVCacheManager {
 
   int32_t block_size_;
   bool enable_caching_;
+  bool recompute_last_hit_block_;
   BlockPool pool_;
   std::unordered_map<RequestId, RequestBlocks> requests_;
   PrefixCacheStats stats_;
