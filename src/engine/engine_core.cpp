@@ -88,11 +88,12 @@ EngineCore::EngineCore(Model& model, const ResolvedEngineConfig& config, std::un
               draft_model ? draft_model->target_hidden_states() : std::nullopt),
       sampler_(static_cast<int32_t>(model.config().vocab_size), eos_token_ids_),
       draft_model_(std::move(draft_model)),
+      target_hidden_width_(target_hidden_width(model, draft_model_.get())),
       proposer_(config.config.speculative
-                    ? make_proposer(*config.config.speculative,
-                                    DraftModelResources{draft_model_.get(), &pool_, &kv_cache_, config.draft_kv_shape,
-                                                        config.num_blocks, config.config.cache.resident,
-                                                        target_hidden_width(model, draft_model_.get())})
+                    ? make_proposer(
+                          *config.config.speculative,
+                          DraftModelResources{draft_model_.get(), &pool_, &kv_cache_, config.draft_kv_shape,
+                                              config.num_blocks, config.config.cache.resident, target_hidden_width_})
                     : nullptr) {}
 
 Status EngineCore::check_request(const std::vector<int32_t>& prompt, const SamplingParams& params) const {
@@ -205,7 +206,7 @@ void EngineCore::propose_drafts(const SchedulerOutput& scheduled) {
   };
   std::unordered_map<RequestId, TargetRows> target_rows;
   if (const std::span<const float> hidden = runner_.hidden_states(); !hidden.empty()) {
-    const auto width = static_cast<size_t>(target_hidden_width(model_, draft_model_.get()));
+    const auto width = static_cast<size_t>(target_hidden_width_);
     size_t row = 0;
     for (const ScheduledChunk& chunk : scheduled.chunks) {
       const auto n = static_cast<size_t>(chunk.num_new_tokens());

@@ -71,6 +71,7 @@ class EngineCore {
   ModelRunner runner_;
   Sampler sampler_;
   std::unique_ptr<Model> draft_model_;  // speculative decoding's draft model or EAGLE head, else null
+  int64_t target_hidden_width_;         // an EAGLE head's: what it reads of the target per token; else 0
   std::unique_ptr<Proposer> proposer_;  // null without speculative decoding
   int64_t num_steps_ = 0;
   int64_t num_scheduled_tokens_ = 0;

@@ -55,20 +55,23 @@ Result<std::vector<WeightSpec>> model_weight_specs(const ModelConfig& config) {
   return std::move(lister.specs);
 }
 
+Status check_layers_present(const ModelConfig& config, const WeightSource& weights, const std::string& prefix) {
+  const int64_t layers_present = weights.count_numbered(prefix);
+  if (config.num_hidden_layers > layers_present) {
+    return invalid_argument(config.source + ": num_hidden_layers is " + std::to_string(config.num_hidden_layers) +
+                            " but " + weights.source() + " has tensors for " + std::to_string(layers_present) +
+                            " layers");
+  }
+  return Status::ok();
+}
+
 namespace {
 
 // Builds the architecture `config` names from `weights`.
 Result<std::unique_ptr<Model>> build_model(const ModelConfig& config, const WeightSource& weights) {
   Result<ArchitectureBuilder> build = architecture_builder(config.architecture);
   if (!build.is_ok()) return build.status().with_context(config.source);
-  // Before anything is sized from the config: a count it states wrongly
-  // (num_hidden_layers 1e9) is one clear error, not an allocation that fails.
-  const int64_t layers_present = weights.count_numbered("model.layers.");
-  if (config.num_hidden_layers > layers_present) {
-    return invalid_argument(config.source + ": num_hidden_layers is " + std::to_string(config.num_hidden_layers) +
-                            " but " + weights.source() + " has tensors for " + std::to_string(layers_present) +
-                            " layers");
-  }
+  VLLM_RETURN_IF_ERROR(check_layers_present(config, weights, "model.layers."));
   ThreadPool packers(ThreadPool::default_num_threads());
   SourceWeightReader reader(weights, packers);
   return (*build)(config, reader);

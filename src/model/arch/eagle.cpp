@@ -4,6 +4,7 @@
 #include "model/layers/attention.h"
 #include "model/layers/mlp.h"
 #include "model/loader/checkpoint.h"
+#include "model/registry.h"
 
 namespace vllm {
 
@@ -65,12 +66,7 @@ Result<std::unique_ptr<Model>> load_eagle_head(const std::string& path, const Mo
                             ") differs from the target model's (" + std::to_string(target_hidden) + ")");
   }
   VLLM_ASSIGN_OR_RETURN(Checkpoint checkpoint, Checkpoint::open(path));
-  const int64_t layers_present = checkpoint.count_numbered("layers.");
-  if (config.num_hidden_layers > layers_present) {
-    return invalid_argument(config.source + ": num_hidden_layers is " + std::to_string(config.num_hidden_layers) +
-                            " but " + checkpoint.source() + " has tensors for " + std::to_string(layers_present) +
-                            " layers (an EAGLE head's are named layers.<i>.)");
-  }
+  VLLM_RETURN_IF_ERROR(check_layers_present(config, checkpoint, "layers."));
   ThreadPool packers(ThreadPool::default_num_threads());
   SourceWeightReader reader(checkpoint, packers);
   return build_eagle_head(config, reader, decoder, checkpoint.has("fc.bias"));
