@@ -76,16 +76,15 @@ int main(int argc, char** argv) {
   std::mt19937 rng(1);
   std::vector<int32_t> tokens(static_cast<size_t>(context + max_drafts + 1));
   for (int32_t& t : tokens) t = static_cast<int32_t>(3 + rng() % static_cast<uint32_t>(vocab - 3));
-  ScheduledChunk prefill;
+  ForwardChunk prefill;
   prefill.token_ids = std::span<const int32_t>(tokens).first(static_cast<size_t>(context));
   prefill.num_prompt_tokens = context;
   prefill.block_table = block_table;
   prefill.num_logits = 1;
-  prefill.sample = true;
-  runner.execute(std::span<const ScheduledChunk>(&prefill, 1));
+  runner.execute(std::span<const ForwardChunk>(&prefill, 1));
 
   auto verification = [&](int32_t k) {
-    ScheduledChunk c;
+    ForwardChunk c;
     c.token_ids = std::span<const int32_t>(tokens).subspan(static_cast<size_t>(context), 1);
     c.draft_token_ids =
         std::span<const int32_t>(tokens).subspan(static_cast<size_t>(context) + 1, static_cast<size_t>(k));
@@ -93,15 +92,14 @@ int main(int argc, char** argv) {
     c.num_prompt_tokens = context;
     c.block_table = block_table;
     c.num_logits = 1 + k;
-    c.sample = true;
     return c;
   };
   std::map<int32_t, std::vector<double>> pass_seconds;
   for (int r = 0; r < repetitions + 2; ++r) {
     for (int32_t k : kDraftCounts) {
-      const ScheduledChunk c = verification(k);
+      const ForwardChunk c = verification(k);
       const double start = now_seconds();
-      runner.execute(std::span<const ScheduledChunk>(&c, 1));
+      runner.execute(std::span<const ForwardChunk>(&c, 1));
       if (r >= 2) pass_seconds[k].push_back(now_seconds() - start);  // two warm-up rounds
     }
   }

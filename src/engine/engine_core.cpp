@@ -85,8 +85,7 @@ EngineCore::EngineCore(Model& model, const ResolvedEngineConfig& config, std::un
                 /*recompute_last_hit_block=*/draft_model && draft_model->target_hidden_states().has_value()),
       scheduler_(config.config.scheduler, kv_cache_, eos_token_ids_),
       runner_(model, pool_, config.kv_shape, config.num_blocks, config.config.cache.resident,
-              draft_model ? draft_model->target_hidden_states() : std::nullopt),
-      sampler_(static_cast<int32_t>(model.config().vocab_size), eos_token_ids_),
+              draft_model ? draft_model->target_hidden_states() : std::nullopt, eos_token_ids_),
       draft_model_(std::move(draft_model)),
       target_hidden_width_(target_hidden_width(model, draft_model_.get())),
       proposer_(config.config.speculative
@@ -150,19 +149,6 @@ Status EngineCore::add_request(EngineCoreRequest request) {
 
 bool EngineCore::abort_request(RequestId id) { return scheduler_.abort_request(id); }
 
-void EngineCore::score_prompt(Request& r, const ScheduledChunk& chunk, const float* rows) {
-  // Row i is position first_position + i; it scores the token after it.
-  const int32_t first_position = chunk.num_computed_tokens + chunk.num_new_tokens() - chunk.num_logits;
-  const int32_t end = std::min(chunk.num_computed_tokens + chunk.num_new_tokens(), r.num_prompt_tokens() - 1);
-  const auto vocab = static_cast<int32_t>(model_.config().vocab_size);
-  // Positions scored before a preemption are not scored again.
-  for (auto p = static_cast<int32_t>(r.prompt_logprobs.size()); p < end; ++p) {
-    const float* row = rows + static_cast<size_t>(p - first_position) * static_cast<size_t>(vocab);
-    r.prompt_logprobs.push_back(position_logprobs(
-        row, vocab, log_sum_exp(row, vocab), r.all_token_ids[static_cast<size_t>(p) + 1], *r.params.prompt_logprobs));
-  }
-}
-
 std::vector<EngineCoreOutput> EngineCore::step() {
   const SchedulerOutput scheduled = scheduler_.schedule();
   std::vector<EngineCoreOutput> timed_out;
@@ -171,26 +157,11 @@ std::vector<EngineCoreOutput> EngineCore::step() {
     out.request_id = id;
     out.finish_reason = FinishReason::kQueueTimeout;
   }
+  // Even with nothing to run: the runner forgets the requests that finished.
+  const ModelRunnerOutput sampled = runner_.execute_model(scheduled);
   if (scheduled.chunks.empty()) return timed_out;
   ++num_steps_;
   num_scheduled_tokens_ += scheduled.total_num_scheduled_tokens;
-  const std::span<float> logits = runner_.execute(scheduled.chunks);
-
-  const auto vocab = static_cast<size_t>(model_.config().vocab_size);
-  std::vector<SamplingRow> rows;
-  size_t row = 0;
-  for (const ScheduledChunk& chunk : scheduled.chunks) {
-    if (chunk.num_logits == 0) continue;
-    Request* r = scheduler_.find_request(chunk.request_id);
-    if (r->wants_prompt_logprobs()) score_prompt(*r, chunk, logits.data() + row * vocab);
-    row += static_cast<size_t>(chunk.num_logits);
-    if (!chunk.sample) continue;
-    // A chunk with drafts has a row per draft before its last.
-    const size_t first_row = row - 1 - static_cast<size_t>(chunk.num_draft_tokens());
-    rows.push_back(SamplingRow{logits.data() + first_row * vocab, &r->params, r->prompt_token_ids(),
-                               r->output_token_ids(), &r->rng, r->active_grammar(), chunk.draft_token_ids});
-  }
-  ModelRunnerOutput sampled{sampler_.sample(rows, pool_)};
   std::vector<EngineCoreOutput> outputs = scheduler_.update_from_output(scheduled, sampled);
   if (proposer_) propose_drafts(scheduled);
   outputs.insert(outputs.end(), timed_out.begin(), timed_out.end());

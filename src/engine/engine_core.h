@@ -15,8 +15,7 @@
 #include "engine/engine_config.h"
 #include "engine/engine_stats.h"
 #include "engine/kv/kv_cache_manager.h"
-#include "engine/runner/model_runner.h"
-#include "engine/sample/sampler.h"
+#include "engine/runner/step_runner.h"
 #include "engine/sched/scheduler.h"
 #include "engine/spec/proposer.h"
 #include "model/model.h"
@@ -51,13 +50,14 @@ class EngineCore {
   EngineCoreStats stats() const;
   const ResolvedEngineConfig& config() const { return config_; }
   const KVCacheManager& kv_cache() const { return kv_cache_; }
+  // The runner's state of the requests it has run: those that finished are
+  // dropped at the next step.
+  const InputBatch& input_batch() const { return runner_.input_batch(); }
   const std::vector<int32_t>& eos_token_ids() const { return eos_token_ids_; }
   int64_t vocab_size() const { return model_.config().vocab_size; }
 
  private:
   EngineCore(Model& model, const ResolvedEngineConfig& config, std::unique_ptr<Model> draft_model);
-  // Adds the prompt logprobs that this chunk's logits rows complete.
-  void score_prompt(Request& r, const ScheduledChunk& chunk, const float* rows);
   // Speculative decoding: drafts for the next step of the running requests
   // that can take them, after the step `scheduled` ran.
   void propose_drafts(const SchedulerOutput& scheduled);
@@ -68,8 +68,7 @@ class EngineCore {
   ThreadPool pool_;
   KVCacheManager kv_cache_;
   Scheduler scheduler_;
-  ModelRunner runner_;
-  Sampler sampler_;
+  StepRunner runner_;
   std::unique_ptr<Model> draft_model_;  // speculative decoding's draft model or EAGLE head, else null
   int64_t target_hidden_width_;         // an EAGLE head's: what it reads of the target per token; else 0
   std::unique_ptr<Proposer> proposer_;  // null without speculative decoding

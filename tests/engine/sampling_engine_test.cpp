@@ -79,6 +79,57 @@ TEST_F(SamplingEngineTest, SeededRequestIsTheSameAloneInABatchOf32AndChunked) {
   EXPECT_GT(busy->stats().num_preemptions, 0);
 }
 
+// A preempted request is recomputed from its first token; the runner keeps
+// its generator and the prompt positions it has scored, so its samples,
+// logprobs and prompt logprobs are those it gets alone (none twice; the
+// logprobs within 1e-4, as other batches sum in another order).
+TEST_F(SamplingEngineTest, PreemptionChangesNoSampleLogprobOrPromptLogprob) {
+  std::mt19937 rng(11);
+  std::vector<PromptInput> prompts;
+  std::vector<SamplingParams> params;
+  for (int i = 0; i < 8; ++i) {
+    std::vector<int32_t> ids = testing::random_tokens(rng, 20 + static_cast<int32_t>(rng() % 30), 512);
+    ids.insert(ids.begin(), 1);
+    prompts.push_back(PromptInput::from_token_ids(ids));
+    SamplingParams p = seeded(200 + i, 30);
+    p.logprobs = 2;
+    p.prompt_logprobs = 3;
+    params.push_back(p);
+  }
+  auto alone_engine = testing::make_engine(*stories_);
+  std::vector<RequestOutput> alone;
+  for (size_t i = 0; i < prompts.size(); ++i) {
+    Result<std::vector<RequestOutput>> out = alone_engine->generate({prompts[i]}, {params[i]});
+    ASSERT_TRUE(out.is_ok()) << out.status().message();
+    alone.push_back(std::move(out->at(0)));
+  }
+  // 8-token chunks over 8 blocks (128 tokens): prompts and outputs are preempted midway.
+  auto busy = testing::make_engine(*stories_, testing::small_engine(*stories_, 8, 8));
+  Result<std::vector<RequestOutput>> together = busy->generate(prompts, params);
+  ASSERT_TRUE(together.is_ok()) << together.status().message();
+  EXPECT_GT(busy->stats().num_preemptions, 4);
+  for (size_t i = 0; i < prompts.size(); ++i) {
+    const CompletionOutput& got = together->at(i).outputs.at(0);
+    const CompletionOutput& want = alone[i].outputs.at(0);
+    EXPECT_EQ(got.token_ids, want.token_ids) << "request " << i;
+    ASSERT_TRUE(got.logprobs && want.logprobs);
+    ASSERT_EQ(got.logprobs->size(), want.logprobs->size()) << "request " << i;
+    for (size_t t = 0; t < want.logprobs->size(); ++t) {
+      EXPECT_NEAR(got.logprobs->at(t).chosen.logprob, want.logprobs->at(t).chosen.logprob, 1e-4)
+          << "request " << i << " token " << t;
+    }
+    ASSERT_TRUE(together->at(i).prompt_logprobs && alone[i].prompt_logprobs);
+    const std::vector<PositionLogprobs>& got_prompt = *together->at(i).prompt_logprobs;
+    const std::vector<PositionLogprobs>& want_prompt = *alone[i].prompt_logprobs;
+    ASSERT_EQ(got_prompt.size(), want_prompt.size()) << "request " << i;
+    for (size_t t = 0; t < want_prompt.size(); ++t) {
+      EXPECT_EQ(got_prompt[t].chosen.token_id, want_prompt[t].chosen.token_id) << "request " << i << " position " << t;
+      EXPECT_NEAR(got_prompt[t].chosen.logprob, want_prompt[t].chosen.logprob, 1e-4)
+          << "request " << i << " position " << t;
+    }
+  }
+}
+
 TEST_F(SamplingEngineTest, NSequencesShareThePromptAndUseSeedPlusIndex) {
   std::vector<int32_t> prompt = once_upon_a_time();
   std::mt19937 rng(9);

@@ -31,8 +31,10 @@ struct Harness {
   std::pair<SchedulerOutput, std::vector<EngineCoreOutput>> step(int32_t token = 7) {
     SchedulerOutput out = scheduler.schedule();
     ModelRunnerOutput sampled;
+    sampled.prompt_logprobs.resize(out.chunks.size());
     for (const ScheduledChunk& c : out.chunks) {
-      if (c.sample) sampled.sampled_tokens.push_back({SampledToken{token, 0.0f, std::nullopt}});
+      sampled.sampled_tokens.emplace_back();
+      if (c.sample) sampled.sampled_tokens.back().push_back(SampledToken{token, 0.0f, std::nullopt});
     }
     std::vector<EngineCoreOutput> outputs = scheduler.update_from_output(out, sampled);
     return {std::move(out), std::move(outputs)};
@@ -73,7 +75,7 @@ TEST(SchedulerTest, RunningRequestsFirstThenWaitingOnesChunkedToTheBudget) {
   EXPECT_EQ(second.chunks[0].request_id, 1);  // decode of the sampled token
   EXPECT_EQ(second.chunks[0].num_computed_tokens, 6);
   EXPECT_EQ(second.chunks[0].num_new_tokens(), 1);
-  EXPECT_EQ(second.chunks[0].token_ids[0], 7);
+  EXPECT_EQ(second.chunks[0].num_known_tokens, 1);
   EXPECT_EQ(second.chunks[1].request_id, 2);  // the prompt's last two tokens
   EXPECT_EQ(second.chunks[1].num_computed_tokens, 4);
   EXPECT_EQ(second.chunks[1].num_new_tokens(), 2);
@@ -235,6 +237,7 @@ TEST(SchedulerTest, RequestsThatNeverRanExpireAfterMaxQueueSeconds) {
 // rejected ones are taken back from its computed tokens.
 ModelRunnerOutput tokens(std::vector<int32_t> ids) {
   ModelRunnerOutput out;
+  out.prompt_logprobs.resize(1);
   out.sampled_tokens.emplace_back();
   for (int32_t id : ids) out.sampled_tokens.back().push_back(SampledToken{id, 0.0f, std::nullopt});
   return out;
@@ -253,8 +256,8 @@ TEST(SchedulerTest, DraftsAreScheduledWithTheLastTokenAndRejectedOnesTakenBack) 
   EXPECT_EQ(c.num_draft_tokens(), 3);
   EXPECT_EQ(c.num_logits, 4);
   EXPECT_TRUE(c.sample);
-  EXPECT_EQ(c.new_token(0), 7);
-  EXPECT_EQ(c.new_token(3), 13);
+  EXPECT_EQ(c.num_known_tokens, 1);  // the sampled 7, which the runner has
+  EXPECT_EQ(c.draft_token_ids[2], 13);
   EXPECT_EQ(h.kv.block_table(1).size(), 3u);  // 6 + 1 + 3 draft tokens: their slots too
   // Two drafts accepted, the third replaced by the target's 99.
   const std::vector<EngineCoreOutput> outputs = h.scheduler.update_from_output(out, tokens({11, 12, 99}));
@@ -301,7 +304,7 @@ TEST(SchedulerTest, AShortBudgetTrimsTheDrafts) {
   ASSERT_EQ(out.chunks.size(), 1u);
   EXPECT_EQ(out.chunks[0].num_new_tokens(), 3);
   EXPECT_EQ(out.chunks[0].draft_token_ids.size(), 2u);
-  EXPECT_EQ(out.chunks[0].new_token(2), 12);
+  EXPECT_EQ(out.chunks[0].draft_token_ids[1], 12);
 }
 
 TEST(SchedulerTest, NothingAfterAStopInsideTheAcceptedDraftsIsOutput) {
@@ -317,6 +320,45 @@ TEST(SchedulerTest, NothingAfterAStopInsideTheAcceptedDraftsIsOutput) {
   EXPECT_TRUE(outputs[0].ended_by_stop_token);
   EXPECT_EQ(h.scheduler.find_request(1), nullptr);
   EXPECT_EQ(h.kv.pool().num_free_blocks(), 100);
+}
+
+// The runner keeps its own state of each request: the scheduler sends a
+// request's prompt and parameters once, when it is first scheduled (not
+// again after a preemption, whose recomputation the runner's history
+// covers), and names each request that finished at the next schedule().
+TEST(SchedulerTest, TheRunnerMeetsARequestOnceAndHearsWhenItFinished) {
+  Harness h(4, 4, config(32));
+  h.scheduler.add_request(make_request(1, 6, 100, /*ignore_eos=*/true));
+  h.scheduler.add_request(make_request(2, 6, 100, /*ignore_eos=*/true));
+  auto [first, out1] = h.step();
+  ASSERT_EQ(first.new_requests.size(), 2u);
+  EXPECT_EQ(first.new_requests[0].request_id, 1);
+  EXPECT_EQ(first.new_requests[0].prompt_token_ids, (std::vector<int32_t>{1100, 1101, 1102, 1103, 1104, 1105}));
+  EXPECT_EQ(first.new_requests[0].params.max_tokens, 100);
+  EXPECT_EQ(first.new_requests[1].request_id, 2);
+  EXPECT_TRUE(first.finished.empty());
+  // Both grow until the 4 blocks run out and request 2 is preempted.
+  SchedulerOutput preempting;
+  while (preempting.preempted.empty()) {
+    preempting = h.step().first;
+    EXPECT_TRUE(preempting.new_requests.empty());
+  }
+  EXPECT_EQ(preempting.preempted, (std::vector<RequestId>{2}));
+  h.scheduler.abort_request(1);
+  // Request 2 is recomputed from its first token: the runner has them all.
+  auto [resumed, resumed_out] = h.step();
+  EXPECT_EQ(resumed.finished, (std::vector<RequestId>{1}));
+  EXPECT_TRUE(resumed.new_requests.empty());
+  ASSERT_EQ(resumed.chunks.size(), 1u);
+  EXPECT_EQ(resumed.chunks[0].request_id, 2);
+  EXPECT_EQ(resumed.chunks[0].num_computed_tokens, 0);
+  EXPECT_GT(resumed.chunks[0].num_known_tokens, 6);
+  EXPECT_TRUE(h.step().first.finished.empty());  // said once
+  // A request aborted before it ever ran is news to nobody.
+  h.scheduler.add_request(make_request(3, 6));
+  h.scheduler.abort_request(3);
+  h.scheduler.abort_request(2);
+  EXPECT_EQ(h.scheduler.schedule().finished, (std::vector<RequestId>{2}));
 }
 
 }  // namespace

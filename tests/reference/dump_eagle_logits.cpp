@@ -68,14 +68,14 @@ int main(int argc, char** argv) {
   tokens.reserve(static_cast<size_t>(length));
   std::vector<float> own_output;
   auto run = [&](int32_t first, int32_t end, const float* input, bool from_head) {
-    ScheduledChunk chunk;
+    ForwardChunk chunk;
     chunk.token_ids =
         std::span<const int32_t>(tokens).subspan(static_cast<size_t>(first), static_cast<size_t>(end - first));
     chunk.num_computed_tokens = first;
     chunk.num_prompt_tokens = rows;
     chunk.block_table = block_table;
     chunk.num_logits = end - first;
-    const std::span<const float> out = runner.execute(std::span<const ScheduledChunk>(&chunk, 1), input, from_head);
+    const std::span<const float> out = runner.execute(std::span<const ForwardChunk>(&chunk, 1), input, from_head);
     logits.insert(logits.end(), out.begin(), out.end());
     const std::span<const float> outputs = runner.logits_hidden_states();
     own_output.assign(outputs.end() - static_cast<ptrdiff_t>(hidden_size), outputs.end());

@@ -14,7 +14,7 @@ ModelRunner::ModelRunner(Model& model, ThreadPool& pool, const KVCacheShape& sha
       storage_(shape, num_blocks, resident_kv_cache),
       tap_(std::move(tap)) {}
 
-void ModelRunner::build_batch(std::span<const ScheduledChunk> chunks) {
+void ModelRunner::build_batch(std::span<const ForwardChunk> chunks) {
   token_ids_.clear();
   positions_.clear();
   prompt_lens_.clear();
@@ -23,13 +23,13 @@ void ModelRunner::build_batch(std::span<const ScheduledChunk> chunks) {
   seq_lens_.clear();
   logits_indices_.clear();
   max_blocks_per_seq_ = 0;
-  for (const ScheduledChunk& c : chunks) {
+  for (const ForwardChunk& c : chunks) {
     max_blocks_per_seq_ = std::max(max_blocks_per_seq_, static_cast<int32_t>(c.block_table.size()));
   }
   block_tables_.assign(chunks.size() * static_cast<size_t>(max_blocks_per_seq_), 0);
 
   for (size_t s = 0; s < chunks.size(); ++s) {
-    const ScheduledChunk& c = chunks[s];
+    const ForwardChunk& c = chunks[s];
     const int32_t seq_len = c.num_computed_tokens + c.num_new_tokens();
     VLLM_CHECK(static_cast<int64_t>(c.block_table.size()) * block_size_ >= seq_len, "block table covers the chunk");
     VLLM_CHECK(c.num_logits >= 0 && c.num_logits <= c.num_new_tokens(), "logits rows lie within the chunk");
@@ -51,7 +51,7 @@ void ModelRunner::build_batch(std::span<const ScheduledChunk> chunks) {
   }
 }
 
-std::span<float> ModelRunner::execute(std::span<const ScheduledChunk> chunks, const float* input_hidden,
+std::span<float> ModelRunner::execute(std::span<const ForwardChunk> chunks, const float* input_hidden,
                                       bool input_hidden_from_head) {
   build_batch(chunks);
   if (token_ids_.empty()) return {};

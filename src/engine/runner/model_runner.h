@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "base/thread_pool.h"
+#include "engine/runner/forward_chunk.h"
 #include "engine/runner/kv_cache_storage.h"
-#include "engine/sched/scheduler_output.h"
 #include "model/model.h"
 
 namespace vllm {
@@ -31,7 +31,7 @@ class ModelRunner {
   // [sum of num_logits, vocab_size].  Valid until the next call.
   // `input_hidden`: an EAGLE head's, a hidden state per token of the chunks,
   // in order, its target's or (`from_head`) its own (ForwardBatch::input_hidden).
-  std::span<float> execute(std::span<const ScheduledChunk> chunks, const float* input_hidden = nullptr,
+  std::span<float> execute(std::span<const ForwardChunk> chunks, const float* input_hidden = nullptr,
                            bool input_hidden_from_head = false);
 
   // Of the last execute(), valid until the next: the kept hidden states of
@@ -43,7 +43,7 @@ class ModelRunner {
   int32_t block_size() const { return block_size_; }
 
  private:
-  void build_batch(std::span<const ScheduledChunk> chunks);
+  void build_batch(std::span<const ForwardChunk> chunks);
 
   Model& model_;
   ThreadPool& pool_;

@@ -33,7 +33,7 @@ Result<std::vector<float>> score_all_positions(Model& model, ThreadPool& pool, c
   std::vector<float> logits(static_cast<size_t>(n) * vocab);
   for (int32_t begin = 0; begin < n; begin += chunk_tokens) {
     const int32_t end = std::min(n, begin + chunk_tokens);
-    ScheduledChunk chunk;
+    ForwardChunk chunk;
     chunk.token_ids =
         std::span<const int32_t>(token_ids).subspan(static_cast<size_t>(begin), static_cast<size_t>(end - begin));
     chunk.num_computed_tokens = begin;
@@ -43,7 +43,7 @@ Result<std::vector<float>> score_all_positions(Model& model, ThreadPool& pool, c
     chunk.num_logits = end - begin;
     const float* input_hidden = hidden.input ? hidden.input + begin * hidden.input_width : nullptr;
     const std::span<const float> out =
-        runner.execute(std::span<const ScheduledChunk>(&chunk, 1), input_hidden, hidden.input_from_head);
+        runner.execute(std::span<const ForwardChunk>(&chunk, 1), input_hidden, hidden.input_from_head);
     std::copy(out.begin(), out.end(), logits.begin() + static_cast<ptrdiff_t>(static_cast<size_t>(begin) * vocab));
     if (hidden.output != nullptr) {
       hidden.output->insert(hidden.output->end(), runner.hidden_states().begin(), runner.hidden_states().end());

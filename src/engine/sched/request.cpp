@@ -23,7 +23,6 @@ Request::Request(RequestId id, std::vector<int32_t> prompt_token_ids, SamplingPa
       params(std::move(params)),
       cache_salt(std::move(cache_salt)),
       all_token_ids(std::move(prompt_token_ids)),
-      rng(this->params.seed),
       arrival_time(now_seconds()),
       num_prompt_tokens_(static_cast<int32_t>(all_token_ids.size())),
       grammar_matcher_(this->params.grammar ? std::make_unique<structured::GrammarMatcher>(this->params.grammar)

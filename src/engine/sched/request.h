@@ -47,13 +47,15 @@ struct Request {
   SamplingParams params;
   std::string cache_salt;              // extra prefix-cache key: requests with different salts share no blocks
   std::vector<int32_t> all_token_ids;  // prompt, then the generated tokens
-  RequestRng rng;
   // The grammar's matcher once the grammar applies to the output: from its
   // first token, or after params.grammar_after_token_id.
   structured::GrammarMatcher* active_grammar() const { return grammar_started_ ? grammar_matcher_.get() : nullptr; }
   // A token the output took: the grammar's, or perhaps the one it starts after.
   void advance_grammar(int32_t token);
   RequestStatus status = RequestStatus::kWaiting;
+  // The runner has been sent the request (NewRequestData) and keeps its
+  // state until it hears that the request finished.
+  bool sent_to_runner = false;
   int32_t num_computed_tokens = 0;  // leading tokens whose K/V are in the cache
   // Speculative decoding: the proposer's guesses of the tokens after
   // all_token_ids, verified in the next step (which may schedule fewer).
@@ -62,8 +64,8 @@ struct Request {
   // written (its own cache, at this request's block ids).  Set to the prefix
   // cache's hit when the request is (re)admitted, advanced by the drafter.
   int32_t num_draft_kv_tokens = 0;
-  // Logprobs of prompt tokens 1.. as their positions are computed (kept
-  // across a preemption, so that recomputing adds none twice).
+  // Logprobs of prompt tokens 1.. as the runner scores their positions
+  // (which it does once, preemption or not).
   std::vector<PositionLogprobs> prompt_logprobs;
   bool prompt_logprobs_sent = false;
   // Queueing, for metrics: when it arrived, and how long it waited before it first ran.

@@ -1,6 +1,7 @@
 #include "engine/sched/scheduler.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "base/clock.h"
 #include "base/logging.h"
@@ -56,6 +57,7 @@ bool Scheduler::abort_request(RequestId id) {
 
 void Scheduler::finish(Request& r) {
   kv_cache_.free(r.id);
+  if (r.sent_to_runner) finished_since_last_step_.push_back(r.id);
   requests_.erase(r.id);
 }
 
@@ -149,21 +151,25 @@ SchedulerOutput Scheduler::schedule() {
   // After a preemption the pool is short: admitting more would only preempt again.
   if (output.preempted.empty()) admit_waiting(budget, scheduled);
 
+  output.finished = std::exchange(finished_since_last_step_, {});
   // Spans are taken only now: every block table has reached its size for the step.
   for (const Scheduled& s : scheduled) {
-    const Request& r = *s.request;
+    Request& r = *s.request;
+    if (!r.sent_to_runner) {
+      output.new_requests.push_back(NewRequestData{
+          r.id, std::vector<int32_t>(r.prompt_token_ids().begin(), r.prompt_token_ids().end()), r.params});
+      r.sent_to_runner = true;
+    }
     ScheduledChunk chunk;
     chunk.request_id = r.id;
-    const int32_t num_known = s.num_new_tokens - s.num_draft_tokens;
-    chunk.token_ids = std::span<const int32_t>(r.all_token_ids)
-                          .subspan(static_cast<size_t>(r.num_computed_tokens), static_cast<size_t>(num_known));
-    chunk.draft_token_ids = r.draft_token_ids;
     chunk.num_computed_tokens = r.num_computed_tokens;
-    chunk.num_prompt_tokens = r.num_prompt_tokens();
+    chunk.num_known_tokens = s.num_new_tokens - s.num_draft_tokens;
+    chunk.draft_token_ids = r.draft_token_ids;
     chunk.block_table = kv_cache_.block_table(r.id);
     // Only a chunk that reaches the last known token yields a new token.
-    chunk.sample = r.num_computed_tokens + num_known == r.num_tokens();
+    chunk.sample = r.num_computed_tokens + chunk.num_known_tokens == r.num_tokens();
     chunk.num_logits = r.wants_prompt_logprobs() ? s.num_new_tokens : (chunk.sample ? 1 + s.num_draft_tokens : 0);
+    if (chunk.sample) chunk.grammar = r.active_grammar();
     output.chunks.push_back(chunk);
     output.total_num_scheduled_tokens += s.num_new_tokens;
   }
@@ -194,18 +200,22 @@ std::optional<FinishReason> Scheduler::check_stop(const Request& r, EngineCoreOu
 
 std::vector<EngineCoreOutput> Scheduler::update_from_output(const SchedulerOutput& output,
                                                             const ModelRunnerOutput& sampled) {
+  VLLM_CHECK(
+      sampled.sampled_tokens.size() == output.chunks.size() && sampled.prompt_logprobs.size() == output.chunks.size(),
+      "the runner answers every chunk");
   std::vector<EngineCoreOutput> outputs;
-  size_t next_sample = 0;
   bool any_finished = false;
-  for (const ScheduledChunk& chunk : output.chunks) {
+  for (size_t i = 0; i < output.chunks.size(); ++i) {
+    const ScheduledChunk& chunk = output.chunks[i];
     Request* r = find_request(chunk.request_id);
     VLLM_CHECK(r != nullptr, "scheduled requests stay until their step is updated");
     r->num_computed_tokens += chunk.num_new_tokens();
     const int32_t num_drafts = chunk.num_draft_tokens();
     r->draft_token_ids.clear();  // the chunk's span is not read again
+    const std::vector<PositionLogprobs>& prompt_logprobs = sampled.prompt_logprobs[i];
+    r->prompt_logprobs.insert(r->prompt_logprobs.end(), prompt_logprobs.begin(), prompt_logprobs.end());
     if (!chunk.sample) continue;
-    VLLM_CHECK(next_sample < sampled.sampled_tokens.size(), "sampled tokens for each chunk that samples");
-    const std::vector<SampledToken>& tokens = sampled.sampled_tokens[next_sample++];
+    const std::vector<SampledToken>& tokens = sampled.sampled_tokens[i];
     const auto num_accepted = static_cast<int32_t>(tokens.size()) - 1;
     VLLM_CHECK(num_accepted >= 0 && num_accepted <= num_drafts, "one token more than the accepted drafts");
     if (num_drafts > 0) {

@@ -90,6 +90,8 @@ class Scheduler {
   std::unordered_map<RequestId, std::unique_ptr<Request>> requests_;  // all unfinished requests
   std::deque<Request*> waiting_;
   std::vector<Request*> running_;  // in admission order
+  // Requests the runner has state of that finished since the last schedule(): it forgets them then.
+  std::vector<RequestId> finished_since_last_step_;
   int64_t num_preemptions_ = 0;
   SpecDecodingStats spec_decoding_stats_;
 };

@@ -11,7 +11,7 @@ void GuessChain::clear() {
 
 void GuessChain::add(Request& r, const KVCacheManager& kv_cache, int32_t first_position,
                      std::span<const int32_t> tokens, int32_t max_drafts) {
-  ScheduledChunk& chunk = chunks_.emplace_back();
+  ForwardChunk& chunk = chunks_.emplace_back();
   chunk.request_id = r.id;
   chunk.token_ids = tokens;
   chunk.num_computed_tokens = first_position;
@@ -19,7 +19,6 @@ void GuessChain::add(Request& r, const KVCacheManager& kv_cache, int32_t first_p
   chunk.block_table = kv_cache.block_table(r.id);
   const bool guesses = max_drafts > 0;
   chunk.num_logits = guesses ? 1 : 0;
-  chunk.sample = guesses;
   if (!guesses) return;
   r.draft_token_ids.reserve(static_cast<size_t>(max_drafts));  // later passes' spans point into it
   passes_.push_back({&r, max_drafts});

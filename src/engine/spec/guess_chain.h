@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "engine/kv/kv_cache_manager.h"
+#include "engine/runner/forward_chunk.h"
 #include "engine/sched/request.h"
-#include "engine/sched/scheduler_output.h"
 
 namespace vllm {
 
@@ -26,7 +26,7 @@ class GuessChain {
            int32_t max_drafts);
 
   bool done() const { return chunks_.empty(); }
-  std::span<const ScheduledChunk> chunks() const { return chunks_; }
+  std::span<const ForwardChunk> chunks() const { return chunks_; }
 
   // After a pass: each guessing request takes its row's argmax; one that
   // wants more runs that guess alone next, at position num_tokens - 1 +
@@ -41,7 +41,7 @@ class GuessChain {
     int32_t max_drafts = 0;
   };
   std::vector<Pass> passes_;
-  std::vector<ScheduledChunk> chunks_;
+  std::vector<ForwardChunk> chunks_;
   std::vector<size_t> kept_rows_;
 };
 

@@ -1,0 +1,58 @@
+// The runner's own state of every request it has run (vLLM's persistent
+// input batch): the token history, the sampling parameters and the request's
+// generator live here from its first step to its end, kept up to date from
+// each SchedulerOutput (finished ones dropped, new ones added, the sampled
+// tokens appended by the runner) instead of being read from the scheduler
+// each step.  A preempted request keeps its state, so that its generator
+// and the prompt logprobs already scored carry over when it is recomputed.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <unordered_map>
+#include <vector>
+
+#include "engine/runner/forward_chunk.h"
+#include "engine/sample/sampler.h"
+#include "engine/sched/scheduler_output.h"
+
+namespace vllm {
+
+// One request as the runner keeps it (vLLM's CachedRequestState).
+struct CachedRequestState {
+  explicit CachedRequestState(NewRequestData data);
+
+  std::span<const int32_t> prompt_token_ids() const {
+    return std::span<const int32_t>(token_ids).first(static_cast<size_t>(num_prompt_tokens));
+  }
+  std::span<const int32_t> output_token_ids() const {
+    return std::span<const int32_t>(token_ids).subspan(static_cast<size_t>(num_prompt_tokens));
+  }
+
+  RequestId id;
+  SamplingParams params;
+  std::vector<int32_t> token_ids;  // the prompt, then every token the runner sampled for it
+  int32_t num_prompt_tokens;
+  RequestRng rng;
+  int32_t num_scored_prompt_positions = 0;  // prompt logprobs given so far (positions 0 .. this - 1)
+};
+
+class InputBatch {
+ public:
+  // Drops the finished requests and adds the new ones of a step.
+  void update(const SchedulerOutput& step);
+
+  // The step's chunks as forward passes see them, their known tokens taken
+  // from the kept history; valid until the next call.
+  std::span<const ForwardChunk> forward_chunks(std::span<const ScheduledChunk> chunks);
+
+  CachedRequestState& request(RequestId id);
+  const CachedRequestState* find(RequestId id) const;
+  size_t num_requests() const { return requests_.size(); }
+
+ private:
+  std::unordered_map<RequestId, CachedRequestState> requests_;
+  std::vector<ForwardChunk> forward_chunks_;
+};
+
+}  // namespace vllm
