@@ -1,7 +1,7 @@
 #include "engine/engine_core.h"
 
 #include <algorithm>
-#include <unordered_map>
+#include <unordered_set>
 
 #include "base/logging.h"
 
@@ -88,12 +88,12 @@ EngineCore::EngineCore(Model& model, const ResolvedEngineConfig& config, std::un
               draft_model ? draft_model->target_hidden_states() : std::nullopt, eos_token_ids_),
       draft_model_(std::move(draft_model)),
       target_hidden_width_(target_hidden_width(model, draft_model_.get())),
-      proposer_(config.config.speculative
-                    ? make_proposer(
-                          *config.config.speculative,
-                          DraftModelResources{draft_model_.get(), &pool_, &kv_cache_, config.draft_kv_shape,
-                                              config.num_blocks, config.config.cache.resident, target_hidden_width_})
-                    : nullptr) {}
+      proposer_(
+          config.config.speculative
+              ? make_proposer(*config.config.speculative,
+                              DraftModelResources{draft_model_.get(), &pool_, config.draft_kv_shape, config.num_blocks,
+                                                  config.config.cache.resident, target_hidden_width_})
+              : nullptr) {}
 
 Status EngineCore::check_request(const std::vector<int32_t>& prompt, const SamplingParams& params) const {
   VLLM_RETURN_IF_ERROR(params.validate());
@@ -163,51 +163,55 @@ std::vector<EngineCoreOutput> EngineCore::step() {
   ++num_steps_;
   num_scheduled_tokens_ += scheduled.total_num_scheduled_tokens;
   std::vector<EngineCoreOutput> outputs = scheduler_.update_from_output(scheduled, sampled);
-  if (proposer_) propose_drafts(scheduled);
+  if (proposer_) propose_drafts(scheduled, outputs);
   outputs.insert(outputs.end(), timed_out.begin(), timed_out.end());
   return outputs;
 }
 
-void EngineCore::propose_drafts(const SchedulerOutput& scheduled) {
+void EngineCore::propose_drafts(const SchedulerOutput& scheduled, const std::vector<EngineCoreOutput>& outputs) {
   const SpeculativeConfig& spec = *config_.config.speculative;
-  // Where each scheduled request's rows lie among the target's hidden states, when they were kept.
-  struct TargetRows {
-    std::span<const float> hidden;
-    int32_t first_position;
-  };
-  std::unordered_map<RequestId, TargetRows> target_rows;
-  if (const std::span<const float> hidden = runner_.hidden_states(); !hidden.empty()) {
-    const auto width = static_cast<size_t>(target_hidden_width_);
-    size_t row = 0;
-    for (const ScheduledChunk& chunk : scheduled.chunks) {
-      const auto n = static_cast<size_t>(chunk.num_new_tokens());
-      target_rows.emplace(chunk.request_id,
-                          TargetRows{hidden.subspan(row * width, n * width), chunk.num_computed_tokens});
-      row += n;
-    }
+  std::unordered_set<RequestId> finished;
+  for (const EngineCoreOutput& out : outputs) {
+    if (out.finish_reason) finished.insert(out.request_id);
   }
-  const std::span<Request* const> running = scheduler_.running();
-  const bool batch_too_large =
-      spec.disable_by_batch_size > 0 && static_cast<int32_t>(running.size()) >= spec.disable_by_batch_size;
+  const bool batch_too_large = spec.disable_by_batch_size > 0 && scheduler_.num_running() >= spec.disable_by_batch_size;
   const int32_t max_model_len = config_.config.scheduler.max_model_len;
-  std::vector<DraftRequest> batch;
-  for (Request* r : running) {
-    // Guesses of a request the last step left out are made again (or not) with the others'.
-    r->draft_token_ids.clear();
+  const std::span<const float> hidden = runner_.hidden_states();  // with an EAGLE head: every token's, chunk by chunk
+  const auto width = static_cast<size_t>(target_hidden_width_);
+  InputBatch& batch = runner_.input_batch();
+  std::vector<DraftRequest> drafting;
+  size_t row = 0;
+  for (const ScheduledChunk& chunk : scheduled.chunks) {
+    const auto num_rows = static_cast<size_t>(chunk.num_new_tokens());
+    row += num_rows;
+    if (finished.contains(chunk.request_id)) continue;
+    CachedRequestState& r = batch.request(chunk.request_id);
+    const auto num_tokens = static_cast<int32_t>(r.token_ids.size());
+    const auto num_output_tokens = num_tokens - r.num_prompt_tokens;
     // Every token the verification may yield stays within max_tokens and the context.
-    const auto room = static_cast<int32_t>(
-        std::min<int64_t>({spec.num_speculative_tokens, r->params.max_tokens - r->num_output_tokens() - 1,
-                           max_model_len - r->num_tokens() - 1}));
+    const auto room = static_cast<int32_t>(std::min<int64_t>(
+        {spec.num_speculative_tokens, r.params.max_tokens - num_output_tokens - 1, max_model_len - num_tokens - 1}));
     // Only a request whose next step is one token (not a prompt chunk)
     // verifies drafts.  Opt-out: a grammar's mask would have to follow each draft.
-    const bool takes_drafts = !batch_too_large && r->num_tokens_to_compute() == 1 && !r->params.grammar;
-    DraftRequest& d = batch.emplace_back(DraftRequest{r, takes_drafts ? std::max(room, 0) : 0});
-    if (const auto it = target_rows.find(r->id); it != target_rows.end()) {
-      d.target_hidden = it->second.hidden;
-      d.target_first_position = it->second.first_position;
+    const bool takes_drafts = !batch_too_large && num_tokens - r.num_computed_tokens == 1 && !r.params.grammar;
+    DraftRequest& d = drafting.emplace_back();
+    d.id = r.id;
+    d.token_ids = r.token_ids;
+    d.num_prompt_tokens = r.num_prompt_tokens;
+    d.num_computed_tokens = r.num_computed_tokens;
+    d.block_table = kv_cache_.block_table(r.id);
+    d.num_draft_kv_tokens = &r.num_draft_kv_tokens;
+    d.max_drafts = takes_drafts ? std::max(room, 0) : 0;
+    if (!hidden.empty()) {
+      d.target_hidden = hidden.subspan((row - num_rows) * width, num_rows * width);
+      d.target_first_position = chunk.num_computed_tokens;
     }
   }
-  if (!batch.empty()) proposer_->propose(batch);
+  if (drafting.empty()) return;
+  proposer_->propose(drafting);
+  for (DraftRequest& d : drafting) {
+    if (!d.drafts.empty()) scheduler_.update_draft_token_ids(d.id, std::move(d.drafts));
+  }
 }
 
 EngineCoreStats EngineCore::stats() const {

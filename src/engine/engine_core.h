@@ -58,9 +58,9 @@ class EngineCore {
 
  private:
   EngineCore(Model& model, const ResolvedEngineConfig& config, std::unique_ptr<Model> draft_model);
-  // Speculative decoding: drafts for the next step of the running requests
-  // that can take them, after the step `scheduled` ran.
-  void propose_drafts(const SchedulerOutput& scheduled);
+  // Speculative decoding: drafts for the next step of the requests that the
+  // step `scheduled` ran and did not finish (`outputs`), from the runner's state of them.
+  void propose_drafts(const SchedulerOutput& scheduled, const std::vector<EngineCoreOutput>& outputs);
 
   Model& model_;
   ResolvedEngineConfig config_;

@@ -311,12 +311,25 @@ TEST(SpecDecodeEagleTest, GuessesEqualTheHeadRunOverTheWholeSequence) {
   constexpr int32_t k = 3;
   const int32_t block_size = 16;
   KVCacheManager kv_cache(32, block_size, /*enable_caching=*/false);
-  EagleProposer proposer(*head, pool, kv_cache, KVCacheShape{head->kv_cache_spec(), block_size, DType::kF32}, 32, false,
+  EagleProposer proposer(*head, pool, KVCacheShape{head->kv_cache_spec(), block_size, DType::kF32}, 32, false,
                          m.model->config().hidden_size);
   std::mt19937 rng(9);
   const std::vector<int32_t> prompt = testing::random_tokens(rng, 37, 512);
-  Request r(1, prompt, testing::greedy(20), "");
-  ASSERT_TRUE(kv_cache.allocate_slots(r.id, 37 + 1 + 2 * k));
+  ASSERT_TRUE(kv_cache.allocate_slots(1, 37 + 1 + 2 * k));
+  std::vector<int32_t> tokens = prompt;
+  // The runner's state of the request after a step, as the proposer sees it.
+  auto draft_request = [&](std::span<const float> target_hidden, int32_t first_position) {
+    DraftRequest d;
+    d.id = 1;
+    d.token_ids = tokens;
+    d.num_prompt_tokens = 37;
+    d.num_computed_tokens = static_cast<int32_t>(tokens.size()) - 1;
+    d.block_table = kv_cache.block_table(1);
+    d.max_drafts = k;
+    d.target_hidden = target_hidden;
+    d.target_first_position = first_position;
+    return std::vector<DraftRequest>{d};
+  };
   // What the target computes of a sequence: every position's hidden state, and its greedy next token.
   auto target_pass = [&](const std::vector<int32_t>& s) {
     std::vector<float> hidden;
@@ -331,22 +344,22 @@ TEST(SpecDecodeEagleTest, GuessesEqualTheHeadRunOverTheWholeSequence) {
 
   // The prompt's step: 37 rows computed, a token sampled.
   auto [prompt_hidden, first] = target_pass(prompt);
-  r.all_token_ids.push_back(first);
-  r.num_computed_tokens = 37;
-  proposer.propose(std::vector<DraftRequest>{{&r, k, prompt_hidden, 0}});
-  EXPECT_EQ(r.draft_token_ids, recomputed_guesses(*reference_head, pool, r.all_token_ids, prompt_hidden, k));
+  tokens.push_back(first);
+  std::vector<DraftRequest> batch = draft_request(prompt_hidden, 0);
+  proposer.propose(batch);
+  const std::vector<int32_t> drafts = batch[0].drafts;
+  EXPECT_EQ(drafts, recomputed_guesses(*reference_head, pool, tokens, prompt_hidden, k));
 
   // The verification of [first, drafts]: the first draft kept, a correction after it.
-  std::vector<int32_t> verified = r.all_token_ids;
-  verified.insert(verified.end(), r.draft_token_ids.begin(), r.draft_token_ids.end());
+  std::vector<int32_t> verified = tokens;
+  verified.insert(verified.end(), drafts.begin(), drafts.end());
   auto [verified_hidden, ignored] = target_pass(verified);
-  r.all_token_ids.push_back(r.draft_token_ids[0]);
-  r.all_token_ids.push_back((r.draft_token_ids[1] + 1) % 512);
-  r.num_computed_tokens = 39;
-  r.draft_token_ids.clear();
+  tokens.push_back(drafts[0]);
+  tokens.push_back((drafts[1] + 1) % 512);
   const std::span<const float> chunk_rows = std::span<const float>(verified_hidden).subspan(37 * width);
-  proposer.propose(std::vector<DraftRequest>{{&r, k, chunk_rows, 37}});
-  EXPECT_EQ(r.draft_token_ids, recomputed_guesses(*reference_head, pool, r.all_token_ids, verified_hidden, k));
+  batch = draft_request(chunk_rows, 37);
+  proposer.propose(batch);
+  EXPECT_EQ(batch[0].drafts, recomputed_guesses(*reference_head, pool, tokens, verified_hidden, k));
 }
 
 // With a head, a prefix-cache hit leaves its last block to be computed again

@@ -1,5 +1,7 @@
 #include "engine/runner/input_batch.h"
 
+#include <utility>
+
 #include "base/logging.h"
 
 namespace vllm {
@@ -14,10 +16,22 @@ CachedRequestState::CachedRequestState(NewRequestData data)
 void InputBatch::update(const SchedulerOutput& step) {
   // A request aborted before it ever ran is not here: erasing it is a no-op.
   for (RequestId id : step.finished) requests_.erase(id);
+  for (RequestId id : step.preempted) request(id).admitting = true;
   for (const NewRequestData& data : step.new_requests) {
     const bool inserted = requests_.try_emplace(data.request_id, data).second;
     VLLM_CHECK(inserted, "a new request is new to the runner");
   }
+  for (const ScheduledChunk& c : step.chunks) {
+    CachedRequestState& r = request(c.request_id);
+    if (!std::exchange(r.admitting, false)) continue;
+    r.num_computed_tokens = c.num_computed_tokens;
+    r.num_draft_kv_tokens = c.num_computed_tokens;
+  }
+}
+
+void InputBatch::computed(const ScheduledChunk& chunk, int32_t num_rejected_drafts) {
+  request(chunk.request_id).num_computed_tokens =
+      chunk.num_computed_tokens + chunk.num_new_tokens() - num_rejected_drafts;
 }
 
 std::span<const ForwardChunk> InputBatch::forward_chunks(std::span<const ScheduledChunk> chunks) {

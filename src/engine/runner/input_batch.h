@@ -35,16 +35,29 @@ struct CachedRequestState {
   int32_t num_prompt_tokens;
   RequestRng rng;
   int32_t num_scored_prompt_positions = 0;  // prompt logprobs given so far (positions 0 .. this - 1)
+  int32_t num_computed_tokens = 0;          // leading tokens in the KV cache after the last step
+  // A draft model's progress: leading tokens whose keys and values it has
+  // written in its own cache at this request's block ids.  Set to the
+  // prefix cache's hit when the request is (re)admitted: whoever computed
+  // a cached block had it drafted over (a block that was not only costs
+  // acceptance).
+  int32_t num_draft_kv_tokens = 0;
+  bool admitting = true;  // new, or preempted since its last chunk: its next chunk starts after the cache's hit
 };
 
 class InputBatch {
  public:
-  // Drops the finished requests and adds the new ones of a step.
+  // Drops the finished requests, marks the preempted ones and adds the new
+  // ones of a step; then takes the chunks' start positions.
   void update(const SchedulerOutput& step);
 
   // The step's chunks as forward passes see them, their known tokens taken
   // from the kept history; valid until the next call.
   std::span<const ForwardChunk> forward_chunks(std::span<const ScheduledChunk> chunks);
+
+  // After the step: a chunk's request has its tokens computed, less the
+  // rejected drafts, whose cache slots the next step overwrites.
+  void computed(const ScheduledChunk& chunk, int32_t num_rejected_drafts);
 
   CachedRequestState& request(RequestId id);
   const CachedRequestState* find(RequestId id) const;

@@ -62,6 +62,11 @@ ModelRunnerOutput StepRunner::execute_model(const SchedulerOutput& step) {
     for (const SampledToken& token : sampled[k]) history.push_back(token.token_id);
     out.sampled_tokens[i] = std::move(sampled[k]);
   }
+  for (size_t i = 0; i < step.chunks.size(); ++i) {
+    // Each sampled list holds the accepted drafts and one more.
+    const auto num_accepted = static_cast<int32_t>(std::max<size_t>(out.sampled_tokens[i].size(), 1) - 1);
+    batch_.computed(step.chunks[i], step.chunks[i].num_draft_tokens() - num_accepted);
+  }
   return out;
 }
 

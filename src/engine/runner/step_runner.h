@@ -36,6 +36,8 @@ class StepRunner {
   // (ModelRunner::hidden_states).
   std::span<const float> hidden_states() const { return forward_.hidden_states(); }
   const InputBatch& input_batch() const { return batch_; }
+  // The proposer's view: it advances a draft model's progress in the state.
+  InputBatch& input_batch() { return batch_; }
 
  private:
   // Appends to `out` the logprobs of the prompt positions that `rows` (the

@@ -60,10 +60,6 @@ struct Request {
   // Speculative decoding: the proposer's guesses of the tokens after
   // all_token_ids, verified in the next step (which may schedule fewer).
   std::vector<int32_t> draft_token_ids;
-  // A draft model's progress: leading tokens whose keys and values it has
-  // written (its own cache, at this request's block ids).  Set to the prefix
-  // cache's hit when the request is (re)admitted, advanced by the drafter.
-  int32_t num_draft_kv_tokens = 0;
   // Logprobs of prompt tokens 1.. as the runner scores their positions
   // (which it does once, preemption or not).
   std::vector<PositionLogprobs> prompt_logprobs;

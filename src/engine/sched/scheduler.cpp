@@ -120,9 +120,6 @@ void Scheduler::admit_waiting(int32_t& budget, std::vector<Scheduled>& scheduled
     if (!kv_cache_.allocate_slots(r->id, with_lookahead(*r, num_tokens), computed)) return;
     waiting_.pop_front();
     r->num_computed_tokens = computed.num_computed_tokens;
-    // Cached blocks hold the draft model's keys and values too: whoever
-    // computed them had them drafted over (a block that was not only costs acceptance).
-    r->num_draft_kv_tokens = computed.num_computed_tokens;
     r->status = RequestStatus::kRunning;
     if (!r->queue_time) r->queue_time = now_seconds() - r->arrival_time;
     running_.push_back(r);
@@ -196,6 +193,12 @@ std::optional<FinishReason> Scheduler::check_stop(const Request& r, EngineCoreOu
     return FinishReason::kLength;
   }
   return std::nullopt;
+}
+
+void Scheduler::update_draft_token_ids(RequestId id, std::vector<int32_t> draft_token_ids) {
+  Request* r = find_request(id);
+  // Drafts made for a request that has finished since are dropped.
+  if (r != nullptr && r->status == RequestStatus::kRunning) r->draft_token_ids = std::move(draft_token_ids);
 }
 
 std::vector<EngineCoreOutput> Scheduler::update_from_output(const SchedulerOutput& output,

@@ -53,13 +53,14 @@ class Scheduler {
   // stop leaks), finishes those requests and frees their blocks.
   std::vector<EngineCoreOutput> update_from_output(const SchedulerOutput& output, const ModelRunnerOutput& sampled);
 
+  // The proposer's guesses of the tokens after a request's newest one, for its next step.
+  void update_draft_token_ids(RequestId id, std::vector<int32_t> draft_token_ids);
+
   bool has_unfinished_requests() const { return !requests_.empty(); }
   int32_t num_running() const { return static_cast<int32_t>(running_.size()); }
   int32_t num_waiting() const { return static_cast<int32_t>(waiting_.size()); }
   int64_t num_preemptions() const { return num_preemptions_; }
   const SpecDecodingStats& spec_decoding_stats() const { return spec_decoding_stats_; }
-  // In admission order; the proposer drafts for them after a step.
-  std::span<Request* const> running() const { return running_; }
   const Request* find_request(RequestId id) const;
   Request* find_request(RequestId id);
 

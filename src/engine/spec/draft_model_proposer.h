@@ -16,7 +16,6 @@
 
 #include <vector>
 
-#include "engine/kv/kv_cache_manager.h"
 #include "engine/runner/model_runner.h"
 #include "engine/spec/guess_chain.h"
 #include "engine/spec/proposer.h"
@@ -25,14 +24,13 @@ namespace vllm {
 
 class DraftModelProposer final : public Proposer {
  public:
-  // `kv_cache` gives the target's block tables; `shape` is the draft's
+  // `shape` is the draft's
   // layers at the target's block size, `num_blocks` the target's pool.
-  DraftModelProposer(Model& draft, ThreadPool& pool, const KVCacheManager& kv_cache, const KVCacheShape& shape,
-                     int32_t num_blocks, bool resident_kv_cache);
-  void propose(std::span<const DraftRequest> batch) override;
+  DraftModelProposer(Model& draft, ThreadPool& pool, const KVCacheShape& shape, int32_t num_blocks,
+                     bool resident_kv_cache);
+  void propose(std::span<DraftRequest> batch) override;
 
  private:
-  const KVCacheManager& kv_cache_;
   ModelRunner runner_;
   int32_t vocab_size_;
   int32_t max_context_length_;  // the draft's: no guess is made at a position beyond it

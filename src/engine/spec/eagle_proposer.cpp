@@ -4,39 +4,35 @@
 
 namespace vllm {
 
-EagleProposer::EagleProposer(Model& head, ThreadPool& pool, const KVCacheManager& kv_cache, const KVCacheShape& shape,
-                             int32_t num_blocks, bool resident_kv_cache, int64_t target_hidden_width)
-    : kv_cache_(kv_cache),
-      runner_(head, pool, shape, num_blocks, resident_kv_cache),
+EagleProposer::EagleProposer(Model& head, ThreadPool& pool, const KVCacheShape& shape, int32_t num_blocks,
+                             bool resident_kv_cache, int64_t target_hidden_width)
+    : runner_(head, pool, shape, num_blocks, resident_kv_cache),
       vocab_size_(static_cast<int32_t>(head.config().vocab_size)),
       hidden_size_(head.config().hidden_size),
       target_hidden_width_(target_hidden_width),
       max_context_length_(static_cast<int32_t>(std::min<int64_t>(head.config().max_context_length(), INT32_MAX))) {}
 
-void EagleProposer::propose(std::span<const DraftRequest> batch) {
+void EagleProposer::propose(std::span<DraftRequest> batch) {
   chain_.clear();
   input_hidden_.clear();
   const auto h = static_cast<size_t>(hidden_size_);
   const auto target_h = static_cast<size_t>(target_hidden_width_);
   // The first pass: guessing requests first, then those only kept up.
   for (const bool guessing : {true, false}) {
-    for (const DraftRequest& d : batch) {
-      if (d.target_hidden.empty()) continue;  // no new hidden states: its cache is as far as it can be
-      Request& r = *d.request;
+    for (DraftRequest& r : batch) {
+      if (r.target_hidden.empty()) continue;  // no new hidden states: its cache is as far as it can be
       // Rows first .. end - 1: the positions the target computed and kept, within the head's context.
-      const int32_t first = d.target_first_position;
+      const int32_t first = r.target_first_position;
       const int32_t end = std::min(r.num_computed_tokens, max_context_length_);
       // Guess j comes from the row at position num_tokens + j - 3.
       const int32_t max_drafts =
-          end == r.num_tokens() - 1 ? std::min(d.max_drafts, max_context_length_ - r.num_tokens() + 2) : 0;
+          end == r.num_tokens() - 1 ? std::min(r.max_drafts, max_context_length_ - r.num_tokens() + 2) : 0;
       if ((max_drafts > 0) != guessing || end <= first) continue;
-      const std::span<const int32_t> next_tokens =
-          std::span<const int32_t>(r.all_token_ids)
-              .subspan(static_cast<size_t>(first) + 1, static_cast<size_t>(end - first));
-      chain_.add(r, kv_cache_, first, next_tokens, max_drafts);
+      chain_.add(r, first, r.token_ids.subspan(static_cast<size_t>(first) + 1, static_cast<size_t>(end - first)),
+                 max_drafts);
       input_hidden_.insert(
-          input_hidden_.end(), d.target_hidden.begin(),
-          d.target_hidden.begin() + static_cast<ptrdiff_t>(static_cast<size_t>(end - first) * target_h));
+          input_hidden_.end(), r.target_hidden.begin(),
+          r.target_hidden.begin() + static_cast<ptrdiff_t>(static_cast<size_t>(end - first) * target_h));
     }
   }
   // A guess's row sits at the position before it, with the head's output for that position.

@@ -16,7 +16,6 @@
 
 #include <vector>
 
-#include "engine/kv/kv_cache_manager.h"
 #include "engine/runner/model_runner.h"
 #include "engine/spec/guess_chain.h"
 #include "engine/spec/proposer.h"
@@ -25,15 +24,14 @@ namespace vllm {
 
 class EagleProposer final : public Proposer {
  public:
-  // `kv_cache` gives the target's block tables; `shape` is the head's
+  // `shape` is the head's
   // layers at the target's block size, `num_blocks` the target's pool;
   // `target_hidden_width`: what the head reads of the target per token.
-  EagleProposer(Model& head, ThreadPool& pool, const KVCacheManager& kv_cache, const KVCacheShape& shape,
-                int32_t num_blocks, bool resident_kv_cache, int64_t target_hidden_width);
-  void propose(std::span<const DraftRequest> batch) override;
+  EagleProposer(Model& head, ThreadPool& pool, const KVCacheShape& shape, int32_t num_blocks, bool resident_kv_cache,
+                int64_t target_hidden_width);
+  void propose(std::span<DraftRequest> batch) override;
 
  private:
-  const KVCacheManager& kv_cache_;
   ModelRunner runner_;
   int32_t vocab_size_;
   int64_t hidden_size_;

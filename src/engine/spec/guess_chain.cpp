@@ -9,18 +9,17 @@ void GuessChain::clear() {
   chunks_.clear();
 }
 
-void GuessChain::add(Request& r, const KVCacheManager& kv_cache, int32_t first_position,
-                     std::span<const int32_t> tokens, int32_t max_drafts) {
+void GuessChain::add(DraftRequest& r, int32_t first_position, std::span<const int32_t> tokens, int32_t max_drafts) {
   ForwardChunk& chunk = chunks_.emplace_back();
   chunk.request_id = r.id;
   chunk.token_ids = tokens;
   chunk.num_computed_tokens = first_position;
-  chunk.num_prompt_tokens = r.num_prompt_tokens();
-  chunk.block_table = kv_cache.block_table(r.id);
+  chunk.num_prompt_tokens = r.num_prompt_tokens;
+  chunk.block_table = r.block_table;
   const bool guesses = max_drafts > 0;
   chunk.num_logits = guesses ? 1 : 0;
   if (!guesses) return;
-  r.draft_token_ids.reserve(static_cast<size_t>(max_drafts));  // later passes' spans point into it
+  r.drafts.reserve(static_cast<size_t>(max_drafts));  // later passes' spans point into it
   passes_.push_back({&r, max_drafts});
 }
 
@@ -28,15 +27,15 @@ std::span<const size_t> GuessChain::advance(std::span<const float> logits, int32
                                             int32_t position_offset) {
   kept_rows_.clear();
   for (size_t i = 0; i < passes_.size(); ++i) {
-    Request& r = *passes_[i].request;
+    DraftRequest& r = *passes_[i].request;
     const float* row = logits.data() + i * static_cast<size_t>(vocab_size);
-    r.draft_token_ids.push_back(static_cast<int32_t>(std::max_element(row, row + vocab_size) - row));
-    const auto guesses = static_cast<int32_t>(r.draft_token_ids.size());
+    r.drafts.push_back(static_cast<int32_t>(std::max_element(row, row + vocab_size) - row));
+    const auto guesses = static_cast<int32_t>(r.drafts.size());
     if (guesses == passes_[i].max_drafts) continue;
     const size_t kept = kept_rows_.size();
     passes_[kept] = passes_[i];
     chunks_[kept] = chunks_[i];  // the same request, block table and prompt length
-    chunks_[kept].token_ids = std::span<const int32_t>(&r.draft_token_ids.back(), 1);
+    chunks_[kept].token_ids = std::span<const int32_t>(&r.drafts.back(), 1);
     chunks_[kept].num_computed_tokens = r.num_tokens() - 1 + guesses + position_offset;
     kept_rows_.push_back(i);
   }

@@ -9,9 +9,8 @@
 #include <span>
 #include <vector>
 
-#include "engine/kv/kv_cache_manager.h"
 #include "engine/runner/forward_chunk.h"
-#include "engine/sched/request.h"
+#include "engine/spec/proposer.h"
 
 namespace vllm {
 
@@ -20,10 +19,9 @@ class GuessChain {
   void clear();
   // A request's first-pass chunk: `tokens` from `first_position` on, in the
   // target's blocks (which address the proposer's cache too).  With
-  // max_drafts > 0 it guesses from the last row (add those before the
-  // others); with none, it only writes the proposer's cache.
-  void add(Request& r, const KVCacheManager& kv_cache, int32_t first_position, std::span<const int32_t> tokens,
-           int32_t max_drafts);
+  // max_drafts > 0 it guesses from the last row into r.drafts (add those
+  // before the others); with none, it only writes the proposer's cache.
+  void add(DraftRequest& r, int32_t first_position, std::span<const int32_t> tokens, int32_t max_drafts);
 
   bool done() const { return chunks_.empty(); }
   std::span<const ForwardChunk> chunks() const { return chunks_; }
@@ -37,7 +35,7 @@ class GuessChain {
 
  private:
   struct Pass {
-    Request* request = nullptr;
+    DraftRequest* request = nullptr;
     int32_t max_drafts = 0;
   };
   std::vector<Pass> passes_;

@@ -19,10 +19,10 @@ std::vector<int32_t> ngram_drafts(std::span<const int32_t> tokens, int32_t min_n
   return {};
 }
 
-void NgramProposer::propose(std::span<const DraftRequest> batch) {
-  for (const DraftRequest& d : batch) {
+void NgramProposer::propose(std::span<DraftRequest> batch) {
+  for (DraftRequest& d : batch) {
     if (d.max_drafts == 0) continue;
-    d.request->draft_token_ids = ngram_drafts(d.request->all_token_ids, min_n_, max_n_, d.max_drafts);
+    d.drafts = ngram_drafts(d.token_ids, min_n_, max_n_, d.max_drafts);
   }
 }
 

@@ -20,7 +20,7 @@ std::vector<int32_t> ngram_drafts(std::span<const int32_t> tokens, int32_t min_n
 class NgramProposer final : public Proposer {
  public:
   NgramProposer(int32_t min_n, int32_t max_n) : min_n_(min_n), max_n_(max_n) {}
-  void propose(std::span<const DraftRequest> batch) override;
+  void propose(std::span<DraftRequest> batch) override;
 
  private:
   int32_t min_n_;

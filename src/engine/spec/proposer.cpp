@@ -11,12 +11,12 @@ std::unique_ptr<Proposer> make_proposer(const SpeculativeConfig& config, const D
     case SpeculativeMethod::kNgram:
       return std::make_unique<NgramProposer>(config.prompt_lookup_min, config.prompt_lookup_max);
     case SpeculativeMethod::kDraftModel:
-      return std::make_unique<DraftModelProposer>(*draft.model, *draft.pool, *draft.kv_cache, draft.kv_shape,
-                                                  draft.num_blocks, draft.resident);
+      return std::make_unique<DraftModelProposer>(*draft.model, *draft.pool, draft.kv_shape, draft.num_blocks,
+                                                  draft.resident);
     case SpeculativeMethod::kEagle:
     case SpeculativeMethod::kEagle3:
-      return std::make_unique<EagleProposer>(*draft.model, *draft.pool, *draft.kv_cache, draft.kv_shape,
-                                             draft.num_blocks, draft.resident, draft.target_hidden_width);
+      return std::make_unique<EagleProposer>(*draft.model, *draft.pool, draft.kv_shape, draft.num_blocks,
+                                             draft.resident, draft.target_hidden_width);
   }
   return nullptr;
 }
