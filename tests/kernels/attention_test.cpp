@@ -248,40 +248,52 @@ TEST(PagedAttentionTest, SoftCappedScoresMatchTheReference) {
 // A row's result depends only on its own query and keys: each token of a
 // prompt attended in one prefill step equals, bit for bit, the same token
 // attended alone as a decode step (the cache holding the keys past it, which
-// it must not see), on every ISA (AMX's tiles hold up to 16 rows together).
+// it must not see), on every ISA (AMX's tiles hold up to 16 rows together,
+// the others read up to 8 rows together), soft-capped or not, for
+// smollm-135m's heads and stories260k's (8 dimensions, 2 heads per KV head).
 TEST(PagedAttentionTest, PrefillRowsEqualTheSameRowsDecodedAlone) {
-  constexpr int32_t kHeads = 9, kKvHeads = 3, kHeadDim = 64, kBlockSize = 16, kLen = 150;
-  std::mt19937_64 rng(7);
-  std::normal_distribution<float> dist;
-  std::vector<float> k(kLen * kKvHeads * kHeadDim), v(k.size()), q(kLen * kHeads * kHeadDim);
-  for (auto* x : {&k, &v, &q}) {
-    for (float& e : *x) e = dist(rng);
-  }
-  constexpr int32_t kBlocks = (kLen + kBlockSize - 1) / kBlockSize;
-  std::vector<int32_t> block_table(kBlocks), slots(kLen);
-  for (int32_t b = 0; b < kBlocks; ++b) block_table[b] = kBlocks - 1 - b;  // scattered: reversed
-  for (int32_t t = 0; t < kLen; ++t) slots[t] = block_table[t / kBlockSize] * kBlockSize + t % kBlockSize;
-  ThreadPool pool(2);
-  for (const char* isa : {"scalar", "avx2", "avx512", "amx"}) {
-    if (!force_cpu_isa(isa).is_ok()) continue;
-    for (DType dtype : {DType::kF32, DType::kBF16, DType::kF8E4M3}) {
-      KvCache cache(dtype, kBlocks, kBlockSize, kKvHeads, kHeadDim);
-      const PagedKVLayer& layer = cache.layer;
-      const KVScales scales = dtype == DType::kF8E4M3 ? kFp8Scales : KVScales{};
-      write_kv_cache(k.data(), v.data(), slots.data(), kLen, layer, scales);
-      const float scale = 1.0f / std::sqrt(static_cast<float>(kHeadDim));
-      const int32_t prefill_start[] = {0, kLen}, prefill_len[] = {kLen};
-      AttentionMetadata prefill{1, prefill_start, prefill_len, block_table.data(), kBlocks, slots.data()};
-      std::vector<float> together(q.size());
-      paged_attention(q.data(), kHeads, layer, prefill, scale, 0, 0, together.data(), pool, scales);
-      for (int32_t t : {0, 15, 16, 63, 64, 65, 100, 149}) {
-        const int32_t decode_start[] = {0, 1}, decode_len[] = {t + 1};
-        AttentionMetadata decode{1, decode_start, decode_len, block_table.data(), kBlocks, slots.data() + t};
-        std::vector<float> alone(kHeads * kHeadDim);
-        paged_attention(q.data() + t * kHeads * kHeadDim, kHeads, layer, decode, scale, 0, 0, alone.data(), pool,
-                        scales);
-        for (int32_t i = 0; i < kHeads * kHeadDim; ++i) {
-          ASSERT_EQ(alone[i], together[t * kHeads * kHeadDim + i]) << isa << " " << dtype_name(dtype) << " token " << t;
+  struct Heads {
+    int32_t heads, kv_heads, head_dim;
+  };
+  constexpr int32_t kBlockSize = 16, kLen = 150;
+  for (const Heads shape : {Heads{9, 3, 64}, Heads{8, 4, 8}}) {
+    const int32_t kHeads = shape.heads, kKvHeads = shape.kv_heads, kHeadDim = shape.head_dim;
+    std::mt19937_64 rng(7);
+    std::normal_distribution<float> dist;
+    std::vector<float> k(kLen * kKvHeads * kHeadDim), v(k.size()), q(kLen * kHeads * kHeadDim);
+    for (auto* x : {&k, &v, &q}) {
+      for (float& e : *x) e = dist(rng);
+    }
+    constexpr int32_t kBlocks = (kLen + kBlockSize - 1) / kBlockSize;
+    std::vector<int32_t> block_table(kBlocks), slots(kLen);
+    for (int32_t b = 0; b < kBlocks; ++b) block_table[b] = kBlocks - 1 - b;  // scattered: reversed
+    for (int32_t t = 0; t < kLen; ++t) slots[t] = block_table[t / kBlockSize] * kBlockSize + t % kBlockSize;
+    ThreadPool pool(2);
+    for (const char* isa : {"scalar", "avx2", "avx512", "amx"}) {
+      if (!force_cpu_isa(isa).is_ok()) continue;
+      for (DType dtype : {DType::kF32, DType::kBF16, DType::kF8E4M3}) {
+        KvCache cache(dtype, kBlocks, kBlockSize, kKvHeads, kHeadDim);
+        const PagedKVLayer& layer = cache.layer;
+        const KVScales scales = dtype == DType::kF8E4M3 ? kFp8Scales : KVScales{};
+        write_kv_cache(k.data(), v.data(), slots.data(), kLen, layer, scales);
+        const float scale = 1.0f / std::sqrt(static_cast<float>(kHeadDim));
+        for (const float softcap : {0.0f, 0.7f}) {
+          const int32_t prefill_start[] = {0, kLen}, prefill_len[] = {kLen};
+          AttentionMetadata prefill{1, prefill_start, prefill_len, block_table.data(), kBlocks, slots.data()};
+          std::vector<float> together(q.size());
+          paged_attention(q.data(), kHeads, layer, prefill, scale, 0, softcap, together.data(), pool, scales);
+          for (int32_t t : {0, 7, 8, 15, 16, 63, 64, 65, 100, 143, 149}) {
+            const int32_t decode_start[] = {0, 1}, decode_len[] = {t + 1};
+            AttentionMetadata decode{1, decode_start, decode_len, block_table.data(), kBlocks, slots.data() + t};
+            std::vector<float> alone(kHeads * kHeadDim);
+            paged_attention(q.data() + t * kHeads * kHeadDim, kHeads, layer, decode, scale, 0, softcap, alone.data(),
+                            pool, scales);
+            for (int32_t i = 0; i < kHeads * kHeadDim; ++i) {
+              ASSERT_EQ(alone[i], together[t * kHeads * kHeadDim + i])
+                  << isa << " " << dtype_name(dtype) << " head_dim " << kHeadDim << " softcap " << softcap << " token "
+                  << t;
+            }
+          }
         }
       }
     }

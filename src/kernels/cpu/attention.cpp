@@ -241,32 +241,41 @@ void paged_attention(const float* q, int32_t num_heads, const PagedKVLayer& laye
     return attend_in_blocks(q, num_heads, layer, meta, tables, key_scale, value_scale, sliding_window, softcap, out,
                             pool, block);
   }
-  const int64_t num_tokens = meta.query_start_loc[meta.num_seqs];
   const int32_t group = num_heads / layer.num_kv_heads;
   const int32_t hd = layer.head_dim;
-  // Row -> sequence, so that (row, KV head) items can be dealt to the threads.
-  // It and the workers' scratch are kept per thread across calls (attention
-  // runs once per layer per step); the workers read the caller's map through
-  // a reference, not their own thread_local copy.
-  thread_local std::vector<int32_t> caller_row_seq;
-  std::vector<int32_t>& row_seq = caller_row_seq;
-  row_seq.resize(static_cast<size_t>(num_tokens));
+  // Work items: up to kRowsPerItem consecutive query rows of a sequence (one
+  // row with a sliding window, whose first key moves with the row) and one
+  // KV head, so that verifying drafts or a prompt chunk reads each key and
+  // value once per item, not per row.  The list is kept per thread across
+  // calls (attention runs once per layer per step); the workers read the
+  // caller's through a reference, not their own thread_local copy.
+  constexpr int32_t kRowsPerItem = 8;
+  const int32_t rows_per_item = sliding_window > 0 ? 1 : kRowsPerItem;
+  struct RowBlock {
+    int32_t seq, first_row, rows;
+  };
+  thread_local std::vector<RowBlock> caller_blocks;
+  std::vector<RowBlock>& blocks = caller_blocks;
+  blocks.clear();
   for (int32_t s = 0; s < meta.num_seqs; ++s) {
-    for (int32_t r = meta.query_start_loc[s]; r < meta.query_start_loc[s + 1]; ++r) row_seq[static_cast<size_t>(r)] = s;
+    for (int32_t r = meta.query_start_loc[s]; r < meta.query_start_loc[s + 1]; r += rows_per_item) {
+      blocks.push_back({s, r, std::min(rows_per_item, meta.query_start_loc[s + 1] - r)});
+    }
   }
   const cpu::AttentionRowFn attend_row = layer.dtype == DType::kBF16     ? table.attend_row_bf16
                                          : layer.dtype == DType::kF8E4M3 ? table.attend_row_fp8
                                                                          : table.attend_row;
   const int32_t num_kv_heads = layer.num_kv_heads;
-  const int64_t num_items = num_tokens * num_kv_heads;
+  const int64_t num_items = static_cast<int64_t>(blocks.size()) * num_kv_heads;
   // Items dealt round-robin rather than in contiguous ranges: a causal
   // prompt's later rows attend to more keys, so contiguous halves would leave
   // one thread with most of the work.
   pool.run([&](int worker) {
     thread_local std::vector<float> scratch;
-    scratch.resize(static_cast<size_t>(cpu::attention_scratch_floats(group, hd)));
+    scratch.resize(static_cast<size_t>(cpu::attention_scratch_floats(rows_per_item * group, hd)));
     cpu::AttentionRowArgs args{};
     args.group = group;
+    args.row_stride = static_cast<int64_t>(num_heads) * hd;
     args.head_dim = hd;
     args.block_size = layer.block_size;
     args.key_cache = layer.key_cache;
@@ -277,15 +286,17 @@ void paged_attention(const float* q, int32_t num_heads, const PagedKVLayer& laye
     args.value_scale = value_scale;
     args.scratch = scratch.data();
     for (int64_t item = worker; item < num_items; item += pool.num_threads()) {
-      const int64_t row = item / num_kv_heads;
+      const RowBlock& block = blocks[static_cast<size_t>(item / num_kv_heads)];
       const int32_t kv_head = static_cast<int32_t>(item % num_kv_heads);
-      const int32_t seq = row_seq[static_cast<size_t>(row)];
+      const int32_t seq = block.seq;
       const int32_t q_len = meta.query_start_loc[seq + 1] - meta.query_start_loc[seq];
       // The query rows are the last q_len tokens of the sequence.
-      const int32_t pos = meta.seq_lens[seq] - q_len + static_cast<int32_t>(row - meta.query_start_loc[seq]);
-      const int64_t first_head = row * num_heads + static_cast<int64_t>(kv_head) * group;
+      const int32_t pos = meta.seq_lens[seq] - q_len + (block.first_row - meta.query_start_loc[seq]);
+      const int64_t first_head =
+          static_cast<int64_t>(block.first_row) * num_heads + static_cast<int64_t>(kv_head) * group;
       args.q = q + first_head * hd;
       args.out = out + first_head * hd;
+      args.rows = block.rows;
       args.head_offset = block_offset(layer, 0, kv_head);
       args.block_table = meta.block_tables + static_cast<int64_t>(seq) * meta.max_blocks_per_seq;
       args.first_key = sliding_window > 0 ? std::max(0, pos - sliding_window + 1) : 0;

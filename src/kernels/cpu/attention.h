@@ -1,5 +1,5 @@
-// Attention of one query row's group of heads (those sharing one KV head)
-// over its keys, per ISA.  Keys are cached transposed within a block
+// Attention of a few consecutive query rows of one sequence, each row's
+// group of heads (those sharing one KV head), over their keys, per ISA.  Keys are cached transposed within a block
 // ([head_dim][block_size] per block and KV head) so that a vector of scores
 // over consecutive keys is a chain of FMAs; values are [block_size][head_dim].
 //
@@ -27,8 +27,16 @@ namespace vllm::kernels::cpu {
 inline constexpr int32_t kKeyTile = 64;
 
 struct AttentionRowArgs {
-  const float* q;  // [group, head_dim]
+  // Row r's queries (token first + r), [group, head_dim] each, at q + r * row_stride.
+  const float* q;
   int32_t group;
+  // Consecutive tokens of one sequence read together, so that their heads
+  // share each key and value load; row r sees keys first_key .. last_key + r.
+  // A key past a row's last weighs exactly zero in it (its score and
+  // weight are 0, a tile with none of its keys leaves its sums as they
+  // are), so each row's result is the one it gets alone, bit for bit.
+  int32_t rows = 1;
+  int64_t row_stride = 0;  // floats between consecutive rows' q (and out)
   int32_t head_dim;
   int32_t block_size;
   const void* key_cache;    // the layer's: float, uint16_t BF16 or uint8_t FP8 (AttentionTable picks the function)
@@ -36,12 +44,12 @@ struct AttentionRowArgs {
   int64_t block_stride;     // elements per block (all KV heads)
   int64_t head_offset;      // elements from a block's start to this KV head's slice
   const int32_t* block_table;
-  int32_t first_key, last_key;  // inclusive
+  int32_t first_key, last_key;  // inclusive, of row 0
   float scale;
   float softcap;             // > 0: scores become softcap * tanh(score / softcap)
   float value_scale = 1.0f;  // the output's factor: an FP8 cache's v_scale (its k_scale is in `scale`)
-  float* out;                // [group, head_dim]
-  float* scratch;            // attention_scratch_floats(group, head_dim)
+  float* out;                // as q
+  float* scratch;            // attention_scratch_floats(rows * group, head_dim)
 };
 
 // Where a BF16 cache keeps element (dimension d, key j) of a block's keys
@@ -61,8 +69,8 @@ inline int64_t bf16_value_offset(int32_t c, int32_t head_dim) {
   return block + (r % 16) * 2 + r / 16;
 }
 
-inline int64_t attention_scratch_floats(int32_t group, int32_t head_dim) {
-  return static_cast<int64_t>(group) * (kKeyTile + head_dim + 3);
+inline int64_t attention_scratch_floats(int32_t heads, int32_t head_dim) {
+  return static_cast<int64_t>(heads) * (kKeyTile + head_dim + 3);
 }
 
 using AttentionRowFn = void (*)(const AttentionRowArgs& args);

@@ -241,30 +241,37 @@ inline float sum_range(const float* s, int32_t lo, int32_t hi) {
   return (part[0] + part[1]) + (part[2] + part[3]);
 }
 
+// Members m = r * group + g: head g of row r.
 template <typename V, typename T>
 void attend_row(const AttentionRowArgs& a) {
   const RowGeometry<T> geo{a, std::gcd(a.block_size, static_cast<int32_t>(V::kLanes))};
-  const int32_t g_count = a.group, hd = a.head_dim;
-  float* scores = a.scratch;                                       // [group, kKeyTile]
-  float* acc = scores + static_cast<int64_t>(g_count) * kKeyTile;  // [group, head_dim]
-  float* run_max = acc + static_cast<int64_t>(g_count) * hd;       // [group]
-  float* denom = run_max + g_count;                                // [group]
-  float* corr = denom + g_count;  // [group]: a tile's rescaling of each head's running sums
-  std::fill(acc, acc + static_cast<int64_t>(g_count) * hd, 0.0f);
-  std::fill(run_max, run_max + g_count, -std::numeric_limits<float>::infinity());
-  std::fill(denom, denom + g_count, 0.0f);
+  const int32_t group = a.group, hd = a.head_dim;
+  const int32_t members = a.rows * group;
+  const auto member_offset = [&](int32_t m) {
+    return (m / group) * a.row_stride + static_cast<int64_t>(m % group) * hd;
+  };
+  const auto member_last_key = [&](int32_t m) { return a.last_key + m / group; };
+  const int32_t last_key = a.last_key + a.rows - 1;                // of the last row
+  float* scores = a.scratch;                                       // [members, kKeyTile]
+  float* acc = scores + static_cast<int64_t>(members) * kKeyTile;  // [members, head_dim]
+  float* run_max = acc + static_cast<int64_t>(members) * hd;       // [members]
+  float* denom = run_max + members;                                // [members]
+  float* corr = denom + members;  // [members]: a tile's rescaling of each member's running sums
+  std::fill(acc, acc + static_cast<int64_t>(members) * hd, 0.0f);
+  std::fill(run_max, run_max + members, -std::numeric_limits<float>::infinity());
+  std::fill(denom, denom + members, 0.0f);
 
-  for (int32_t tile = a.first_key - a.first_key % kKeyTile; tile <= a.last_key; tile += kKeyTile) {
-    const int32_t lo = std::max(tile, a.first_key), hi = std::min(tile + kKeyTile, a.last_key + 1);
+  for (int32_t tile = a.first_key - a.first_key % kKeyTile; tile <= last_key; tile += kKeyTile) {
+    const int32_t lo = std::max(tile, a.first_key), hi = std::min(tile + kKeyTile, last_key + 1);
     const int32_t start = lo - (lo - tile) % geo.chunk;  // chunk-aligned within the tile
     const int32_t end = hi + (geo.chunk - (hi - tile) % geo.chunk) % geo.chunk;
-    // Scores, V::kAttentionHeads heads at a time sharing the key loads.
-    for_head_groups<V::kAttentionHeads>(g_count, [&]<int N>(int32_t g0) {
+    // Scores, V::kAttentionHeads members at a time sharing the key loads.
+    for_head_groups<V::kAttentionHeads>(members, [&]<int N>(int32_t m0) {
       const float* q[N];
       float* s[N];
       for (int h = 0; h < N; ++h) {
-        q[h] = a.q + static_cast<int64_t>(g0 + h) * hd;
-        s[h] = scores + static_cast<int64_t>(g0 + h) * kKeyTile + (start - tile);
+        q[h] = a.q + member_offset(m0 + h);
+        s[h] = scores + static_cast<int64_t>(m0 + h) * kKeyTile + (start - tile);
       }
       for (int32_t pos = start; pos < end;) {
         if (pos + 2 * geo.chunk <= end) {
@@ -278,37 +285,46 @@ void attend_row(const AttentionRowArgs& a) {
         }
       }
     });
-    // The online softmax update of each head (soft-capped first, in scalar
-    // code every ISA shares: the same bits everywhere).
-    for (int32_t g = 0; g < g_count; ++g) {
-      float* s = scores + static_cast<int64_t>(g) * kKeyTile;
+    // The online softmax update of each member over its own keys of the
+    // tile (soft-capped first, in scalar code every ISA shares: the same
+    // bits everywhere); its keys past them weigh zero.
+    for (int32_t m = 0; m < members; ++m) {
+      float* s = scores + static_cast<int64_t>(m) * kKeyTile;
+      const int32_t own_hi = std::min(hi, member_last_key(m) + 1);
+      if (own_hi <= lo) {  // none of the tile's keys is this member's
+        corr[m] = 1.0f;
+        std::fill(s + (lo - tile), s + (hi - tile), 0.0f);
+        continue;
+      }
       if (a.softcap > 0) {
-        for (int32_t j = lo; j < hi; ++j) s[j - tile] = a.softcap * std::tanh(s[j - tile] / a.softcap);
+        for (int32_t j = lo; j < own_hi; ++j) s[j - tile] = a.softcap * std::tanh(s[j - tile] / a.softcap);
       }
       float tile_max = -std::numeric_limits<float>::infinity();
-      for (int32_t j = lo; j < hi; ++j) tile_max = std::max(tile_max, s[j - tile]);
-      const float new_max = std::max(run_max[g], tile_max);
-      corr[g] = run_max[g] == -std::numeric_limits<float>::infinity() ? 0.0f : exp_poly(run_max[g] - new_max);
+      for (int32_t j = lo; j < own_hi; ++j) tile_max = std::max(tile_max, s[j - tile]);
+      const float new_max = std::max(run_max[m], tile_max);
+      corr[m] = run_max[m] == -std::numeric_limits<float>::infinity() ? 0.0f : exp_poly(run_max[m] - new_max);
       for (int32_t pos = start; pos < end; pos += geo.chunk) {
         float* sp = s + (pos - tile);
         V::store(sp, exp_lanes<V>(V::sub(V::load(sp, geo.chunk), V::set1(new_max))), geo.chunk);
       }
-      denom[g] = denom[g] * corr[g] + sum_range(s, lo - tile, hi - tile);
-      run_max[g] = new_max;
+      std::fill(s + (own_hi - tile), s + (hi - tile), 0.0f);
+      denom[m] = denom[m] * corr[m] + sum_range(s, lo - tile, own_hi - tile);
+      run_max[m] = new_max;
     }
-    // Values, V::kAttentionHeads heads at a time sharing the value loads.
-    for_head_groups<V::kAttentionHeads>(g_count, [&]<int N>(int32_t g0) {
+    // Values, V::kAttentionHeads members at a time sharing the value loads.
+    for_head_groups<V::kAttentionHeads>(members, [&]<int N>(int32_t m0) {
       const float* p[N];
-      float* acc_g[N];
+      float* acc_m[N];
       for (int h = 0; h < N; ++h) {
-        p[h] = scores + static_cast<int64_t>(g0 + h) * kKeyTile;
-        acc_g[h] = acc + static_cast<int64_t>(g0 + h) * hd;
+        p[h] = scores + static_cast<int64_t>(m0 + h) * kKeyTile;
+        acc_m[h] = acc + static_cast<int64_t>(m0 + h) * hd;
       }
-      accumulate_values_all_dims<V, N>(geo, p, corr + g0, tile, lo, hi, acc_g);
+      accumulate_values_all_dims<V, N>(geo, p, corr + m0, tile, lo, hi, acc_m);
     });
   }
-  for (int32_t g = 0; g < g_count; ++g) {
-    for (int32_t d = 0; d < hd; ++d) a.out[g * hd + d] = acc[g * hd + d] / denom[g] * a.value_scale;
+  for (int32_t m = 0; m < members; ++m) {
+    float* out = a.out + member_offset(m);
+    for (int32_t d = 0; d < hd; ++d) out[d] = acc[m * hd + d] / denom[m] * a.value_scale;
   }
 }
 
