@@ -241,6 +241,24 @@ inline float sum_range(const float* s, int32_t lo, int32_t hi) {
   return (part[0] + part[1]) + (part[2] + part[3]);
 }
 
+// Max of s[lo, hi) (-inf when empty) as eight interleaved partial maxima:
+// the same value as one running max (max is exact in any order, and a NaN
+// never replaces a number in std::max(number, NaN)), without its chain of
+// dependent comparisons.
+inline float max_range(const float* s, int32_t lo, int32_t hi) {
+  constexpr int kParts = 8;
+  float part[kParts];
+  std::fill(part, part + kParts, -std::numeric_limits<float>::infinity());
+  int32_t j = lo;
+  for (; j + kParts <= hi; j += kParts) {
+    for (int k = 0; k < kParts; ++k) part[k] = std::max(part[k], s[j + k]);
+  }
+  for (int k = 0; j < hi; ++j, ++k) part[k] = std::max(part[k], s[j]);
+  float m = part[0];
+  for (int k = 1; k < kParts; ++k) m = std::max(m, part[k]);
+  return m;
+}
+
 // Members m = r * group + g: head g of row r.
 template <typename V, typename T>
 void attend_row(const AttentionRowArgs& a) {
@@ -299,8 +317,7 @@ void attend_row(const AttentionRowArgs& a) {
       if (a.softcap > 0) {
         for (int32_t j = lo; j < own_hi; ++j) s[j - tile] = a.softcap * std::tanh(s[j - tile] / a.softcap);
       }
-      float tile_max = -std::numeric_limits<float>::infinity();
-      for (int32_t j = lo; j < own_hi; ++j) tile_max = std::max(tile_max, s[j - tile]);
+      const float tile_max = max_range(s, lo - tile, own_hi - tile);
       const float new_max = std::max(run_max[m], tile_max);
       corr[m] = run_max[m] == -std::numeric_limits<float>::infinity() ? 0.0f : exp_poly(run_max[m] - new_max);
       for (int32_t pos = start; pos < end; pos += geo.chunk) {
