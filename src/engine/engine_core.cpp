@@ -192,8 +192,8 @@ void EngineCore::propose_drafts(const SchedulerOutput& scheduled, const std::vec
     const auto room = static_cast<int32_t>(std::min<int64_t>(
         {spec.num_speculative_tokens, r.params.max_tokens - num_output_tokens - 1, max_model_len - num_tokens - 1}));
     // Only a request whose next step is one token (not a prompt chunk)
-    // verifies drafts.  Opt-out: a grammar's mask would have to follow each draft.
-    const bool takes_drafts = !batch_too_large && num_tokens - r.num_computed_tokens == 1 && !r.params.grammar;
+    // verifies drafts (the scheduler keeps those its grammar takes).
+    const bool takes_drafts = !batch_too_large && num_tokens - r.num_computed_tokens == 1;
     DraftRequest& d = drafting.emplace_back();
     d.id = r.id;
     d.token_ids = r.token_ids;

@@ -45,8 +45,29 @@ bool GrammarMatcher::accept_token(int32_t token) {
     state.swap(next_);
   }
   state_ = std::move(state);
-  if (arena_.size() > kCompactAfter) compact();
+  if (checkpoints_out_ == 0 && arena_.size() > kCompactAfter) compact();
   return true;
+}
+
+GrammarMatcher::Checkpoint GrammarMatcher::checkpoint() {
+  ++checkpoints_out_;
+  return {state_, ended_};
+}
+
+void GrammarMatcher::rollback(Checkpoint checkpoint) {
+  state_ = std::move(checkpoint.state);
+  ended_ = checkpoint.ended;
+  if (--checkpoints_out_ == 0 && arena_.size() > kCompactAfter) compact();
+}
+
+int32_t GrammarMatcher::num_accepted_prefix(std::span<const int32_t> tokens) {
+  Checkpoint start = checkpoint();
+  int32_t accepted = 0;
+  while (accepted < static_cast<int32_t>(tokens.size()) && accept_token(tokens[static_cast<size_t>(accepted)])) {
+    ++accepted;
+  }
+  rollback(std::move(start));
+  return accepted;
 }
 
 void GrammarMatcher::compact() {

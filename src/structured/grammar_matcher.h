@@ -32,6 +32,21 @@ class GrammarMatcher {
   // Takes `token`; false, with nothing changed, if the grammar forbids it.
   bool accept_token(int32_t token);
 
+  // Where the matcher stands, to come back to after trying tokens ahead
+  // (speculative decoding's drafts); while one is out the matcher keeps
+  // every stack it refers to.  Each checkpoint is rolled back once, the
+  // latest first.
+  struct Checkpoint {
+    StackSet state;
+    bool ended;
+  };
+  Checkpoint checkpoint();
+  void rollback(Checkpoint checkpoint);
+
+  // How many leading tokens of `tokens` the grammar takes one after
+  // another from here (the state is left as it was).
+  int32_t num_accepted_prefix(std::span<const int32_t> tokens);
+
   // Nothing may follow: the text is complete (or EOS was taken).
   bool is_terminated() const;
 
@@ -50,6 +65,7 @@ class GrammarMatcher {
   StackSet state_;
   StackSet next_;  // scratch of accept_token
   bool ended_ = false;
+  int32_t checkpoints_out_ = 0;  // no compaction while a checkpoint refers to the arena
 };
 
 }  // namespace vllm::structured

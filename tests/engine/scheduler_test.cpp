@@ -6,6 +6,8 @@
 
 #include <numeric>
 
+#include "structured/regex_grammar.h"
+
 namespace vllm {
 namespace {
 
@@ -359,6 +361,37 @@ TEST(SchedulerTest, TheRunnerMeetsARequestOnceAndHearsWhenItFinished) {
   h.scheduler.abort_request(3);
   h.scheduler.abort_request(2);
   EXPECT_EQ(h.scheduler.schedule().finished, (std::vector<RequestId>{2}));
+}
+
+// Drafts for a request under a grammar: the scheduler keeps the leading
+// ones the grammar takes (vLLM's validate_tokens), none before the grammar
+// starts, and none for a request that is no longer running.
+TEST(SchedulerTest, DraftsAreCutWhereTheGrammarStopsTakingThem) {
+  std::vector<std::string> bytes(257);
+  for (int b = 0; b < 256; ++b) bytes[static_cast<size_t>(b)] = std::string(1, static_cast<char>(b));
+  auto vocab = std::make_shared<structured::TokenVocabulary>(std::move(bytes), std::vector<int32_t>{256});
+  Result<structured::Grammar> regex = structured::regex_grammar("ab+c");
+  ASSERT_TRUE(regex.is_ok());
+  auto grammar = std::make_shared<const structured::CompiledGrammar>(*regex, vocab);
+  Harness h(100, 4, config(32));
+  std::unique_ptr<Request> constrained = make_request(1, 6);
+  constrained->params.grammar = grammar;
+  h.scheduler.add_request(std::make_unique<Request>(1, std::vector<int32_t>(6, 100), constrained->params, ""));
+  SamplingParams thinking = constrained->params;
+  thinking.grammar_after_token_id = 9;  // the grammar starts after token 9
+  h.scheduler.add_request(std::make_unique<Request>(2, std::vector<int32_t>(6, 100), thinking, ""));
+  h.step('a');  // both take 'a'; only request 1's grammar has started
+  h.scheduler.update_draft_token_ids(1, {'b', 'b', 'x', 'c'});
+  EXPECT_EQ(h.scheduler.find_request(1)->draft_token_ids, (std::vector<int32_t>{'b', 'b'}));
+  h.scheduler.update_draft_token_ids(1, {'b', 'c', 256, 'b'});  // the end, then nothing
+  EXPECT_EQ(h.scheduler.find_request(1)->draft_token_ids, (std::vector<int32_t>{'b', 'c', 256}));
+  h.scheduler.update_draft_token_ids(1, {'c'});  // a 'b' must come first
+  EXPECT_TRUE(h.scheduler.find_request(1)->draft_token_ids.empty());
+  h.scheduler.update_draft_token_ids(2, {'b', 'c'});
+  EXPECT_TRUE(h.scheduler.find_request(2)->draft_token_ids.empty());
+  h.scheduler.abort_request(1);
+  h.scheduler.update_draft_token_ids(1, {'b'});  // finished: dropped, no harm
+  EXPECT_EQ(h.scheduler.find_request(1), nullptr);
 }
 
 }  // namespace

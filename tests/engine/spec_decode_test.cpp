@@ -10,6 +10,7 @@
 
 #include "base/file_util.h"
 #include "base/json.h"
+#include "base/regex.h"
 #include "engine/chi_square.h"
 #include "engine/engine_core.h"
 #include "engine/engine_test_util.h"
@@ -421,6 +422,50 @@ TEST(SpecDecodeEagleTest, RefusesAMissingHeadAWrongWidthOrAMissingLayer) {
 }
 
 // disable_by_batch_size: no drafts while that many requests run, the same outputs.
+// Drafts under a grammar (structured outputs): the scheduler keeps the
+// drafts the grammar takes, each verified row is masked by the grammar's
+// state after the drafts before it.  Greedy outputs equal those without
+// speculation, sampled ones stay in the language, and drafts are accepted
+// (the regexes repeat, so n-gram lookup finds what comes next).
+TEST(SpecDecodeGrammarTest, StructuredOutputsUnderDraftsKeepTheirGrammarAndGreedyOutputs) {
+  LoadedModel m = testing::load_model(testing::model_dir());
+  const std::vector<std::string> regexes = {
+      "(Once upon a time, (Lily|Tom|Sue) (had|saw|was) a (big|little) (dog|cat|ball)\\. )+",
+      "(([0-9]{2}, ){3}and [a-z]{2,6}\\. )+",
+      "(yes|no)( (yes|no)){5,40}",
+  };
+  std::vector<std::pair<PromptInput, SamplingParams>> work;
+  for (const std::string& regex : regexes) {
+    for (int i = 0; i < 4; ++i) {
+      SamplingParams p = i < 2 ? testing::greedy(48 + 8 * i) : SamplingParams{};
+      if (i >= 2) {
+        p.seed = 100 + i;
+        p.max_tokens = 56;
+      }
+      p.structured_outputs = structured::StructuredOutputSpec{structured::ConstraintKind::kRegex, regex};
+      work.emplace_back(PromptInput::from_text(i % 2 == 0 ? "Once upon a time" : "Tom and Sue"), p);
+    }
+  }
+  const std::vector<RequestOutput> plain = generate(*testing::make_engine(m), work);
+  EngineConfig config = small_engine(m, 32, 16);
+  config.speculative = ngram(4);
+  auto engine = testing::make_engine(m, config);
+  const std::vector<RequestOutput> speculative = generate(*engine, work);
+  for (size_t i = 0; i < work.size(); ++i) {
+    const CompletionOutput& got = speculative[i].outputs[0];
+    if (work[i].second.is_greedy()) {
+      EXPECT_EQ(got.token_ids, plain[i].outputs[0].token_ids) << "request " << i;
+    }
+    const Regex whole = std::move(Regex::compile("^(?:" + regexes[i / 4] + ")$")).value();
+    EXPECT_EQ(whole.find_all(got.text), (std::vector<std::pair<size_t, size_t>>{{0, got.text.size()}}))
+        << "request " << i << ": " << got.text;
+  }
+  const SpecDecodingStats spec = *engine->stats().spec_decoding;
+  EXPECT_GT(spec.num_accepted_tokens, 100);
+  EXPECT_LT(spec.num_accepted_tokens, spec.num_draft_tokens);
+  EXPECT_EQ(engine->stats().num_free_blocks, engine->stats().num_blocks);
+}
+
 TEST(SpecDecodeBatchSizeTest, LargeBatchesStepWithoutDrafts) {
   LoadedModel m = testing::load_model(testing::model_dir());
   const auto work = mixed_workload(static_cast<int32_t>(m.model->config().vocab_size));

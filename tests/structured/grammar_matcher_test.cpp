@@ -229,6 +229,49 @@ TEST(GrammarMatcher, RandomWalksOfJsonObjectParse) {
   EXPECT_GT(finished, 100);
 }
 
+// Speculative decoding tries drafts ahead and comes back: after a rollback
+// the matcher allows exactly what it allowed before (EOS and termination
+// included), and num_accepted_prefix counts the tokens a fresh replay takes.
+TEST(GrammarMatcher, RollbackRestoresTheStateAfterTokensTriedAhead) {
+  auto g = compile(json_object_grammar());
+  std::mt19937 rng(5);
+  std::vector<uint32_t> mask(bitmask_words(257)), again(mask.size()), ahead(mask.size());
+  for (int walk = 0; walk < 40; ++walk) {
+    GrammarMatcher m(g);
+    std::vector<int32_t> history;
+    for (int step = 0; step < 60 && !m.is_terminated(); ++step) {
+      m.fill_next_token_mask(mask);
+      // A few allowed tokens ahead, then one the grammar may refuse.
+      GrammarMatcher::Checkpoint start = m.checkpoint();
+      std::vector<int32_t> tried;
+      for (int k = 0; k < 4 && !m.is_terminated(); ++k) {
+        m.fill_next_token_mask(ahead);
+        const std::vector<int32_t> allowed = allowed_tokens(ahead);
+        tried.push_back(allowed[rng() % allowed.size()]);
+        ASSERT_TRUE(m.accept_token(tried.back()));
+      }
+      m.rollback(std::move(start));
+      m.fill_next_token_mask(again);
+      ASSERT_EQ(again, mask) << "walk " << walk << " step " << step;
+      tried.push_back(static_cast<int32_t>(rng() % 257));
+      GrammarMatcher replay(g);
+      for (int32_t h : history) ASSERT_TRUE(replay.accept_token(h));
+      int32_t taken = 0;
+      while (taken < static_cast<int32_t>(tried.size()) && replay.accept_token(tried[static_cast<size_t>(taken)])) {
+        ++taken;
+      }
+      EXPECT_EQ(m.num_accepted_prefix(tried), taken);
+      EXPECT_GE(taken, static_cast<int32_t>(tried.size()) - 1);  // all but the random last one
+      m.fill_next_token_mask(again);
+      ASSERT_EQ(again, mask);
+      // Then one step for real.
+      const std::vector<int32_t> allowed = allowed_tokens(mask);
+      history.push_back(allowed[rng() % allowed.size()]);
+      ASSERT_TRUE(m.accept_token(history.back()));
+    }
+  }
+}
+
 TEST(GrammarMatcher, EosOnlyWhereTheGrammarMayEndAndNothingAfterTermination) {
   auto g = compile(regex_grammar("ab?"));
   GrammarMatcher m(g);

@@ -23,12 +23,11 @@ int32_t greedy_token(const float* logits, int32_t vocab_size) {
 Sampler::Sampler(int32_t vocab_size, std::vector<int32_t> eos_token_ids)
     : vocab_size_(vocab_size), eos_token_ids_(std::move(eos_token_ids)) {}
 
-void Sampler::apply_grammar(const SamplingRow& row, float* logits, Scratch& scratch) const {
+void Sampler::apply_grammar(const SamplingRow& row, float* logits, int64_t num_output_tokens, Scratch& scratch) const {
   scratch.allowed.resize(structured::bitmask_words(vocab_size_));
   // What is left of max_tokens: the grammar steers towards an end within it.
   const auto& resume = row.params->grammar_resume;
-  const int64_t budget =
-      (resume ? resume->token_budget : row.params->max_tokens) - static_cast<int64_t>(row.output_token_ids.size());
+  const int64_t budget = (resume ? resume->token_budget : row.params->max_tokens) - num_output_tokens;
   row.grammar->fill_next_token_mask(scratch.allowed, budget);
   // Word by word: a word of allowed tokens (inside a string, most of them) costs one test.
   bool any = false;
@@ -59,7 +58,7 @@ Sampler::ProcessedRow Sampler::process(const SamplingRow& row, float* logits, st
   const SamplingParams& params = *row.params;
   // The grammar's mask comes first, so that the logprobs reported are those
   // of the distribution the tokens are drawn from, as in vLLM.
-  if (row.grammar != nullptr) apply_grammar(row, logits, scratch);
+  if (row.grammar != nullptr) apply_grammar(row, logits, static_cast<int64_t>(output_token_ids.size()), scratch);
   // Logprobs describe the model's own distribution, so they are taken first.
   ProcessedRow processed{logits, log_sum_exp(logits, vocab_size_)};
   const bool modifies = !params.logit_bias.empty() || params.allowed_token_ids || !params.bad_words_token_ids.empty() ||
@@ -101,8 +100,11 @@ std::vector<SampledToken> Sampler::sample_row(const SamplingRow& row, Scratch& s
 }
 
 std::vector<SampledToken> Sampler::verify_drafts(const SamplingRow& row, Scratch& scratch) const {
-  VLLM_CHECK(row.grammar == nullptr, "a sequence under a grammar gets no drafts");
   const std::span<const int32_t> drafts = row.draft_token_ids;
+  // Under a grammar, row j is masked by the grammar's state after drafts
+  // 0..j-1: the matcher takes each accepted draft, and is rolled back after.
+  std::optional<structured::GrammarMatcher::Checkpoint> grammar_start;
+  if (row.grammar != nullptr) grammar_start = row.grammar->checkpoint();
   // Row j is processed as if drafts 0..j-1 were already output (penalties,
   // bad words, min_tokens see them): they are, if row j is reached.
   scratch.history.assign(row.output_token_ids.begin(), row.output_token_ids.end());
@@ -138,7 +140,10 @@ std::vector<SampledToken> Sampler::verify_drafts(const SamplingRow& row, Scratch
     }
     out.push_back(token_of(row, token, processed));
     if (!accept) break;
+    // An accepted draft had a nonzero probability, so the mask allowed it.
+    if (row.grammar != nullptr) VLLM_CHECK(row.grammar->accept_token(draft), "an accepted draft is in the grammar");
   }
+  if (grammar_start) row.grammar->rollback(std::move(*grammar_start));
   return out;
 }
 

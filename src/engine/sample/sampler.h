@@ -48,7 +48,7 @@ struct SamplingRow {
   // The row's structured output: only the tokens its grammar allows are drawn.
   structured::GrammarMatcher* grammar = nullptr;
   // Speculative decoding: the proposed tokens that follow the sequence
-  // (no grammar then), and the proposer's probabilities of them
+  // (each in its grammar, when it has one), and the proposer's probabilities of them
   // [drafts, vocab_size]; null: the proposer was certain of each (q one-hot).
   std::span<const int32_t> draft_token_ids;
   const float* draft_probs = nullptr;
@@ -81,8 +81,9 @@ class Sampler {
     const float* raw;  // the logits before bias and penalties (the grammar's mask applied)
     double log_z;
   };
-  // Sets the logits of the tokens the row's grammar forbids to -inf.
-  void apply_grammar(const SamplingRow& row, float* logits, Scratch& scratch) const;
+  // Sets the logits of the tokens the row's grammar forbids to -inf, with
+  // `num_output_tokens` generated before this row (max_tokens' budget).
+  void apply_grammar(const SamplingRow& row, float* logits, int64_t num_output_tokens, Scratch& scratch) const;
   // Runs the row's processors over `logits` in place, given the output so far.
   ProcessedRow process(const SamplingRow& row, float* logits, std::span<const int32_t> output_token_ids,
                        Scratch& scratch) const;

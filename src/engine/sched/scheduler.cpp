@@ -198,7 +198,15 @@ std::optional<FinishReason> Scheduler::check_stop(const Request& r, EngineCoreOu
 void Scheduler::update_draft_token_ids(RequestId id, std::vector<int32_t> draft_token_ids) {
   Request* r = find_request(id);
   // Drafts made for a request that has finished since are dropped.
-  if (r != nullptr && r->status == RequestStatus::kRunning) r->draft_token_ids = std::move(draft_token_ids);
+  if (r == nullptr || r->status != RequestStatus::kRunning) return;
+  // Under a grammar only the drafts it takes are verified (vLLM's
+  // validate_tokens); none before the grammar starts (after a reasoning
+  // model's thought), whose start a draft might pass.
+  if (r->params.grammar) {
+    structured::GrammarMatcher* grammar = r->active_grammar();
+    draft_token_ids.resize(grammar ? static_cast<size_t>(grammar->num_accepted_prefix(draft_token_ids)) : 0);
+  }
+  r->draft_token_ids = std::move(draft_token_ids);
 }
 
 std::vector<EngineCoreOutput> Scheduler::update_from_output(const SchedulerOutput& output,

@@ -42,9 +42,10 @@ struct ScheduledChunk {
   // (and each draft's row verifies the draft after it).
   bool sample = false;
   // The request's structured output, when it applies to the token sampled
-  // now.  vLLM sends the grammar's token bitmask; in one process the runner
-  // fills the mask from the scheduler's matcher itself, on the sampler's
-  // threads, and only the scheduler advances the matcher (update_from_output).
+  // now.  vLLM sends the grammar's token bitmasks; in one process the runner
+  // fills them from the scheduler's matcher itself, on the sampler's
+  // threads (taking the drafts ahead for their rows, then rolling back);
+  // only the scheduler advances the matcher for good (update_from_output).
   structured::GrammarMatcher* grammar = nullptr;
 
   int32_t num_draft_tokens() const { return static_cast<int32_t>(draft_token_ids.size()); }
