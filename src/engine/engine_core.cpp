@@ -181,11 +181,12 @@ void EngineCore::propose_drafts(const SchedulerOutput& scheduled, const std::vec
   InputBatch& batch = runner_.input_batch();
   std::vector<DraftRequest> drafting;
   size_t row = 0;
-  for (const ScheduledChunk& chunk : scheduled.chunks) {
+  for (size_t i = 0; i < scheduled.chunks.size(); ++i) {
+    const ScheduledChunk& chunk = scheduled.chunks[i];
     const auto num_rows = static_cast<size_t>(chunk.num_new_tokens());
     row += num_rows;
     if (finished.contains(chunk.request_id)) continue;
-    CachedRequestState& r = batch.request(chunk.request_id);
+    CachedRequestState& r = batch.scheduled(i);
     const auto num_tokens = static_cast<int32_t>(r.token_ids.size());
     const auto num_output_tokens = num_tokens - r.num_prompt_tokens;
     // Every token the verification may yield stays within max_tokens and the context.

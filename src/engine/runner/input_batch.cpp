@@ -21,23 +21,24 @@ void InputBatch::update(const SchedulerOutput& step) {
     const bool inserted = requests_.try_emplace(data.request_id, data).second;
     VLLM_CHECK(inserted, "a new request is new to the runner");
   }
+  scheduled_.clear();
   for (const ScheduledChunk& c : step.chunks) {
-    CachedRequestState& r = request(c.request_id);
+    CachedRequestState& r = *scheduled_.emplace_back(&request(c.request_id));
     if (!std::exchange(r.admitting, false)) continue;
     r.num_computed_tokens = c.num_computed_tokens;
     r.num_draft_kv_tokens = c.num_computed_tokens;
   }
 }
 
-void InputBatch::computed(const ScheduledChunk& chunk, int32_t num_rejected_drafts) {
-  request(chunk.request_id).num_computed_tokens =
-      chunk.num_computed_tokens + chunk.num_new_tokens() - num_rejected_drafts;
+void InputBatch::computed(size_t i, const ScheduledChunk& chunk, int32_t num_rejected_drafts) {
+  scheduled(i).num_computed_tokens = chunk.num_computed_tokens + chunk.num_new_tokens() - num_rejected_drafts;
 }
 
 std::span<const ForwardChunk> InputBatch::forward_chunks(std::span<const ScheduledChunk> chunks) {
   forward_chunks_.clear();
-  for (const ScheduledChunk& c : chunks) {
-    const CachedRequestState& r = request(c.request_id);
+  for (size_t i = 0; i < chunks.size(); ++i) {
+    const ScheduledChunk& c = chunks[i];
+    const CachedRequestState& r = scheduled(i);
     VLLM_CHECK(c.num_computed_tokens + c.num_known_tokens <= static_cast<int32_t>(r.token_ids.size()),
                "the runner knows every token the scheduler schedules");
     ForwardChunk& f = forward_chunks_.emplace_back();
@@ -57,11 +58,6 @@ CachedRequestState& InputBatch::request(RequestId id) {
   const auto it = requests_.find(id);
   VLLM_CHECK(it != requests_.end(), "a scheduled request was sent to the runner when it was first scheduled");
   return it->second;
-}
-
-const CachedRequestState* InputBatch::find(RequestId id) const {
-  const auto it = requests_.find(id);
-  return it == requests_.end() ? nullptr : &it->second;
 }
 
 }  // namespace vllm

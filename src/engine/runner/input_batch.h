@@ -48,23 +48,28 @@ struct CachedRequestState {
 class InputBatch {
  public:
   // Drops the finished requests, marks the preempted ones and adds the new
-  // ones of a step; then takes the chunks' start positions.
+  // ones of a step; then finds each chunk's request (scheduled()) and takes
+  // the chunks' start positions.
   void update(const SchedulerOutput& step);
+
+  // The request of the step's chunk i (update's), until the next update.
+  CachedRequestState& scheduled(size_t i) { return *scheduled_[i]; }
 
   // The step's chunks as forward passes see them, their known tokens taken
   // from the kept history; valid until the next call.
   std::span<const ForwardChunk> forward_chunks(std::span<const ScheduledChunk> chunks);
 
-  // After the step: a chunk's request has its tokens computed, less the
+  // After the step: chunk i's request has its tokens computed, less the
   // rejected drafts, whose cache slots the next step overwrites.
-  void computed(const ScheduledChunk& chunk, int32_t num_rejected_drafts);
+  void computed(size_t i, const ScheduledChunk& chunk, int32_t num_rejected_drafts);
 
-  CachedRequestState& request(RequestId id);
-  const CachedRequestState* find(RequestId id) const;
   size_t num_requests() const { return requests_.size(); }
 
  private:
-  std::unordered_map<RequestId, CachedRequestState> requests_;
+  CachedRequestState& request(RequestId id);
+
+  std::unordered_map<RequestId, CachedRequestState> requests_;  // its nodes stay put: scheduled_ points at them
+  std::vector<CachedRequestState*> scheduled_;                  // per chunk of the step
   std::vector<ForwardChunk> forward_chunks_;
 };
 

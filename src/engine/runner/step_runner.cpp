@@ -44,7 +44,7 @@ ModelRunnerOutput StepRunner::execute_model(const SchedulerOutput& step) {
   for (size_t i = 0; i < step.chunks.size(); ++i) {
     const ScheduledChunk& chunk = step.chunks[i];
     if (chunk.num_logits == 0) continue;
-    CachedRequestState& r = batch_.request(chunk.request_id);
+    CachedRequestState& r = batch_.scheduled(i);
     if (r.params.prompt_logprobs) score_prompt(r, chunk, logits.data() + row * vocab, out.prompt_logprobs[i]);
     row += static_cast<size_t>(chunk.num_logits);
     if (!chunk.sample) continue;
@@ -58,14 +58,14 @@ ModelRunnerOutput StepRunner::execute_model(const SchedulerOutput& step) {
   for (size_t k = 0; k < sampled.size(); ++k) {
     const size_t i = sampled_chunks_[k];
     // Every token, even past a stop the scheduler finds: it then finishes the request.
-    std::vector<int32_t>& history = batch_.request(step.chunks[i].request_id).token_ids;
+    std::vector<int32_t>& history = batch_.scheduled(i).token_ids;
     for (const SampledToken& token : sampled[k]) history.push_back(token.token_id);
     out.sampled_tokens[i] = std::move(sampled[k]);
   }
   for (size_t i = 0; i < step.chunks.size(); ++i) {
-    // Each sampled list holds the accepted drafts and one more.
+    // A sampled list holds the accepted drafts and one more; a chunk that does not sample has no drafts.
     const auto num_accepted = static_cast<int32_t>(std::max<size_t>(out.sampled_tokens[i].size(), 1) - 1);
-    batch_.computed(step.chunks[i], step.chunks[i].num_draft_tokens() - num_accepted);
+    batch_.computed(i, step.chunks[i], step.chunks[i].num_draft_tokens() - num_accepted);
   }
   return out;
 }
