@@ -28,6 +28,9 @@ struct ForwardBatch {
   kernels::AttentionMetadata attention;     // sequences, block tables, slot mapping
   const int32_t* logits_indices = nullptr;  // [num_logits]: rows whose logits are wanted
   int64_t num_logits = 0;
+  // [num_tokens]: each token's LoRA adapter slot (Model::set_lora), -1 for
+  // none; null when no token has one.
+  const int32_t* lora_slots = nullptr;
   // Speculative decoding's EAGLE heads read a hidden state beside each token:
   // their target's (HiddenStateTap: [num_tokens, its width]), or in the passes
   // after the first their own output for the previous position

@@ -19,6 +19,7 @@
 #include "base/status.h"
 #include "base/thread_pool.h"
 #include "model/forward_batch.h"
+#include "model/lora/peft_adapter.h"
 #include "model/model_config.h"
 
 namespace vllm {
@@ -83,10 +84,22 @@ class Model {
   // pipeline stage), pooled outputs (embedding models).
   virtual std::span<const float> forward(const ForwardBatch& batch, const KVCacheView& kv_cache, ThreadPool& pool) = 0;
 
-  // logits: [num_rows, vocab_size] of hidden: [num_rows, hidden_size].
-  virtual void compute_logits(const float* hidden, int64_t num_rows, float* logits, ThreadPool& pool) const = 0;
+  // logits: [num_rows, vocab_size] of hidden: [num_rows, hidden_size];
+  // lora_slots: each row's adapter slot (-1 none), or null.
+  virtual void compute_logits(const float* hidden, int64_t num_rows, float* logits, ThreadPool& pool,
+                              const int32_t* lora_slots) const = 0;
 
   virtual ModelCost cost() const = 0;
+
+  // The modules a LoRA adapter may change, by checkpoint name, with their
+  // shapes (model/lora/peft_adapter.h); empty for a model that takes none.
+  virtual LoraTargets lora_targets() const { return {}; }
+  // Slot `slot` (0, 1, ...) takes `adapter` (read for these targets), or is
+  // emptied (null); a token of that slot (ForwardBatch::lora_slots) then
+  // computes with it.  The model keeps its own copy of the matrices.
+  virtual Status set_lora(int32_t /*slot*/, const PeftAdapter* /*adapter*/, ThreadPool& /*pool*/) {
+    return unimplemented("this model takes no LoRA adapters");
+  }
 
   // An EAGLE head: which of its target's hidden states it reads beside each
   // token (ForwardBatch::input_hidden).  nullopt for every other model.

@@ -18,6 +18,7 @@ struct ForwardChunk {
   int32_t num_prompt_tokens = 0;             // of the whole sequence
   std::span<const BlockId> block_table;      // covers num_computed_tokens + num_new_tokens() tokens
   int32_t num_logits = 0;                    // trailing rows whose logits are wanted
+  int32_t lora_slot = -1;                    // the LoRA adapter slot its tokens compute with (Model::set_lora)
 
   int32_t num_draft_tokens() const { return static_cast<int32_t>(draft_token_ids.size()); }
   int32_t num_new_tokens() const { return static_cast<int32_t>(token_ids.size()) + num_draft_tokens(); }

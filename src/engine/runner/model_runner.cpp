@@ -22,6 +22,10 @@ void ModelRunner::build_batch(std::span<const ForwardChunk> chunks) {
   query_start_loc_.assign(1, 0);
   seq_lens_.clear();
   logits_indices_.clear();
+  lora_slots_.clear();
+  logits_lora_slots_.clear();
+  const bool with_lora =
+      std::any_of(chunks.begin(), chunks.end(), [](const ForwardChunk& c) { return c.lora_slot >= 0; });
   max_blocks_per_seq_ = 0;
   for (const ForwardChunk& c : chunks) {
     max_blocks_per_seq_ = std::max(max_blocks_per_seq_, static_cast<int32_t>(c.block_table.size()));
@@ -45,6 +49,10 @@ void ModelRunner::build_batch(std::span<const ForwardChunk> chunks) {
     }
     for (int32_t i = c.num_new_tokens() - c.num_logits; i < c.num_new_tokens(); ++i) {
       logits_indices_.push_back(first_row + i);
+    }
+    if (with_lora) {
+      lora_slots_.insert(lora_slots_.end(), static_cast<size_t>(c.num_new_tokens()), c.lora_slot);
+      logits_lora_slots_.insert(logits_lora_slots_.end(), static_cast<size_t>(c.num_logits), c.lora_slot);
     }
     query_start_loc_.push_back(static_cast<int32_t>(token_ids_.size()));
     seq_lens_.push_back(seq_len);
@@ -71,6 +79,7 @@ std::span<float> ModelRunner::execute(std::span<const ForwardChunk> chunks, cons
   batch.attention.slot_mapping = slot_mapping_.data();
   batch.logits_indices = logits_indices_.data();
   batch.num_logits = static_cast<int64_t>(logits_indices_.size());
+  batch.lora_slots = lora_slots_.empty() ? nullptr : lora_slots_.data();
   batch.input_hidden = input_hidden;
   batch.input_hidden_from_head = input_hidden_from_head;
   if (tap_) {
@@ -79,7 +88,8 @@ std::span<float> ModelRunner::execute(std::span<const ForwardChunk> chunks, cons
     batch.tap = &*tap_;
   }
   logits_hidden_states_ = model_.forward(batch, storage_.view(), pool_);
-  model_.compute_logits(logits_hidden_states_.data(), batch.num_logits, logits_.data(), pool_);
+  model_.compute_logits(logits_hidden_states_.data(), batch.num_logits, logits_.data(), pool_,
+                        logits_lora_slots_.empty() ? nullptr : logits_lora_slots_.data());
   return logits_;
 }
 

@@ -59,7 +59,9 @@ class ModelRunner {
   std::vector<int32_t> seq_lens_;         // [num_seqs]
   std::vector<int32_t> block_tables_;     // [num_seqs, max_blocks_per_seq]
   std::vector<int32_t> logits_indices_;   // [num_logits]
-  std::vector<float> logits_;             // [num_logits, vocab_size]
+  // Each token's and each logits row's LoRA slot; empty when no chunk has one.
+  std::vector<int32_t> lora_slots_, logits_lora_slots_;
+  std::vector<float> logits_;  // [num_logits, vocab_size]
   std::optional<HiddenStateTap> tap_;
   std::vector<float> hidden_states_;  // [num_tokens, tap's width] with a tap
   std::span<const float> logits_hidden_states_;

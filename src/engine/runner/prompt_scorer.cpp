@@ -9,7 +9,7 @@ namespace vllm {
 
 Result<std::vector<float>> score_all_positions(Model& model, ThreadPool& pool, const std::vector<int32_t>& token_ids,
                                                int32_t chunk_tokens, int32_t block_size, DType kv_dtype,
-                                               const HiddenStateIO& hidden) {
+                                               const HiddenStateIO& hidden, int32_t lora_slot) {
   const ModelConfig& config = model.config();
   const auto n = static_cast<int32_t>(token_ids.size());
   if (n == 0) return invalid_argument("the sequence is empty");
@@ -41,6 +41,7 @@ Result<std::vector<float>> score_all_positions(Model& model, ThreadPool& pool, c
     chunk.block_table =
         std::span<const BlockId>(block_table).first(static_cast<size_t>((end + block_size - 1) / block_size));
     chunk.num_logits = end - begin;
+    chunk.lora_slot = lora_slot;
     const float* input_hidden = hidden.input ? hidden.input + begin * hidden.input_width : nullptr;
     const std::span<const float> out =
         runner.execute(std::span<const ForwardChunk>(&chunk, 1), input_hidden, hidden.input_from_head);

@@ -22,9 +22,11 @@ struct HiddenStateIO {
 };
 
 // [token_ids.size(), vocab_size]; chunks of `chunk_tokens` tokens, over a KV
-// cache of `kv_dtype` (F32, BF16 or F8_E4M3).
+// cache of `kv_dtype` (F32, BF16 or F8_E4M3); every token computes with
+// the model's LoRA adapter slot `lora_slot` (-1: none).
 Result<std::vector<float>> score_all_positions(Model& model, ThreadPool& pool, const std::vector<int32_t>& token_ids,
                                                int32_t chunk_tokens, int32_t block_size = 16,
-                                               DType kv_dtype = DType::kF32, const HiddenStateIO& hidden = {});
+                                               DType kv_dtype = DType::kF32, const HiddenStateIO& hidden = {},
+                                               int32_t lora_slot = -1);
 
 }  // namespace vllm

@@ -8,13 +8,13 @@ std::string layer_prefix(int64_t i) { return "model.layers." + std::to_string(i)
 
 Result<std::shared_ptr<const kernels::PackedMatrix>> load_embedding(WeightReader& weights, const ModelConfig& c) {
   VLLM_ASSIGN_OR_RETURN(kernels::PackedMatrix table,
-                        weights.matrix("model.embed_tokens.weight", c.vocab_size, c.hidden_size));
+                        weights.matrix(std::string(kEmbeddingModule) + ".weight", c.vocab_size, c.hidden_size));
   return std::make_shared<const kernels::PackedMatrix>(std::move(table));
 }
 
 Result<Linear> load_lm_head(WeightReader& weights, const ModelConfig& c,
                             const std::shared_ptr<const kernels::PackedMatrix>& embedding) {
-  if (c.tie_word_embeddings) return Linear::shared(embedding);
+  if (c.tie_word_embeddings) return Linear::shared(embedding, "lm_head");
   return Linear::load(weights, {"lm_head.weight"}, {c.vocab_size}, c.hidden_size);
 }
 

@@ -16,7 +16,9 @@ namespace vllm {
 // "model.layers.<i>."
 std::string layer_prefix(int64_t i);
 
-// model.embed_tokens.weight: [vocab_size, hidden_size].
+// The embedding table's module: its weight "model.embed_tokens.weight",
+// [vocab_size, hidden_size], read by load_embedding.
+inline constexpr char kEmbeddingModule[] = "model.embed_tokens";
 Result<std::shared_ptr<const kernels::PackedMatrix>> load_embedding(WeightReader& weights, const ModelConfig& config);
 
 // lm_head.weight, or the embedding when tie_word_embeddings.

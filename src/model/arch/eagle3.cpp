@@ -33,7 +33,8 @@ class Eagle3Head final : public Model {
   const ModelConfig& config() const override { return config_; }
   std::vector<LayerKVSpec> kv_cache_spec() const override { return {p_.attention->kv_spec()}; }
   std::span<const float> forward(const ForwardBatch& batch, const KVCacheView& kv_cache, ThreadPool& pool) override;
-  void compute_logits(const float* hidden, int64_t num_rows, float* logits, ThreadPool& pool) const override;
+  void compute_logits(const float* hidden, int64_t num_rows, float* logits, ThreadPool& pool,
+                      const int32_t* lora_slots) const override;
   ModelCost cost() const override;
   int64_t prompt_cache_key(int32_t) const override { return 0; }
   std::optional<HiddenStateTap> target_hidden_states() const override { return HiddenStateTap{p_.aux_layers}; }
@@ -79,7 +80,7 @@ std::span<const float> Eagle3Head::forward(const ForwardBatch& batch, const KVCa
   const LayerContext ctx{batch, kv_cache.layers[0], rope_, scratch_, pool};
   p_.attention->forward(attention_in_.data(), ctx, out_.data());
   p_.post_norm.add_and_forward(residual_.data(), out_.data(), t, normed_.data(), pool);
-  p_.mlp->forward(normed_.data(), t, out_.data(), scratch_, pool);
+  p_.mlp->forward(normed_.data(), t, out_.data(), scratch_, pool, /*lora_slots=*/nullptr);
   // The wanted rows' output before the final norm: what the next pass reads (compute_logits norms it).
   for (int64_t i = 0; i < batch.num_logits; ++i) {
     const int64_t row = batch.logits_indices[i];
@@ -88,7 +89,8 @@ std::span<const float> Eagle3Head::forward(const ForwardBatch& batch, const KVCa
   return {last_.data(), static_cast<size_t>(batch.num_logits * h)};
 }
 
-void Eagle3Head::compute_logits(const float* hidden, int64_t num_rows, float* logits, ThreadPool& pool) const {
+void Eagle3Head::compute_logits(const float* hidden, int64_t num_rows, float* logits, ThreadPool& pool,
+                                const int32_t* /*lora_slots*/) const {
   const int64_t h = config_.hidden_size;
   logits_in_.resize(static_cast<size_t>(num_rows * h));
   p_.final_norm.forward(hidden, num_rows, logits_in_.data(), pool);

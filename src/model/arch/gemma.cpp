@@ -75,6 +75,7 @@ Result<std::unique_ptr<Model>> build_gemma(const ModelConfig& parsed, WeightRead
 
   DecoderParts parts;
   VLLM_ASSIGN_OR_RETURN(parts.embed_tokens, load_embedding(w, c));
+  parts.embed_tokens_module = kEmbeddingModule;
   parts.embedding_scale = embedding_scale(c);
   // Rope 0 for the global layers (and all of Gemma 2's); Gemma 3's sliding
   // layers get rope 1, of rope_local_base_freq and never scaled.

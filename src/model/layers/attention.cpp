@@ -51,7 +51,7 @@ void Attention::forward(const float* x, const LayerContext& ctx, float* out) con
   float* k = ctx.scratch.get(ScratchSlot::kK, static_cast<size_t>(t * kv_dim));
   float* v = ctx.scratch.get(ScratchSlot::kV, static_cast<size_t>(t * kv_dim));
   float* attn = ctx.scratch.get(ScratchSlot::kAttnOut, static_cast<size_t>(t * q_dim));
-  qkv_proj_.forward(x, t, qkv, ctx.pool);
+  qkv_proj_.forward(x, t, qkv, ctx.pool, ctx.batch.lora_slots);
   for (int64_t r = 0; r < t; ++r) {
     const float* row = qkv + r * qkv_dim;
     std::copy_n(row, q_dim, q + r * q_dim);
@@ -77,7 +77,7 @@ void Attention::forward(const float* x, const LayerContext& ctx, float* out) con
   kernels::write_kv_cache(k, v, ctx.batch.attention.slot_mapping, t, ctx.kv, kv_scales_);
   kernels::paged_attention(q, static_cast<int32_t>(nh), ctx.kv, ctx.batch.attention, c_.scale, c_.sliding_window,
                            c_.softcap, attn, ctx.pool, kv_scales_);
-  o_proj_.forward(attn, t, out, ctx.pool);
+  o_proj_.forward(attn, t, out, ctx.pool, ctx.batch.lora_slots);
 }
 
 LayerKVSpec Attention::kv_spec() const {
@@ -90,6 +90,16 @@ LayerKVSpec Attention::kv_spec() const {
 void Attention::add_cost(ModelCost& cost) const {
   qkv_proj_.add_cost(cost);
   o_proj_.add_cost(cost);
+}
+
+void Attention::set_lora(int32_t slot, const PeftAdapter* adapter, ThreadPool& pool) {
+  qkv_proj_.set_lora(slot, adapter, pool);
+  o_proj_.set_lora(slot, adapter, pool);
+}
+
+void Attention::add_lora_targets(LoraTargets& targets) const {
+  qkv_proj_.add_lora_targets(targets);
+  o_proj_.add_lora_targets(targets);
 }
 
 }  // namespace vllm

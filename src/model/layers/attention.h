@@ -45,6 +45,8 @@ class Attention : public SequenceMixer {
   void forward(const float* x, const LayerContext& ctx, float* out) const override;
   LayerKVSpec kv_spec() const override;
   void add_cost(ModelCost& cost) const override;
+  void add_lora_targets(LoraTargets& targets) const override;
+  void set_lora(int32_t slot, const PeftAdapter* adapter, ThreadPool& pool) override;
 
  private:
   AttentionConfig c_;

@@ -57,6 +57,7 @@ std::span<const float> DecoderModel::forward(const ForwardBatch& batch, const KV
   rope_.compute(p_.ropes, batch);
 
   kernels::embedding(*p_.embed_tokens, batch.token_ids, t, hidden_.data());
+  if (batch.lora_slots != nullptr) add_embedding_lora(batch);
   if (p_.embedding_scale != 1.0f) scale(hidden_.data(), t * h, p_.embedding_scale);
   if (p_.input_fc) fuse_input_hidden(batch, pool);
   // Each residual add is fused with the norm that follows it.
@@ -68,7 +69,7 @@ std::span<const float> DecoderModel::forward(const ForwardBatch& batch, const KV
     layer.mixer->forward(normed_.data(), ctx, out_.data());
     finish_sublayer(layer.post_mixer_norm, out_.data(), t, pool);
     layer.ffn_norm.add_and_forward(hidden_.data(), out_.data(), t, normed_.data(), pool);
-    layer.ffn->forward(normed_.data(), t, out_.data(), scratch_, pool);
+    layer.ffn->forward(normed_.data(), t, out_.data(), scratch_, pool, batch.lora_slots);
     finish_sublayer(layer.post_ffn_norm, out_.data(), t, pool);
     if (i + 1 == p_.layers.size()) break;
     p_.layers[i + 1].input_norm.add_and_forward(hidden_.data(), out_.data(), t, normed_.data(), pool);
@@ -115,8 +116,9 @@ int64_t DecoderModel::prompt_cache_key(int32_t num_prompt_tokens) const {
   return key;
 }
 
-void DecoderModel::compute_logits(const float* hidden, int64_t num_rows, float* logits, ThreadPool& pool) const {
-  p_.lm_head.forward(hidden, num_rows, logits, pool);
+void DecoderModel::compute_logits(const float* hidden, int64_t num_rows, float* logits, ThreadPool& pool,
+                                  const int32_t* lora_slots) const {
+  p_.lm_head.forward(hidden, num_rows, logits, pool, lora_slots);
   const int64_t n = num_rows * config_.vocab_size;
   if (p_.logit_softcap > 0) {
     for (int64_t i = 0; i < n; ++i) logits[i] = p_.logit_softcap * std::tanh(logits[i] / p_.logit_softcap);
@@ -133,6 +135,57 @@ ModelCost DecoderModel::cost() const {
   }
   p_.lm_head.add_cost(cost, /*lm_head=*/true);
   return cost;
+}
+
+Status DecoderModel::set_lora(int32_t slot, const PeftAdapter* adapter, ThreadPool& pool) {
+  if (slot < 0) return invalid_argument("a LoRA slot is 0 or more, found " + std::to_string(slot));
+  for (DecoderLayer& l : p_.layers) {
+    l.mixer->set_lora(slot, adapter, pool);
+    l.ffn->set_lora(slot, adapter, pool);
+  }
+  p_.lm_head.set_lora(slot, adapter, pool);
+  if (static_cast<size_t>(slot) >= embedding_lora_.size()) embedding_lora_.resize(static_cast<size_t>(slot) + 1);
+  EmbeddingLora& e = embedding_lora_[static_cast<size_t>(slot)];
+  e = {};
+  if (adapter == nullptr) return Status::ok();
+  const auto found = adapter->modules.find(p_.embed_tokens_module);
+  if (found != adapter->modules.end()) {
+    e.rank = found->second.rank;
+    e.a = found->second.a;
+    e.scaled_b = found->second.b;
+    for (float& v : e.scaled_b) v *= adapter->scaling;
+  }
+  return Status::ok();
+}
+
+void DecoderModel::add_embedding_lora(const ForwardBatch& batch) {
+  const int64_t h = config_.hidden_size, vocab = config_.vocab_size;
+  for (int64_t i = 0; i < batch.num_tokens; ++i) {
+    const int32_t slot = batch.lora_slots[i];
+    if (slot < 0 || static_cast<size_t>(slot) >= embedding_lora_.size()) continue;
+    const EmbeddingLora& e = embedding_lora_[static_cast<size_t>(slot)];
+    if (e.rank == 0) continue;
+    const int32_t token = batch.token_ids[i];
+    float* row = hidden_.data() + i * h;
+    for (int64_t d = 0; d < h; ++d) {
+      float delta = 0;
+      for (int64_t j = 0; j < e.rank; ++j) delta += e.scaled_b[d * e.rank + j] * e.a[j * vocab + token];
+      row[d] += delta;
+    }
+  }
+}
+
+LoraTargets DecoderModel::lora_targets() const {
+  LoraTargets targets;
+  if (!p_.embed_tokens_module.empty()) {
+    targets[p_.embed_tokens_module] = {p_.embed_tokens->rows, p_.embed_tokens->cols, /*embedding=*/true};
+  }
+  for (const DecoderLayer& l : p_.layers) {
+    l.mixer->add_lora_targets(targets);
+    l.ffn->add_lora_targets(targets);
+  }
+  p_.lm_head.add_lora_targets(targets);
+  return targets;
 }
 
 }  // namespace vllm

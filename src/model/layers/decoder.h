@@ -29,6 +29,7 @@ struct DecoderLayer {
 
 struct DecoderParts {
   std::shared_ptr<const kernels::PackedMatrix> embed_tokens;  // [vocab, hidden]
+  std::string embed_tokens_module;                            // its checkpoint name, for adapters
   float embedding_scale = 1.0f;                               // Gemma: sqrt(hidden); Granite: embedding_multiplier
   float residual_scale = 1.0f;                                // Granite's residual_multiplier on each sub-layer
   std::vector<RotaryEmbedding> ropes;                         // the attention layers' rope indexes point here
@@ -49,8 +50,11 @@ class DecoderModel : public Model {
   const ModelConfig& config() const override { return config_; }
   std::vector<LayerKVSpec> kv_cache_spec() const override;
   std::span<const float> forward(const ForwardBatch& batch, const KVCacheView& kv_cache, ThreadPool& pool) override;
-  void compute_logits(const float* hidden, int64_t num_rows, float* logits, ThreadPool& pool) const override;
+  void compute_logits(const float* hidden, int64_t num_rows, float* logits, ThreadPool& pool,
+                      const int32_t* lora_slots) const override;
   ModelCost cost() const override;
+  LoraTargets lora_targets() const override;
+  Status set_lora(int32_t slot, const PeftAdapter* adapter, ThreadPool& pool) override;
   int64_t prompt_cache_key(int32_t num_prompt_tokens) const override;
   // An EAGLE head (input_fc) reads its target's final hidden state.
   std::optional<HiddenStateTap> target_hidden_states() const override;
@@ -62,6 +66,8 @@ class DecoderModel : public Model {
  private:
   // The residual stream entering `layer` (hidden_), where batch.tap names it.
   void keep_layer_input(const ForwardBatch& batch, int32_t layer) const;
+  // hidden_ of each token of an adapter with an embedding LoRA += scaling B A[:, token].
+  void add_embedding_lora(const ForwardBatch& batch);
   // hidden_ = input_fc([hidden_ | batch.input_hidden]).
   void fuse_input_hidden(const ForwardBatch& batch, ThreadPool& pool);
 
@@ -70,6 +76,13 @@ class DecoderModel : public Model {
 
   ModelConfig config_;
   DecoderParts p_;
+  // Each slot's embedding LoRA: A [rank, vocab] and B times the adapter's
+  // scaling [hidden, rank]; empty where the slot's adapter has none.
+  struct EmbeddingLora {
+    int64_t rank = 0;
+    std::vector<float> a, scaled_b;
+  };
+  std::vector<EmbeddingLora> embedding_lora_;
   // Scratch, sized to the largest batch seen so far.
   std::vector<float> hidden_;  // [T, hidden]: the residual stream
   std::vector<float> normed_;  // [T, hidden]

@@ -41,14 +41,24 @@ class SequenceMixer {
   virtual void forward(const float* x, const LayerContext& ctx, float* out) const = 0;
   virtual LayerKVSpec kv_spec() const = 0;
   virtual void add_cost(ModelCost& cost) const = 0;
+  // The modules a LoRA adapter may change; none unless the mixer says so.
+  virtual void add_lora_targets(LoraTargets&) const {}
+  // Slot `slot` takes `adapter`'s matrices of those modules (null: none).
+  virtual void set_lora(int32_t /*slot*/, const PeftAdapter* /*adapter*/, ThreadPool& /*pool*/) {}
 };
 
 class FeedForward {
  public:
   virtual ~FeedForward() = default;
-  // out: [num_rows, hidden] of x: [num_rows, hidden].
-  virtual void forward(const float* x, int64_t num_rows, float* out, Scratch& scratch, ThreadPool& pool) const = 0;
+  // out: [num_rows, hidden] of x: [num_rows, hidden]; lora_slots: each
+  // row's adapter slot (-1 none), or null.
+  virtual void forward(const float* x, int64_t num_rows, float* out, Scratch& scratch, ThreadPool& pool,
+                       const int32_t* lora_slots) const = 0;
   virtual void add_cost(ModelCost& cost) const = 0;
+  // The modules a LoRA adapter may change; none unless the layer says so.
+  virtual void add_lora_targets(LoraTargets&) const {}
+  // Slot `slot` takes `adapter`'s matrices of those modules (null: none).
+  virtual void set_lora(int32_t /*slot*/, const PeftAdapter* /*adapter*/, ThreadPool& /*pool*/) {}
 };
 
 }  // namespace vllm

@@ -11,6 +11,8 @@
 #include "base/thread_pool.h"
 #include "kernels/packed_matrix.h"
 #include "model/layers/weight_reader.h"
+#include "model/lora/lora_slots.h"
+#include "model/lora/peft_adapter.h"
 #include "model/model.h"
 
 namespace vllm {
@@ -26,11 +28,14 @@ class Linear {
   static Result<Linear> load(WeightReader& weights, const std::vector<std::string>& names,
                              const std::vector<int64_t>& rows, int64_t in_features,
                              const std::vector<std::string>& bias_names = {});
-  // Over a matrix another layer owns too (an LM head tied to the embedding table).
-  static Linear shared(std::shared_ptr<const kernels::PackedMatrix> weight);
+  // Over a matrix another layer owns too (an LM head tied to the embedding
+  // table); `module` names it for adapters ("lm_head"), or none can change it.
+  static Linear shared(std::shared_ptr<const kernels::PackedMatrix> weight, std::string module = "");
 
-  // y: [num_rows, out_features] of x: [num_rows, in_features].
-  void forward(const float* x, int64_t num_rows, float* y, ThreadPool& pool) const;
+  // y: [num_rows, out_features] of x: [num_rows, in_features]; with
+  // lora_slots ([num_rows]: each row's adapter slot, -1 none) each row's
+  // adapter delta is added.
+  void forward(const float* x, int64_t num_rows, float* y, ThreadPool& pool, const int32_t* lora_slots = nullptr) const;
 
   // Several bias-free Linears' forward passes at once, as each alone gives
   // them (a mixture's experts: one parallel region for all their GEMMs).
@@ -46,11 +51,20 @@ class Linear {
   int64_t out_features() const { return out_features_; }
   // For the benchmarks' limits: its multiply-adds per row and bytes read.
   void add_cost(ModelCost& cost, bool lm_head = false) const;
+  // Each checkpoint module it computes (q, k and v of a stacked one), as a
+  // LoRA adapter may name it.
+  void add_lora_targets(LoraTargets& targets) const;
+  // Slot `slot` takes `adapter`'s matrices of this Linear's modules (null: none).
+  void set_lora(int32_t slot, const PeftAdapter* adapter, ThreadPool& pool);
 
  private:
   std::shared_ptr<const kernels::PackedMatrix> weight_;  // [out_features, in_features]
   std::vector<float> bias_;                              // [out_features], or empty
   int64_t in_features_ = 0, out_features_ = 0;
+  // The checkpoint modules stacked in its output, in order, and their rows.
+  std::vector<std::string> modules_;
+  std::vector<int64_t> module_rows_;
+  LoraSlots lora_;
 };
 
 }  // namespace vllm

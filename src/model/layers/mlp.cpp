@@ -29,22 +29,33 @@ Result<std::unique_ptr<GatedMlp>> GatedMlp::load(WeightReader& weights, const Ml
   return m;
 }
 
-void GatedMlp::forward(const float* x, int64_t num_rows, float* out, Scratch& scratch, ThreadPool& pool) const {
+void GatedMlp::forward(const float* x, int64_t num_rows, float* out, Scratch& scratch, ThreadPool& pool,
+                       const int32_t* lora_slots) const {
   const int64_t inter = intermediate_size_;
   float* gate_up = scratch.get(ScratchSlot::kGateUp, static_cast<size_t>(num_rows * 2 * inter));
   float* act = scratch.get(ScratchSlot::kAct, static_cast<size_t>(num_rows * inter));
-  gate_up_proj_.forward(x, num_rows, gate_up, pool);
+  gate_up_proj_.forward(x, num_rows, gate_up, pool, lora_slots);
   if (activation_ == Activation::kSilu) {
     kernels::silu_and_mul(gate_up, num_rows, inter, act, pool);
   } else {
     kernels::gelu_tanh_and_mul(gate_up, num_rows, inter, act, pool);
   }
-  down_proj_.forward(act, num_rows, out, pool);
+  down_proj_.forward(act, num_rows, out, pool, lora_slots);
 }
 
 void GatedMlp::add_cost(ModelCost& cost) const {
   gate_up_proj_.add_cost(cost);
   down_proj_.add_cost(cost);
+}
+
+void GatedMlp::set_lora(int32_t slot, const PeftAdapter* adapter, ThreadPool& pool) {
+  gate_up_proj_.set_lora(slot, adapter, pool);
+  down_proj_.set_lora(slot, adapter, pool);
+}
+
+void GatedMlp::add_lora_targets(LoraTargets& targets) const {
+  gate_up_proj_.add_lora_targets(targets);
+  down_proj_.add_lora_targets(targets);
 }
 
 }  // namespace vllm

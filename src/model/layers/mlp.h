@@ -32,8 +32,11 @@ class GatedMlp : public FeedForward {
   static Result<std::unique_ptr<GatedMlp>> load(WeightReader& weights, const MlpWeights& names, int64_t hidden_size,
                                                 int64_t intermediate_size, Activation activation = Activation::kSilu);
 
-  void forward(const float* x, int64_t num_rows, float* out, Scratch& scratch, ThreadPool& pool) const override;
+  void forward(const float* x, int64_t num_rows, float* out, Scratch& scratch, ThreadPool& pool,
+               const int32_t* lora_slots) const override;
   void add_cost(ModelCost& cost) const override;
+  void add_lora_targets(LoraTargets& targets) const override;
+  void set_lora(int32_t slot, const PeftAdapter* adapter, ThreadPool& pool) override;
 
  private:
   int64_t intermediate_size_ = 0;

@@ -128,7 +128,8 @@ Result<std::unique_ptr<MoE>> MoE::load(WeightReader& weights, const MoeWeights& 
   return m;
 }
 
-void MoE::forward(const float* x, int64_t num_rows, float* out, Scratch& scratch, ThreadPool& pool) const {
+void MoE::forward(const float* x, int64_t num_rows, float* out, Scratch& scratch, ThreadPool& pool,
+                  const int32_t* /*lora_slots*/) const {
   const int64_t h = hidden_size_;
   const auto k = static_cast<size_t>(config_.top_k);
   const auto rows = static_cast<size_t>(num_rows);

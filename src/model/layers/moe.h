@@ -70,7 +70,9 @@ class MoE : public FeedForward {
   static Result<std::unique_ptr<MoE>> load(WeightReader& weights, const MoeWeights& names, int64_t hidden_size,
                                            const RouterConfig& router);
 
-  void forward(const float* x, int64_t num_rows, float* out, Scratch& scratch, ThreadPool& pool) const override;
+  // Experts take no adapters (lora_slots is not read).
+  void forward(const float* x, int64_t num_rows, float* out, Scratch& scratch, ThreadPool& pool,
+               const int32_t* lora_slots) const override;
   // What one token reads and computes: the router, top_k of the experts
   // (their average size) and the shared expert.
   void add_cost(ModelCost& cost) const override;

@@ -1,0 +1,62 @@
+// A LoRA adapter as the peft library saves it (save_pretrained): a directory
+// of adapter_config.json and adapter_model.safetensors, read and checked the
+// way vLLM reads adapters, so that an adapter vLLM serves loads here and one
+// vLLM refuses is refused here, each with one line saying why.
+//
+// The tensors, not the config's target_modules, say which modules are
+// adapted: "base_model.model.<module>.lora_A.weight" [r, in] and
+// ".lora_B.weight" [out, r] for a linear module, ".lora_embedding_A"
+// [r, vocab] and ".lora_embedding_B" [hidden, r] for the embedding table.
+// The full embedding copies PEFT writes beside an embedding adapter
+// ("<module>.base_layer.weight") are skipped.  As in vLLM one scaling serves
+// every module, lora_alpha / r (lora_alpha / sqrt(r) with use_rslora), from
+// the config's r and lora_alpha: rank_pattern and alpha_pattern are not read,
+// and a module whose tensors have another rank keeps that rank.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+
+namespace vllm {
+
+// A module of the base model an adapter may change, by its name in the
+// Hugging Face checkpoint ("model.layers.3.self_attn.q_proj", "lm_head").
+// For the embedding table ("model.embed_tokens") in_features is the
+// vocabulary and out_features the hidden size.
+struct LoraTarget {
+  int64_t in_features = 0, out_features = 0;
+  bool embedding = false;
+};
+using LoraTargets = std::map<std::string, LoraTarget>;
+
+// One adapted module: its output gains scaling * (x A^T) B^T, or for the
+// embedding table scaling * B A[:, token].
+struct LoraModuleWeights {
+  int64_t rank = 0;
+  std::vector<float> a;  // [rank, in_features]
+  std::vector<float> b;  // [out_features, rank]
+};
+
+struct PeftAdapter {
+  int64_t rank = 0;  // the config's r
+  double alpha = 0;
+  bool use_rslora = false;
+  float scaling = 0;
+  std::map<std::string, LoraModuleWeights> modules;  // by module name
+};
+
+// Reads the adapter in `dir` for a base model offering `targets`.  Refused:
+// a missing r, lora_alpha or target_modules; r not a positive integer; r or a
+// module's rank above `max_lora_rank`; bias other than "none"; a non-empty
+// modules_to_save; DoRA; no adapter_model.safetensors; a tensor that is not
+// a LoRA weight; a module the model lacks or cannot adapt; a module with only
+// one of its two matrices or shapes that do not fit it.  A directory without
+// adapter_config.json is kNotFound ("No adapter found for DIR"); every other
+// refusal is kInvalidArgument.
+Result<PeftAdapter> load_peft_adapter(const std::string& dir, const LoraTargets& targets, int64_t max_lora_rank);
+
+}  // namespace vllm

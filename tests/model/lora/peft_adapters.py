@@ -1,0 +1,70 @@
+"""LoRA adapters written the way the peft library's save_pretrained writes
+them, with numpy: adapter_config.json holds every LoraConfig field (PEFT
+serialises the whole dataclass, sorted keys, indent 2) and
+adapter_model.safetensors the weights under the PEFT model's state-dict
+names with the adapter name removed:
+  base_model.model.<module>.lora_A.weight  [r, in]
+  base_model.model.<module>.lora_B.weight  [out, r]
+  base_model.model.<embedding>.lora_embedding_A  [r, vocab]
+  base_model.model.<embedding>.lora_embedding_B  [hidden, r]
+and, for an adapter on the embedding or the LM head, the full base weight
+PEFT saves beside it (save_embedding_layers="auto"):
+  base_model.model.<module>.base_layer.weight  [vocab, hidden]."""
+import json
+import os
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from safetensors_io import Bf16, write_safetensors  # noqa: E402
+
+PREFIX = "base_model.model."
+LINEAR_MODULES = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
+
+
+def lora_config(r, alpha, target_modules, **overrides):
+    """A LoraConfig as PEFT saves it: every field, defaults where not given."""
+    config = {
+        "alpha_pattern": {}, "auto_mapping": None, "base_model_name_or_path": "tiny-base", "bias": "none",
+        "corda_config": None, "eva_config": None, "exclude_modules": None, "fan_in_fan_out": False,
+        "inference_mode": True, "init_lora_weights": True, "layer_replication": None, "layers_pattern": None,
+        "layers_to_transform": None, "loftq_config": {}, "lora_alpha": alpha, "lora_bias": False,
+        "lora_dropout": 0.05, "megatron_config": None, "megatron_core": "megatron.core", "modules_to_save": None,
+        "peft_type": "LORA", "r": r, "rank_pattern": {}, "revision": None, "target_modules": target_modules,
+        "task_type": "CAUSAL_LM", "trainable_token_indices": None, "use_dora": False, "use_rslora": False,
+    }
+    config.update(overrides)
+    return config
+
+
+def random_lora(rng, rank, in_features, out_features):
+    """An (A, B) pair as training leaves it: both non-zero."""
+    a = rng.standard_normal((rank, in_features)).astype(np.float32) / np.sqrt(in_features)
+    b = rng.standard_normal((out_features, rank)).astype(np.float32) * 0.1
+    return a, b
+
+
+def lora_tensors(linear, embedding=None, base_copies=None, dtype="f32"):
+    """The safetensors entries of an adapter: `linear` {module: (A, B)},
+    `embedding` {module: (A [r, vocab], B [hidden, r])}, `base_copies`
+    {module: full weight} (the copies save_embedding_layers writes)."""
+    wrap = (lambda x: Bf16(x)) if dtype == "bf16" else (lambda x: np.ascontiguousarray(x, np.float32))
+    tensors = {}
+    for module, (a, b) in linear.items():
+        tensors[PREFIX + module + ".lora_A.weight"] = wrap(a)
+        tensors[PREFIX + module + ".lora_B.weight"] = wrap(b)
+    for module, (a, b) in (embedding or {}).items():
+        tensors[PREFIX + module + ".lora_embedding_A"] = wrap(a)
+        tensors[PREFIX + module + ".lora_embedding_B"] = wrap(b)
+    for module, w in (base_copies or {}).items():
+        tensors[PREFIX + module + ".base_layer.weight"] = wrap(w)
+    return tensors
+
+
+def write_adapter(path, config, tensors):
+    os.makedirs(path, exist_ok=True)
+    with open(os.path.join(path, "adapter_config.json"), "w") as f:
+        json.dump(config, f, indent=2, sort_keys=True)
+    if tensors is not None:
+        write_safetensors(os.path.join(path, "adapter_model.safetensors"), tensors)
