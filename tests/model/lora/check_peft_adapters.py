@@ -96,7 +96,7 @@ def embedding_lora(rng, rank):
     return {"model.embed_tokens": (a, b)}
 
 
-def merged_checkpoint(base, adapter, scaling, linear, embedding, out):
+def merged_checkpoint(base, scaling, linear, embedding, out):
     """The base checkpoint with each adapted weight merged, W + scaling B A
     (the embedding table E + scaling (B A)^T); the LM head untied from the
     embedding when either is adapted."""
@@ -107,10 +107,12 @@ def merged_checkpoint(base, adapter, scaling, linear, embedding, out):
     if config.get("tie_word_embeddings"):
         tensors["lm_head.weight"] = tensors["model.embed_tokens.weight"].copy()
         config["tie_word_embeddings"] = False
+    def merge(name, delta):
+        tensors[name] = (tensors[name].astype(np.float64) + scaling * delta).astype(np.float32)
     for module, (a, b) in linear.items():
-        tensors[module + ".weight"] = (tensors[module + ".weight"].astype(np.float64) + scaling * (b.astype(np.float64) @ a)).astype(np.float32)
+        merge(module + ".weight", b.astype(np.float64) @ a)
     for module, (a, b) in (embedding or {}).items():
-        tensors[module + ".weight"] = (tensors[module + ".weight"].astype(np.float64) + scaling * (b.astype(np.float64) @ a).T).astype(np.float32)
+        merge(module + ".weight", (b.astype(np.float64) @ a).T)
     write_safetensors(os.path.join(out, "model.safetensors"), tensors)
     with open(os.path.join(out, "config.json"), "w") as f:
         json.dump(config, f)
@@ -126,7 +128,7 @@ def engine_logits(model, ids, chunk, out, *flags):
 def check_logits(model, adapter_dir, scaling, linear, embedding, label):
     """Logits with the adapter vs numpy over the merged weights, every position, prefill in chunks of 5."""
     merged = os.path.join(WORK, "merged_" + label)
-    merged_checkpoint(model, adapter_dir, scaling, linear, embedding, merged)
+    merged_checkpoint(model, scaling, linear, embedding, merged)
     ids = [int(i) for i in np.random.default_rng(7).integers(3, VOCAB, 24)]
     expected = reference_forward.forward(merged, ids)
     ours = engine_logits(model, ids, 5, os.path.join(WORK, label + ".f32"), "--lora=" + adapter_dir)
@@ -186,7 +188,8 @@ def main():
 
     def refused(label, expected, config=None, tensors=None, status=1):
         path = at("refused_" + "".join(c if c.isalnum() else "_" for c in label))
-        write_adapter(path, config or lora_config(8, 16, ["q_proj"]), tensors if tensors is not None else lora_tensors(one))
+        write_adapter(path, config or lora_config(8, 16, ["q_proj"]),
+                      tensors if tensors is not None else lora_tensors(one))
         assert_refused(model, path, label, expected, status)
 
     # vLLM checks the config's r (here above the limit, its tensors' rank below it).
@@ -226,8 +229,9 @@ def main():
     refused("B of the wrong height", "does not fit " + q0,
             tensors=lora_tensors({q0: random_lora(rng, 8, HIDDEN, HIDDEN + 1)}))
     refused("A and B of different ranks", "have ranks",
-            tensors=lora_tensors({q0: (random_lora(rng, 8, HIDDEN, HIDDEN)[0], random_lora(rng, 4, HIDDEN, HIDDEN)[1])}))
-    a, b = embedding_lora(rng, 8)["model.embed_tokens"]
+            tensors=lora_tensors({q0: (random_lora(rng, 8, HIDDEN, HIDDEN)[0],
+                                       random_lora(rng, 4, HIDDEN, HIDDEN)[1])}))
+    _, b = embedding_lora(rng, 8)["model.embed_tokens"]
     refused("an embedding adapter over a resized vocabulary", "vocabulary size (512)",
             tensors=lora_tensors({}, {"model.embed_tokens": (np.zeros((8, VOCAB + 16), np.float32), b)}))
     refused("an integer tensor", "must be F32, F16 or BF16",
