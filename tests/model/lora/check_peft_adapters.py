@@ -11,7 +11,10 @@ read by load_peft_adapter through lora_adapter_dump, on a tiny random Llama
   and LM head too; F32, r 8, and rsLoRA r 16 on some) equal reference_forward's
   numpy pass over the merged weights W + scaling B A within 1e-4.
 
-Usage: check_peft_adapters.py VLLM_CPP LORA_ADAPTER_DUMP DUMP_LOGITS WORK_DIR"""
+With STORIES260K_DIR, only the logits check, on that real model (r 4 on
+every module); exit 77 when the directory is missing.
+
+Usage: check_peft_adapters.py VLLM_CPP LORA_ADAPTER_DUMP DUMP_LOGITS WORK_DIR [STORIES260K_DIR]"""
 import json
 import os
 import shutil
@@ -32,6 +35,7 @@ from peft_adapters import LINEAR_MODULES, lora_config, lora_tensors, random_lora
 from safetensors_io import Bf16, read_safetensors, write_safetensors  # noqa: E402
 
 VLLM, DUMP, DUMP_LOGITS, WORK = sys.argv[1:5]
+STORIES = sys.argv[5] if len(sys.argv) > 5 else None
 MAX_RANK = 16
 # make-test-model's tiny Llama: hidden 64, 4 heads of 16, 2 KV heads, MLP 128, vocab 512, 2 layers.
 HIDDEN, KV, MLP, VOCAB, LAYERS = 64, 32, 128, 512, 2
@@ -141,6 +145,36 @@ def check_logits(model, adapter_dir, scaling, linear, embedding, label):
     print(f"ok   logits {label}: {error:.1e} from numpy over merged weights (the base model: {moved:.1e})")
 
 
+def linear_shapes(config):
+    """(in, out) of each linear module of a Llama's config."""
+    h, heads = config["hidden_size"], config["num_attention_heads"]
+    head_dim = config.get("head_dim") or h // heads
+    q, kv, mlp = heads * head_dim, config["num_key_value_heads"] * head_dim, config["intermediate_size"]
+    return {"q_proj": (h, q), "k_proj": (h, kv), "v_proj": (h, kv), "o_proj": (q, h),
+            "gate_proj": (h, mlp), "up_proj": (h, mlp), "down_proj": (mlp, h)}
+
+
+def check_stories260k():
+    if not os.path.isfile(os.path.join(STORIES, "config.json")):
+        print(f"SKIP: {STORIES} is missing (../shared)")
+        sys.exit(77)
+    shutil.rmtree(WORK, ignore_errors=True)
+    os.makedirs(WORK)
+    with open(os.path.join(STORIES, "config.json")) as f:
+        config = json.load(f)
+    assert config["vocab_size"] == VOCAB and config["hidden_size"] == HIDDEN, "stories260k's shape changed"
+    shapes, rng = linear_shapes(config), np.random.default_rng(3)
+    linear = {module(layer, name): random_lora(rng, 4, *shapes[name])
+              for layer in range(config["num_hidden_layers"]) for name in LINEAR_MODULES}
+    linear["lm_head"] = random_lora(rng, 4, HIDDEN, VOCAB)
+    embedding = embedding_lora(rng, 4)
+    adapter = os.path.join(WORK, "stories260k_adapter")
+    write_adapter(adapter, lora_config(4, 8, [*LINEAR_MODULES, "embed_tokens", "lm_head"]),
+                  lora_tensors(linear, embedding, {"model.embed_tokens": np.zeros((VOCAB, HIDDEN), np.float32)}))
+    check_logits(STORIES, adapter, 8 / 4, linear, embedding, "stories260k")
+    print("stories260k PEFT adapter check passed")
+
+
 def main():
     shutil.rmtree(WORK, ignore_errors=True)
     os.makedirs(WORK)
@@ -248,4 +282,7 @@ def main():
     print("all PEFT adapter checks passed")
 
 
-main()
+if STORIES:
+    check_stories260k()
+else:
+    main()
