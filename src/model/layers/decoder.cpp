@@ -152,8 +152,7 @@ Status DecoderModel::set_lora(int32_t slot, const PeftAdapter* adapter, ThreadPo
   if (found != adapter->modules.end()) {
     e.rank = found->second.rank;
     e.a = found->second.a;
-    e.scaled_b = found->second.b;
-    for (float& v : e.scaled_b) v *= adapter->scaling;
+    e.scaled_b = found->second.scaled_b(adapter->scaling);
   }
   return Status::ok();
 }

@@ -1,5 +1,7 @@
 #include "model/lora/lora_slots.h"
 
+#include <algorithm>
+
 #include "kernels/kernels.h"
 
 namespace vllm {
@@ -8,7 +10,6 @@ void LoraSlots::set(int32_t slot, const PeftAdapter* adapter, const std::vector<
                     const std::vector<int64_t>& rows, int64_t in_features, ThreadPool& pool) {
   if (static_cast<size_t>(slot) >= parts_.size()) parts_.resize(static_cast<size_t>(slot) + 1);
   std::vector<Part>& parts = parts_[static_cast<size_t>(slot)];
-  if (!parts.empty()) --num_adapted_;
   parts.clear();
   if (adapter == nullptr) return;
   int64_t first_column = 0;
@@ -16,8 +17,7 @@ void LoraSlots::set(int32_t slot, const PeftAdapter* adapter, const std::vector<
     const auto found = adapter->modules.find(modules[i]);
     if (found != adapter->modules.end()) {
       const LoraModuleWeights& m = found->second;
-      std::vector<float> scaled_b(m.b);
-      for (float& v : scaled_b) v *= adapter->scaling;
+      const std::vector<float> scaled_b = m.scaled_b(adapter->scaling);
       Part p;
       p.first_column = first_column;
       p.columns = rows[i];
@@ -29,13 +29,17 @@ void LoraSlots::set(int32_t slot, const PeftAdapter* adapter, const std::vector<
     }
     first_column += rows[i];
   }
-  if (!parts.empty()) ++num_adapted_;
+}
+
+bool LoraSlots::empty() const {
+  return std::all_of(parts_.begin(), parts_.end(), [](const std::vector<Part>& p) { return p.empty(); });
 }
 
 void LoraSlots::apply(const float* x, int64_t num_rows, int64_t in_features, const int32_t* slots, float* y,
                       int64_t out_features, ThreadPool& pool) const {
-  std::vector<int64_t> members;
-  std::vector<float> xs, shrunk, expanded;
+  // Reused across calls (every Linear of every pass comes here): grown once, not allocated per call.
+  thread_local std::vector<int64_t> members;
+  thread_local std::vector<float> xs, shrunk, expanded;
   for (size_t slot = 0; slot < parts_.size(); ++slot) {
     const std::vector<Part>& parts = parts_[slot];
     if (parts.empty()) continue;

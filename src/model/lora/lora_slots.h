@@ -30,7 +30,8 @@ class LoraSlots {
   void apply(const float* x, int64_t num_rows, int64_t in_features, const int32_t* slots, float* y,
              int64_t out_features, ThreadPool& pool) const;
 
-  bool empty() const { return num_adapted_ == 0; }
+  // No slot holds a part of this Linear.
+  bool empty() const;
 
  private:
   struct Part {
@@ -39,7 +40,6 @@ class LoraSlots {
     std::shared_ptr<const kernels::PackedMatrix> scaled_b;  // [columns, rank]: B times the adapter's scaling
   };
   std::vector<std::vector<Part>> parts_;  // by slot
-  int32_t num_adapted_ = 0;               // slots holding at least one part
 };
 
 }  // namespace vllm

@@ -164,7 +164,8 @@ Result<PeftAdapter> load_peft_adapter(const std::string& dir, const LoraTargets&
   if (!unexpected.empty()) {
     std::set<std::string> adaptable;
     for (const auto& [module, target] : targets) {
-      adaptable.insert(module.substr(module.rfind('.') == std::string::npos ? 0 : module.rfind('.') + 1));
+      const size_t dot = module.rfind('.');
+      adaptable.insert(dot == std::string::npos ? module : module.substr(dot + 1));
     }
     return invalid_argument("While loading " + dir + ", expected target modules in [" + joined(adaptable) +
                             "] but received [" + joined(unexpected) +

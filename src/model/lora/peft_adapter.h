@@ -39,6 +39,14 @@ struct LoraModuleWeights {
   int64_t rank = 0;
   std::vector<float> a;  // [rank, in_features]
   std::vector<float> b;  // [out_features, rank]
+
+  // B times `scaling`: what a forward pass multiplies by, so that the
+  // scaling costs nothing per token.
+  std::vector<float> scaled_b(float scaling) const {
+    std::vector<float> out(b);
+    for (float& v : out) v *= scaling;
+    return out;
+  }
 };
 
 struct PeftAdapter {
