@@ -42,7 +42,9 @@ class Server:
         self.port = int(match.group(1))
         # Keep reading the log (a line per request), so that a full pipe never blocks the server.
         self.log = []
-        threading.Thread(target=lambda: self.log.extend(iter(self.proc.stderr.readline, "")), daemon=True).start()
+        self.log_reader = threading.Thread(target=lambda: self.log.extend(iter(self.proc.stderr.readline, "")),
+                                           daemon=True)
+        self.log_reader.start()
 
     def request(self, method, path, body=None, headers=None, timeout=60):
         conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
@@ -117,6 +119,9 @@ class Server:
         self.proc.send_signal(signal.SIGTERM)
         code = self.proc.wait(timeout=20)
         check(code == 0, f"serve exits 0 on SIGTERM, got {code}")
+        if code != 0:  # what it said last (a sanitizer's report, a leak) is what explains it
+            self.log_reader.join(timeout=5)
+            sys.stdout.write("serve's last log lines:\n" + "".join(self.log[-60:]))
 
 
 def expect_error(server, body, status, param, path="/v1/completions", headers=None, what=""):
