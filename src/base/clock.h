@@ -16,4 +16,9 @@ inline int64_t now_unix_seconds() {
   return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
+// The same, with its fraction (e.g. a Prometheus gauge set to the current time).
+inline double now_unix_time() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
 }  // namespace vllm

@@ -12,7 +12,7 @@ namespace vllm::cli {
 
 namespace {
 
-// The prompt and cache_salt fields; false if `key` is neither.
+// The prompt, cache_salt and lora fields; false if `key` is none of them.
 Result<bool> read_prompt_field(PromptInput& prompt, const std::string& key, const Json& v) {
   if (key == "prompt") {
     VLLM_ASSIGN_OR_RETURN(prompt.text, api::read_string(v, key));
@@ -20,6 +20,8 @@ Result<bool> read_prompt_field(PromptInput& prompt, const std::string& key, cons
     VLLM_ASSIGN_OR_RETURN(prompt.token_ids, api::read_token_ids(v, key));
   } else if (key == "cache_salt") {
     VLLM_ASSIGN_OR_RETURN(prompt.cache_salt, api::read_string(v, key));
+  } else if (key == "lora") {  // a --lora-modules name; absent: the base model
+    VLLM_ASSIGN_OR_RETURN(prompt.lora_name, api::read_string(v, key));
   } else {
     return false;
   }

@@ -18,7 +18,7 @@ struct BatchRequest {
   size_t line_number = 0;  // in the input file, from 1
 };
 
-// Parses one line: the prompt, cache_salt, and every SamplingParams field by
+// Parses one line: the prompt, cache_salt, lora (an adapter's name), and every SamplingParams field by
 // its API.md name (plus best_of, null or n; beam_width, another name for n).
 // Fields it lacks take their values from `defaults`.  Unknown fields are
 // errors, so that a misspelt one is never ignored.

@@ -6,6 +6,7 @@
 
 #include "base/thread_pool.h"
 #include "cli/human_readable.h"
+#include "cli/lora_modules_flag.h"
 #include "cli/speculative_config_flag.h"
 #include "cli/step_budget.h"
 #include "cli/tokenizer_source.h"
@@ -52,6 +53,19 @@ void add_engine_flags(CLI::App& app, EngineFlags& f) {
                  "Speculative decoding, as vLLM's JSON: {\"method\": \"ngram\", \"num_speculative_tokens\": k, "
                  "\"prompt_lookup_min\": 5, \"prompt_lookup_max\": 5, \"disable_by_batch_size\": 8}, or "
                  "{\"method\": \"draft_model\", \"model\": DIR, \"num_speculative_tokens\": k}");
+  app.add_flag("--enable-lora", f.enable_lora, "Serve LoRA adapters over the model (PEFT directories)");
+  app.add_option("--lora-modules", f.lora_modules,
+                 "LoRA adapters to serve: NAME=PATH, or JSON {\"name\": ..., \"path\": ..., \"base_model_name\": "
+                 "...} (several values; needs --enable-lora)");
+  app.add_option("--max-loras", f.lora.max_loras, "Distinct LoRA adapters in one step")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1 << 16));
+  app.add_option("--max-lora-rank", f.lora.max_lora_rank, "Highest LoRA rank served")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1 << 16));
+  app.add_option("--max-cpu-loras", f.lora.max_cpu_loras,
+                 "LoRA adapters kept loaded in memory, at least --max-loras (default: --max-loras)")
+      ->check(CLI::Range(1, 1 << 16));
 }
 
 int engine_threads(const EngineFlags& flags) {
@@ -100,6 +114,11 @@ Result<EngineConfig> make_engine_config(const EngineFlags& f) {
   if (!f.speculative_config.empty()) {
     VLLM_ASSIGN_OR_RETURN(config.speculative, parse_speculative_config(f.speculative_config));
   }
+  if (f.enable_lora) {
+    config.lora = f.lora;
+  } else if (!f.lora_modules.empty()) {
+    return invalid_argument("--lora-modules needs --enable-lora");
+  }
   return config;
 }
 
@@ -121,6 +140,7 @@ std::string spec_decoding_summary(const SpecDecodingStats& stats) {
 Result<LoadedEngine> load_engine(const std::string& model_dir, const EngineFlags& flags,
                                  const std::string& tokenizer_dir, Workload workload) {
   VLLM_ASSIGN_OR_RETURN(EngineConfig config, make_engine_config(flags));
+  VLLM_ASSIGN_OR_RETURN(std::vector<LoraModule> lora_modules, parse_lora_modules(flags.lora_modules));
   VLLM_RETURN_IF_ERROR(kernels::force_cpu_isa(flags.cpu_isa));
   LoadedEngine loaded;
   VLLM_ASSIGN_OR_RETURN(loaded.model, load_model(model_dir, LoadOptions{flags.quantization}));
@@ -132,6 +152,9 @@ Result<LoadedEngine> load_engine(const std::string& model_dir, const EngineFlags
   }
   config.cache.resident = workload == Workload::kServing;
   VLLM_ASSIGN_OR_RETURN(loaded.engine, LLMEngine::create(*loaded.model, *loaded.tokenizer, config));
+  for (const LoraModule& module : lora_modules) {
+    VLLM_RETURN_IF_ERROR(loaded.engine->loras()->add(module).with_context("--lora-modules " + module.name));
+  }
   return loaded;
 }
 

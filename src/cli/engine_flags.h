@@ -30,6 +30,9 @@ struct EngineFlags {
   std::string quantization;        // empty or "none": as the checkpoint is; "int8": W8A8 made at load
   double max_queue_seconds = 0;    // serve's --request-timeout; 0: requests wait as long as it takes
   std::string speculative_config;  // JSON; empty: no speculative decoding
+  bool enable_lora = false;
+  std::vector<std::string> lora_modules;  // NAME=PATH or JSON values (cli/lora_modules_flag.h)
+  LoraConfig lora;                        // --max-loras, --max-lora-rank, --max-cpu-loras
 };
 
 void add_engine_flags(CLI::App& app, EngineFlags& flags);

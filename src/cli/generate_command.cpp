@@ -147,7 +147,8 @@ CommandRunner add_generate_command(CLI::App& app) {
   app.add_option("--tokenizer", o->tokenizer, "Tokenizer directory or GGUF file (default: the model's)");
   auto* prompt = app.add_option("--prompt", o->prompt, "Prompt text (default: empty, i.e. generate from BOS)");
   app.add_option("--input", o->input,
-                 "JSON lines of requests ({\"prompt\" or \"prompt_token_ids\", \"cache_salt\", and any sampling "
+                 "JSON lines of requests ({\"prompt\" or \"prompt_token_ids\", \"cache_salt\", \"lora\" (a "
+                 "--lora-modules name), and any sampling "
                  "field of docs/API.md: \"n\", \"temperature\", \"top_p\", \"stop\", \"logprobs\", "
                  "\"use_beam_search\"...}; - for stdin), run together")
       ->excludes(prompt);

@@ -1,6 +1,7 @@
 // `vllm-cpp serve [MODEL]`: the OpenAI-compatible HTTP server.  Loads the
 // model, then opens the port; SIGINT or SIGTERM stop it: no new connections,
 // in-flight requests end with finish_reason "abort", exit status 0.
+#include <cctype>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
@@ -96,6 +97,17 @@ std::optional<int32_t> reasoning_end_token(const std::string& parser, const Toke
   return ids.size() == 1 ? std::optional<int32_t>(ids[0]) : std::nullopt;
 }
 
+// vLLM's reading of VLLM_ALLOW_RUNTIME_LORA_UPDATING: "1" or "true", any case, spaces around ignored.
+bool runtime_lora_updating_allowed() {
+  const char* env = std::getenv("VLLM_ALLOW_RUNTIME_LORA_UPDATING");
+  if (env == nullptr) return false;
+  std::string value = env;
+  const size_t first = value.find_first_not_of(" \t\n\r");
+  value = first == std::string::npos ? "" : value.substr(first, value.find_last_not_of(" \t\n\r") - first + 1);
+  for (char& c : value) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return value == "1" || value == "true";
+}
+
 int run_serve(ServeOptions o) {
   const std::string model_dir = !o.model_flag.empty() ? o.model_flag : !o.model.empty() ? o.model : default_model_dir();
   if (o.api_keys.empty()) {
@@ -122,6 +134,12 @@ int run_serve(ServeOptions o) {
   config.seed = o.seed.value_or(0);
   config.prefix_cache_isolation = *isolation;
   config.chat_output = std::move(chat_output).value();
+  config.allow_runtime_lora_updating = runtime_lora_updating_allowed();
+  if (config.allow_runtime_lora_updating) {
+    std::fprintf(stderr,
+                 "LoRA adapters may be loaded and unloaded at run time (VLLM_ALLOW_RUNTIME_LORA_UPDATING): "
+                 "POST /v1/load_lora_adapter and /v1/unload_lora_adapter are open to every client\n");
+  }
   config.chat_output.reasoning_end_token_id =
       reasoning_end_token(config.chat_output.reasoning_parser, *loaded->tokenizer);
   Result<server::ChatRenderer> chat = server::ChatRenderer::create(*loaded->tokenizer, o.chat_template);

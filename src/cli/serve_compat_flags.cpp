@@ -19,9 +19,6 @@ void add_compat_flags(CLI::App& app, CompatFlags& f) {
   app.add_option("--tensor-parallel-size", f.tensor_parallel_size, "Not yet: only 1");
   app.add_option("--pipeline-parallel-size", f.pipeline_parallel_size, "Not yet: only 1");
   app.add_option("--data-parallel-size", f.data_parallel_size, "Not yet: only 1");
-  app.add_flag("--enable-lora", f.enable_lora, "Not yet");
-  app.add_option("--max-loras", f.max_loras, "Not yet: only 1");
-  app.add_option("--max-lora-rank", f.max_lora_rank, "Not yet: only 16");
   app.add_option("--scheduling-policy", f.scheduling_policy, "Not yet: only fcfs");
   app.add_flag("--enable-prompt-tokens-details", f.enable_prompt_tokens_details, "Not yet");
   app.add_flag("--enable-force-include-usage", f.enable_force_include_usage, "Not yet");
@@ -44,9 +41,6 @@ Status check_compat_flags(const CompatFlags& f) {
   if (f.tensor_parallel_size != 1) return not_yet("--tensor-parallel-size");
   if (f.pipeline_parallel_size != 1) return not_yet("--pipeline-parallel-size");
   if (f.data_parallel_size != 1) return not_yet("--data-parallel-size");
-  if (f.enable_lora) return not_yet("--enable-lora");
-  if (f.max_loras != 1) return not_yet("--max-loras");
-  if (f.max_lora_rank != 16) return not_yet("--max-lora-rank");
   if (f.scheduling_policy != "fcfs") return not_yet("--scheduling-policy");
   if (f.enable_prompt_tokens_details) return not_yet("--enable-prompt-tokens-details");
   if (f.enable_force_include_usage) return not_yet("--enable-force-include-usage");

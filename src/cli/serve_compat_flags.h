@@ -25,9 +25,6 @@ struct CompatFlags {
   int tensor_parallel_size = 1;
   int pipeline_parallel_size = 1;
   int data_parallel_size = 1;
-  bool enable_lora = false;
-  int max_loras = 1;
-  int max_lora_rank = 16;
   std::string scheduling_policy = "fcfs";
   bool enable_prompt_tokens_details = false;
   bool enable_force_include_usage = false;

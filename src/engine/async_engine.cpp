@@ -176,4 +176,19 @@ void AsyncEngine::run_engine_loop() {
   }
 }
 
+// The registry is thread-safe: the engine thread is not involved.
+Status AsyncEngine::load_lora(const LoraModule& module, bool replace) {
+  if (engine_->loras() == nullptr) return invalid_argument("LoRA is off (--enable-lora)");
+  return engine_->loras()->add(module, replace);
+}
+
+Status AsyncEngine::unload_lora(const std::string& name) {
+  if (engine_->loras() == nullptr) return invalid_argument("LoRA is off (--enable-lora)");
+  return engine_->loras()->remove(name);
+}
+
+std::vector<LoraModule> AsyncEngine::lora_modules() const {
+  return engine_->loras() != nullptr ? engine_->loras()->modules() : std::vector<LoraModule>{};
+}
+
 }  // namespace vllm

@@ -11,9 +11,11 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "base/status.h"
 #include "engine/engine_stats.h"
+#include "engine/lora/lora_module.h"
 #include "engine/output_processor.h"
 #include "engine/prompt_input.h"
 #include "engine/sample/sampling_params.h"
@@ -60,6 +62,18 @@ class EngineClient {
   virtual void abort(const std::string& request_id) = 0;
   // The core's counters as of the last step.
   virtual EngineCoreStats stats() const = 0;
+
+  // LoRA adapters (vLLM's add_lora / remove_lora): false without --enable-lora.
+  virtual bool lora_enabled() const = 0;
+  // Reads and checks an adapter and serves it under its name: refused when
+  // the name is taken and not `replace`, or with why the adapter cannot be
+  // served (kNotFound: no adapter in that directory).
+  virtual Status load_lora(const LoraModule& module, bool replace) = 0;
+  // New requests can no longer name it (kNotFound if none has the name);
+  // those that did run to their end with it.
+  virtual Status unload_lora(const std::string& name) = 0;
+  // The adapters served, in the order they were loaded.
+  virtual std::vector<LoraModule> lora_modules() const = 0;
   // Aborts whatever is unfinished and stops; later requests are refused.  Idempotent.
   virtual void shutdown() = 0;
 };

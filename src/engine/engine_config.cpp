@@ -17,6 +17,16 @@ DType auto_kv_cache_dtype(const ModelConfig& model, const std::vector<LayerKVSpe
   return model.torch_dtype == "bfloat16" && even_head_dims(kv_spec) ? DType::kBF16 : DType::kF32;
 }
 
+Status validate_lora_config(const LoraConfig& lora) {
+  if (lora.max_loras < 1) return invalid_argument("--max-loras must be at least 1");
+  if (lora.max_lora_rank < 1) return invalid_argument("--max-lora-rank must be at least 1");
+  if (lora.max_cpu_loras != 0 && lora.max_cpu_loras < lora.max_loras) {  // vLLM's message
+    return invalid_argument("max_cpu_loras (" + std::to_string(lora.max_cpu_loras) + ") must be >= max_loras (" +
+                            std::to_string(lora.max_loras) + ")");
+  }
+  return Status::ok();
+}
+
 Result<ResolvedEngineConfig> resolve_engine_config(const EngineConfig& config, const ModelConfig& model,
                                                    const std::vector<LayerKVSpec>& kv_spec,
                                                    const std::vector<LayerKVSpec>& draft_kv_spec) {
@@ -29,6 +39,10 @@ Result<ResolvedEngineConfig> resolve_engine_config(const EngineConfig& config, c
   } else if (sched.max_model_len > model_len) {
     return invalid_argument("max_model_len " + std::to_string(sched.max_model_len) +
                             " is larger than the model's context length of " + std::to_string(model_len) + " tokens");
+  }
+  if (config.lora) {
+    VLLM_RETURN_IF_ERROR(validate_lora_config(*config.lora));
+    sched.max_loras = config.lora->max_loras;
   }
   VLLM_RETURN_IF_ERROR(sched.validate());
   if (config.cache.block_size < 1 || config.cache.block_size > 1024) {

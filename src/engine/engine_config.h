@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "base/status.h"
+#include "engine/lora/lora_adapter.h"
 #include "engine/runner/kv_cache_storage.h"
 #include "engine/sched/scheduler.h"
 #include "engine/spec/speculative_config.h"
@@ -31,7 +32,11 @@ struct EngineConfig {
   int num_threads = 1;
   int32_t max_logprobs = 20;  // most logprobs / prompt_logprobs a request may ask for (--max-logprobs)
   std::optional<SpeculativeConfig> speculative;  // --speculative-config
+  std::optional<LoraConfig> lora;                // --enable-lora
 };
+
+// --max-loras, --max-lora-rank and --max-cpu-loras in range.
+Status validate_lora_config(const LoraConfig& lora);
 
 // What the engine runs with once the model is known.
 struct ResolvedEngineConfig {

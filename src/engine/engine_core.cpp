@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <unordered_set>
 
+#include "base/clock.h"
 #include "base/logging.h"
 
 namespace vllm {
@@ -49,6 +50,9 @@ int64_t target_hidden_width(const Model& target, const Model* draft) {
 }  // namespace
 
 Result<std::unique_ptr<EngineCore>> EngineCore::create(Model& model, const EngineConfig& config) {
+  if (config.lora && model.lora_targets().empty()) {
+    return unimplemented("--enable-lora: this model (" + model.config().architecture + ") takes no LoRA adapters");
+  }
   std::unique_ptr<Model> draft;
   if (config.speculative && config.speculative->runs_a_model()) {
     VLLM_ASSIGN_OR_RETURN(draft, load_proposer_model(*config.speculative, model));
@@ -85,7 +89,8 @@ EngineCore::EngineCore(Model& model, const ResolvedEngineConfig& config, std::un
                 /*recompute_last_hit_block=*/draft_model && draft_model->target_hidden_states().has_value()),
       scheduler_(config.config.scheduler, kv_cache_, eos_token_ids_),
       runner_(model, pool_, config.kv_shape, config.num_blocks, config.config.cache.resident,
-              draft_model ? draft_model->target_hidden_states() : std::nullopt, eos_token_ids_),
+              draft_model ? draft_model->target_hidden_states() : std::nullopt, eos_token_ids_,
+              config.config.scheduler.max_loras),
       draft_model_(std::move(draft_model)),
       target_hidden_width_(target_hidden_width(model, draft_model_.get())),
       proposer_(
@@ -138,12 +143,20 @@ Status EngineCore::add_request(EngineCoreRequest request) {
   if (scheduler_.find_request(request.request_id) != nullptr) {
     return invalid_argument("request id " + std::to_string(request.request_id) + " is already in use");
   }
+  if (request.lora != nullptr && config_.config.scheduler.max_loras == 0) {
+    return invalid_argument("a LoRA adapter was asked for, and LoRA is off (--enable-lora)");
+  }
+  // The prefix cache keys a block by the adapter first (as vLLM): no adapter, nor the base model, reuses
+  // another's keys and values.  Its id takes a fixed width, so that no salt can pass for another adapter's.
+  const int64_t lora_id = request.lora != nullptr ? request.lora->id : 0;
+  std::string cache_salt(reinterpret_cast<const char*>(&lora_id), sizeof lora_id);
+  cache_salt += request.cache_salt;
   // A model whose cached keys follow the prompt's length keys its blocks by it too.
-  std::string cache_salt = std::move(request.cache_salt);
   const int64_t prompt_key = model_.prompt_cache_key(static_cast<int32_t>(request.prompt_token_ids.size()));
   if (prompt_key != 0) cache_salt += '\0' + std::to_string(prompt_key);
   scheduler_.add_request(std::make_unique<Request>(request.request_id, std::move(request.prompt_token_ids),
-                                                   std::move(request.params), std::move(cache_salt)));
+                                                   std::move(request.params), std::move(cache_salt),
+                                                   std::move(request.lora)));
   return Status::ok();
 }
 
@@ -225,6 +238,10 @@ EngineCoreStats EngineCore::stats() const {
   s.num_preemptions = scheduler_.num_preemptions();
   s.num_steps = num_steps_;
   s.num_scheduled_tokens = num_scheduled_tokens_;
+  if (const auto& lora = config_.config.lora) {
+    s.lora =
+        LoraStats{lora->max_loras, scheduler_.running_lora_names(), scheduler_.waiting_lora_names(), now_unix_time()};
+  }
   if (const auto& spec = config_.config.speculative) {
     s.spec_decoding = scheduler_.spec_decoding_stats();
     s.spec_decoding->num_accepted_tokens_per_pos.resize(static_cast<size_t>(spec->num_speculative_tokens), 0);

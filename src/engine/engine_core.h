@@ -27,6 +27,7 @@ struct EngineCoreRequest {
   std::vector<int32_t> prompt_token_ids;
   SamplingParams params;
   std::string cache_salt;
+  std::shared_ptr<const LoraAdapter> lora;  // null: the base model
 };
 
 class EngineCore {

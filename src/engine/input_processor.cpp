@@ -79,6 +79,12 @@ Result<ProcessedRequest> InputProcessor::process(const PromptInput& prompt, cons
     r.params.max_tokens = std::max<int64_t>(1, max_model_len - static_cast<int64_t>(r.prompt_token_ids.size()));
   }
   r.cache_salt = prompt.cache_salt;
+  if (!prompt.lora_name.empty()) {
+    if (loras_ == nullptr) return not_found("The model `" + prompt.lora_name + "` does not exist.").with_param("model");
+    Result<std::shared_ptr<const LoraAdapter>> lora = loras_->find(prompt.lora_name);
+    if (!lora.is_ok()) return lora.status().with_param("model");
+    r.lora = std::move(*lora);
+  }
   VLLM_RETURN_IF_ERROR(check_logprobs_limit("logprobs", params.logprobs, max_logprobs_));
   VLLM_RETURN_IF_ERROR(check_logprobs_limit("prompt_logprobs", params.prompt_logprobs, max_logprobs_));
   if (params.use_beam_search && params.output_kind != OutputKind::kFinalOnly) {

@@ -15,6 +15,7 @@
 
 #include "base/status.h"
 #include "engine/engine_core.h"
+#include "engine/lora/lora_registry.h"
 #include "engine/prompt_input.h"
 #include "structured/structured_output.h"
 #include "tokenizer/tokenizer.h"
@@ -30,13 +31,15 @@ struct ProcessedRequest {
   std::vector<int32_t> prompt_token_ids;
   SamplingParams params;
   std::string cache_salt;
+  std::shared_ptr<const LoraAdapter> lora;  // the adapter PromptInput::lora_name names; null: the base model
 };
 
 class InputProcessor {
  public:
-  // `core` checks prompts and parameters against the model and the KV cache.
-  InputProcessor(const Tokenizer& tokenizer, const EngineCore& core, int32_t max_logprobs)
-      : tokenizer_(tokenizer), core_(core), max_logprobs_(max_logprobs) {}
+  // `core` checks prompts and parameters against the model and the KV
+  // cache; `loras` finds the adapters prompts name (null: LoRA is off).
+  InputProcessor(const Tokenizer& tokenizer, const EngineCore& core, LoraRegistry* loras, int32_t max_logprobs)
+      : tokenizer_(tokenizer), core_(core), loras_(loras), max_logprobs_(max_logprobs) {}
 
   // Thread-safe: reads only what does not change after start-up, and the
   // grammar cache, which locks.  A structured output's grammar is compiled
@@ -51,6 +54,7 @@ class InputProcessor {
   mutable std::unique_ptr<structured::GrammarCache> grammars_;
   const Tokenizer& tokenizer_;
   const EngineCore& core_;
+  LoraRegistry* loras_;
   int32_t max_logprobs_;
 };
 

@@ -6,13 +6,17 @@ namespace vllm {
 Result<std::unique_ptr<LLMEngine>> LLMEngine::create(Model& model, const Tokenizer& tokenizer,
                                                      const EngineConfig& config) {
   VLLM_ASSIGN_OR_RETURN(std::unique_ptr<EngineCore> core, EngineCore::create(model, config));
-  return std::unique_ptr<LLMEngine>(new LLMEngine(tokenizer, std::move(core), config.max_logprobs));
+  std::unique_ptr<LoraRegistry> loras =
+      config.lora ? std::make_unique<LoraRegistry>(model.lora_targets(), *config.lora) : nullptr;
+  return std::unique_ptr<LLMEngine>(new LLMEngine(tokenizer, std::move(core), std::move(loras), config.max_logprobs));
 }
 
-LLMEngine::LLMEngine(const Tokenizer& tokenizer, std::unique_ptr<EngineCore> core, int32_t max_logprobs)
+LLMEngine::LLMEngine(const Tokenizer& tokenizer, std::unique_ptr<EngineCore> core, std::unique_ptr<LoraRegistry> loras,
+                     int32_t max_logprobs)
     : tokenizer_(tokenizer),
       core_(std::move(core)),
-      inputs_(tokenizer, *core_, max_logprobs),
+      loras_(std::move(loras)),
+      inputs_(tokenizer, *core_, loras_.get(), max_logprobs),
       output_processor_(tokenizer) {}
 
 Result<ProcessedRequest> LLMEngine::process_inputs(const PromptInput& prompt, const SamplingParams& params) const {
@@ -30,6 +34,7 @@ Status LLMEngine::add_request(const std::string& request_id, ProcessedRequest re
   beam.search =
       std::make_unique<BeamSearch>(std::move(request.prompt_token_ids), request.params, core_->eos_token_ids());
   beam.cache_salt = std::move(request.cache_salt);
+  beam.lora = std::move(request.lora);
   const Status s = submit_beam_round(request_id, beam);
   if (!s.is_ok()) beam_requests_.erase(request_id);
   return s;
@@ -52,7 +57,8 @@ Status LLMEngine::add_sequences(const std::string& request_id, ProcessedRequest 
     if (params.seed) child.seed = static_cast<int64_t>(static_cast<uint64_t>(*params.seed) + static_cast<uint64_t>(i));
     if (i > 0) child.prompt_logprobs.reset();
     const RequestId id = next_id_++;
-    const Status s = core_->add_request(EngineCoreRequest{id, request.prompt_token_ids, child, request.cache_salt});
+    const Status s =
+        core_->add_request(EngineCoreRequest{id, request.prompt_token_ids, child, request.cache_salt, request.lora});
     if (!s.is_ok()) {
       for (RequestId added : ids) core_->abort_request(added);
       return s;
@@ -68,8 +74,8 @@ Status LLMEngine::submit_beam_round(const std::string& request_id, BeamRequest& 
   std::vector<std::vector<int32_t>> prompts = beam.search->round_prompts();
   for (size_t b = 0; b < prompts.size(); ++b) {
     const RequestId id = next_id_++;
-    const Status s =
-        core_->add_request(EngineCoreRequest{id, std::move(prompts[b]), beam.search->round_params(b), beam.cache_salt});
+    const Status s = core_->add_request(
+        EngineCoreRequest{id, std::move(prompts[b]), beam.search->round_params(b), beam.cache_salt, beam.lora});
     if (!s.is_ok()) {
       for (RequestId added : beam.round) {
         core_->abort_request(added);

@@ -14,6 +14,7 @@
 #include "engine/beam_search.h"
 #include "engine/engine_core.h"
 #include "engine/input_processor.h"
+#include "engine/lora/lora_registry.h"
 #include "engine/output_processor.h"
 #include "tokenizer/tokenizer.h"
 
@@ -49,15 +50,20 @@ class LLMEngine {
   EngineCoreStats stats() const { return core_->stats(); }
   const EngineCore& core() const { return *core_; }
   const Tokenizer& tokenizer() const { return tokenizer_; }
+  // The LoRA adapters requests may name (PromptInput::lora_name), null
+  // without --enable-lora; thread-safe, as process_inputs is.
+  LoraRegistry* loras() const { return loras_.get(); }
 
  private:
   struct BeamRequest {
     std::unique_ptr<BeamSearch> search;
     std::string cache_salt;
+    std::shared_ptr<const LoraAdapter> lora;
     std::vector<RequestId> round;  // core requests of the current round, by beam
   };
 
-  LLMEngine(const Tokenizer& tokenizer, std::unique_ptr<EngineCore> core, int32_t max_logprobs);
+  LLMEngine(const Tokenizer& tokenizer, std::unique_ptr<EngineCore> core, std::unique_ptr<LoraRegistry> loras,
+            int32_t max_logprobs);
   bool has_request(const std::string& request_id) const;
   Status add_sequences(const std::string& request_id, ProcessedRequest request);
   Status submit_beam_round(const std::string& request_id, BeamRequest& beam);
@@ -68,7 +74,8 @@ class LLMEngine {
 
   const Tokenizer& tokenizer_;
   std::unique_ptr<EngineCore> core_;
-  InputProcessor inputs_;  // over *core_
+  std::unique_ptr<LoraRegistry> loras_;
+  InputProcessor inputs_;  // over *core_ and *loras_
   OutputProcessor output_processor_;
   std::unordered_map<std::string, BeamRequest> beam_requests_;
   std::unordered_map<RequestId, std::pair<std::string, size_t>> beam_round_ids_;  // core id -> request, beam

@@ -37,6 +37,25 @@ void header(std::string& out, const std::string& name, const char* type, const c
   out += "# HELP " + name + " " + help + "\n# TYPE " + name + " " + type + "\n";
 }
 
+// A label's value as the text format writes it: backslash, quote and newline escaped.
+std::string label_value(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    if (c == '\\' || c == '"') out += '\\';
+    out += c == '\n' ? std::string("\\n") : std::string(1, c);
+  }
+  return out;
+}
+
+std::string joined_label_value(const std::vector<std::string>& names) {
+  std::string joined;
+  for (const std::string& name : names) {
+    if (!joined.empty()) joined += ',';
+    joined += name;
+  }
+  return label_value(joined);
+}
+
 void sample(std::string& out, const std::string& name, const std::string& labels, double value) {
   out += name + "{" + labels + "} " + number(value) + "\n";
 }
@@ -66,7 +85,7 @@ void Histogram::render(std::string& out, const std::string& name, const std::str
 }
 
 ServerMetrics::ServerMetrics(std::string model_name, int32_t max_model_len)
-    : labels_("engine=\"0\",model_name=\"" + model_name + "\""),
+    : labels_("engine=\"0\",model_name=\"" + label_value(model_name) + "\""),
       ttft_(kTtftBuckets),
       inter_token_(kInterTokenBuckets),
       e2e_(kRequestBuckets),
@@ -146,6 +165,15 @@ std::string ServerMetrics::render(const EngineCoreStats& engine) const {
              labels_ + ",position=\"" + std::to_string(i) + "\"",
              static_cast<double>(spec->num_accepted_tokens_per_pos[i]));
     }
+  }
+  if (const auto& lora = engine.lora) {
+    // As vLLM: the adapters by name in the labels, the time of the step that counted them as the value.
+    header(out, "vllm:lora_requests_info", "gauge", "Running stats on lora requests.");
+    sample(out, "vllm:lora_requests_info",
+           "max_lora=\"" + std::to_string(lora->max_loras) + "\",waiting_lora_adapters=\"" +
+               joined_label_value(lora->waiting_adapters) + "\",running_lora_adapters=\"" +
+               joined_label_value(lora->running_adapters) + "\"",
+           lora->unix_time);
   }
   std::lock_guard lock(mutex_);
   counter("vllm:prompt_tokens_total", "Prompt tokens of admitted requests.", static_cast<double>(prompt_tokens_));

@@ -10,6 +10,7 @@
 #include "base/logging.h"
 #include "server/api_error.h"
 #include "server/completion_job.h"
+#include "server/lora_adapter_request.h"
 #include "server/random_id.h"
 #include "server/tokenize_request.h"
 
@@ -97,40 +98,58 @@ std::string OpenAIServer::cache_salt(const std::optional<size_t>& api_key, const
   return request_salt;
 }
 
-std::string OpenAIServer::resolve_model(const std::string& requested) const {
-  if (requested.empty()) return config_.served_model_names.front();
+std::optional<OpenAIServer::ModelChoice> OpenAIServer::resolve_model(const std::string& requested) const {
+  if (requested.empty()) return ModelChoice{config_.served_model_names.front(), ""};
   for (const std::string& name : config_.served_model_names) {
-    if (name == requested) return name;
+    if (name == requested) return ModelChoice{name, ""};
   }
-  return "";
+  for (const LoraModule& lora : engine_.lora_modules()) {
+    if (lora.name == requested) return ModelChoice{lora.name, lora.name};
+  }
+  return std::nullopt;
 }
+
+namespace {
+
+OrderedJson model_card(const std::string& id, const std::string& root, const std::string& parent,
+                       std::optional<int32_t> max_model_len, int64_t created) {
+  OrderedJson permission;
+  permission["id"] = "modelperm-" + random_hex();
+  permission["object"] = "model_permission";
+  permission["created"] = created;
+  permission["allow_create_engine"] = false;
+  permission["allow_sampling"] = true;
+  permission["allow_logprobs"] = true;
+  permission["allow_search_indices"] = false;
+  permission["allow_view"] = true;
+  permission["allow_fine_tuning"] = false;
+  permission["organization"] = "*";
+  permission["group"] = nullptr;
+  permission["is_blocking"] = false;
+  OrderedJson card;
+  card["id"] = id;
+  card["object"] = "model";
+  card["created"] = created;
+  card["owned_by"] = "vllm";
+  card["root"] = root;
+  card["parent"] = parent.empty() ? OrderedJson(nullptr) : OrderedJson(parent);
+  card["max_model_len"] = max_model_len ? OrderedJson(*max_model_len) : OrderedJson(nullptr);
+  card["permission"] = OrderedJson::array({std::move(permission)});
+  return card;
+}
+
+}  // namespace
 
 HttpResponse OpenAIServer::models() const {
   OrderedJson data = OrderedJson::array();
   for (const std::string& name : config_.served_model_names) {
-    OrderedJson permission;
-    permission["id"] = "modelperm-" + random_hex();
-    permission["object"] = "model_permission";
-    permission["created"] = created_;
-    permission["allow_create_engine"] = false;
-    permission["allow_sampling"] = true;
-    permission["allow_logprobs"] = true;
-    permission["allow_search_indices"] = false;
-    permission["allow_view"] = true;
-    permission["allow_fine_tuning"] = false;
-    permission["organization"] = "*";
-    permission["group"] = nullptr;
-    permission["is_blocking"] = false;
-    OrderedJson card;
-    card["id"] = name;
-    card["object"] = "model";
-    card["created"] = created_;
-    card["owned_by"] = "vllm";
-    card["root"] = config_.model_path;
-    card["parent"] = nullptr;
-    card["max_model_len"] = config_.max_model_len;
-    card["permission"] = OrderedJson::array({std::move(permission)});
-    data.push_back(std::move(card));
+    data.push_back(model_card(name, config_.model_path, "", config_.max_model_len, created_));
+  }
+  // As vLLM: an adapter's card has its path as root and its base model as parent, and no max_model_len.
+  for (const LoraModule& lora : engine_.lora_modules()) {
+    const std::string& parent =
+        lora.base_model_name.empty() ? config_.served_model_names.front() : lora.base_model_name;
+    data.push_back(model_card(lora.name, lora.path, parent, std::nullopt, created_));
   }
   OrderedJson body;
   body["object"] = "list";
@@ -138,20 +157,37 @@ HttpResponse OpenAIServer::models() const {
   return {200, "application/json", dump_json(body)};
 }
 
+HttpResponse OpenAIServer::load_lora_adapter(const std::string& body) {
+  Result<LoadLoraRequest> request = parse_load_lora_request(body);
+  if (!request.is_ok()) return error_response(request.status());
+  if (Status s = engine_.load_lora(request->module, request->load_inplace); !s.is_ok()) return error_response(s);
+  VLLM_LOG(Info) << "loaded LoRA adapter '" << request->module.name << "' from " << request->module.path;
+  return {200, "text/plain; charset=utf-8", "Success: LoRA adapter '" + request->module.name + "' added successfully."};
+}
+
+HttpResponse OpenAIServer::unload_lora_adapter(const std::string& body) {
+  Result<std::string> name = parse_unload_lora_request(body);
+  if (!name.is_ok()) return error_response(name.status());
+  if (Status s = engine_.unload_lora(*name); !s.is_ok()) return error_response(s);
+  VLLM_LOG(Info) << "unloaded LoRA adapter '" << *name << "'";
+  return {200, "text/plain; charset=utf-8", "Success: LoRA adapter '" + *name + "' removed successfully."};
+}
+
 void OpenAIServer::generate(Result<CompletionRequest> parsed, const std::optional<size_t>& api_key,
                             const std::shared_ptr<ResponseChannel>& channel) {
   if (!parsed.is_ok()) return channel->respond(error_response(parsed.status()));
   for (PromptInput& prompt : parsed->prompts) prompt.cache_salt = cache_salt(api_key, prompt.cache_salt);
-  const std::string model = resolve_model(parsed->model);
-  if (model.empty()) {
+  const std::optional<ModelChoice> model = resolve_model(parsed->model);
+  if (!model) {
     return channel->respond(error_response(404, "The model `" + parsed->model + "` does not exist.", "model"));
   }
+  for (PromptInput& prompt : parsed->prompts) prompt.lora_name = model->lora_name;
   if (!parsed->params.seed) {  // vLLM: one server-wide generator, seeded by --seed, for requests without a seed
     std::lock_guard lock(seed_mutex_);
     parsed->params.seed = static_cast<int64_t>(seeds_() >> 1);
   }
   parsed->response_role = config_.response_role;
-  ResponseIdentity identity{(parsed->chat ? "chatcmpl-" : "cmpl-") + random_hex(), model, now_unix_seconds()};
+  ResponseIdentity identity{(parsed->chat ? "chatcmpl-" : "cmpl-") + random_hex(), model->name, now_unix_seconds()};
   auto job =
       std::make_shared<CompletionJob>(engine_, tokenizer_, metrics_, channel, std::move(parsed).value(), identity);
   if (Status s = job->start(); !s.is_ok()) {
@@ -198,9 +234,15 @@ void OpenAIServer::handle(HttpRequest request, std::shared_ptr<ResponseChannel> 
   static const Route kRoutes[] = {{"/health", "GET"},    {"/version", "GET"},         {"/metrics", "GET"},
                                   {"/v1/models", "GET"}, {"/v1/completions", "POST"}, {"/v1/chat/completions", "POST"},
                                   {"/tokenize", "POST"}, {"/detokenize", "POST"}};
+  static const Route kLoraRoutes[] = {{"/v1/load_lora_adapter", "POST"}, {"/v1/unload_lora_adapter", "POST"}};
   const Route* route = nullptr;
   for (const Route& r : kRoutes) {
     if (path == r.path) route = &r;
+  }
+  if (config_.allow_runtime_lora_updating) {
+    for (const Route& r : kLoraRoutes) {
+      if (path == r.path) route = &r;
+    }
   }
   if (route == nullptr) return channel->respond(error_response(404, "Not Found: " + path));
   if (request.method != route->method) {
@@ -233,6 +275,8 @@ void OpenAIServer::handle_input(const std::string& path, const HttpRequest& requ
                                 std::stop_token cancel) {
   if (path == "/tokenize") return channel->respond(tokenize(request.body, std::move(cancel)));
   if (path == "/detokenize") return channel->respond(detokenize(request.body));
+  if (path == "/v1/load_lora_adapter") return channel->respond(load_lora_adapter(request.body));
+  if (path == "/v1/unload_lora_adapter") return channel->respond(unload_lora_adapter(request.body));
   if (path == "/v1/chat/completions") {
     return generate(parse_chat_request(request.body, chat_renderer_, config_.chat_output, cancel), api_key, channel);
   }

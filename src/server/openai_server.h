@@ -40,6 +40,8 @@ struct ServerConfig {
   uint64_t seed = 0;  // seeds the requests that bring none (--seed)
   PrefixCacheIsolation prefix_cache_isolation = PrefixCacheIsolation::kApiKey;
   ChatOutputConfig chat_output;
+  // POST /v1/load_lora_adapter and /v1/unload_lora_adapter exist (vLLM's VLLM_ALLOW_RUNTIME_LORA_UPDATING).
+  bool allow_runtime_lora_updating = false;
 };
 
 inline constexpr const char* kServerVersion = "0.1.0";
@@ -68,8 +70,15 @@ class OpenAIServer {
                 const std::shared_ptr<ResponseChannel>& channel);
   HttpResponse tokenize(const std::string& body, std::stop_token cancel) const;
   HttpResponse detokenize(const std::string& body) const;
-  // The served name a request's "model" selects; empty if it names none.
-  std::string resolve_model(const std::string& requested) const;
+  // What a request's "model" selects: a served name (the base model), or
+  // a LoRA adapter's name; nullopt if it names neither.
+  struct ModelChoice {
+    std::string name;       // what responses report
+    std::string lora_name;  // empty: the base model
+  };
+  std::optional<ModelChoice> resolve_model(const std::string& requested) const;
+  HttpResponse load_lora_adapter(const std::string& body);
+  HttpResponse unload_lora_adapter(const std::string& body);
 
   EngineClient& engine_;
   const Tokenizer& tokenizer_;

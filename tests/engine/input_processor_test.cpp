@@ -19,7 +19,7 @@ class InputProcessorTest : public ::testing::Test {
   InputProcessorTest() : engine_(testing::make_engine(*model_)) {}
   int64_t max_model_len() const { return engine_->core().config().config.scheduler.max_model_len; }
   Result<ProcessedRequest> process(const PromptInput& prompt, const SamplingParams& params) const {
-    const InputProcessor inputs(*model_->tokenizer, engine_->core(), /*max_logprobs=*/5);
+    const InputProcessor inputs(*model_->tokenizer, engine_->core(), /*loras=*/nullptr, /*max_logprobs=*/5);
     return inputs.process(prompt, params);
   }
 

@@ -6,6 +6,7 @@
 
 #include <numeric>
 
+#include "engine/lora/lora_adapter.h"
 #include "structured/regex_grammar.h"
 
 namespace vllm {
@@ -392,6 +393,49 @@ TEST(SchedulerTest, DraftsAreCutWhereTheGrammarStopsTakingThem) {
   h.scheduler.abort_request(1);
   h.scheduler.update_draft_token_ids(1, {'b'});  // finished: dropped, no harm
   EXPECT_EQ(h.scheduler.find_request(1), nullptr);
+}
+
+// --max-loras 2: a waiting request of a third adapter is passed over (those
+// behind it, and base-model requests, go first) until a running adapter's
+// requests are all gone; the names of the running and waiting adapters are
+// what vllm:lora_requests_info reports.
+TEST(SchedulerTest, AdaptersInTheRunningBatchAreCappedAtMaxLoras) {
+  SchedulerConfig c = config(100);
+  c.max_loras = 2;
+  Harness h(100, 4, c);
+  auto adapter = [](int64_t id, const char* name) {
+    return std::make_shared<const LoraAdapter>(LoraAdapter{id, name, {}});
+  };
+  const auto a = adapter(1, "a"), b = adapter(2, "b"), third = adapter(3, "c");
+  auto with = [](std::unique_ptr<Request> r, std::shared_ptr<const LoraAdapter> lora) {
+    r->lora = std::move(lora);
+    return r;
+  };
+  h.scheduler.add_request(with(make_request(1, 4, /*max_tokens=*/2, true), a));
+  h.scheduler.add_request(with(make_request(2, 4, 20, true), b));
+  h.scheduler.add_request(with(make_request(3, 4, 20, true), third));
+  h.scheduler.add_request(make_request(4, 4, 20, true));
+  h.scheduler.add_request(with(make_request(5, 4, 3, true), a));
+  auto ids = [](const SchedulerOutput& out) {
+    std::vector<RequestId> v;
+    for (const ScheduledChunk& chunk : out.chunks) v.push_back(chunk.request_id);
+    return v;
+  };
+  auto [first, out1] = h.step();
+  EXPECT_EQ(ids(first), (std::vector<RequestId>{1, 2, 4, 5}));  // 3 waits: a and b hold both slots
+  EXPECT_EQ(h.scheduler.running_lora_names(), (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(h.scheduler.waiting_lora_names(), (std::vector<std::string>{"c"}));
+  auto [second, out2] = h.step();  // request 1 finishes (max_tokens 2); request 5 still runs adapter a
+  EXPECT_EQ(ids(second), (std::vector<RequestId>{1, 2, 4, 5}));
+  EXPECT_EQ(h.scheduler.find_request(1), nullptr);
+  auto [third_step, out3] = h.step();  // request 5's last token
+  EXPECT_EQ(ids(third_step), (std::vector<RequestId>{2, 4, 5}));
+  EXPECT_EQ(h.scheduler.find_request(5), nullptr);
+  // Adapter a has left the running batch: c takes its slot.
+  auto [fourth, out4] = h.step();
+  EXPECT_EQ(ids(fourth), (std::vector<RequestId>{2, 4, 3}));
+  EXPECT_EQ(h.scheduler.running_lora_names(), (std::vector<std::string>{"b", "c"}));
+  EXPECT_TRUE(h.scheduler.waiting_lora_names().empty());
 }
 
 }  // namespace

@@ -11,7 +11,8 @@ CachedRequestState::CachedRequestState(NewRequestData data)
       params(std::move(data.params)),
       token_ids(std::move(data.prompt_token_ids)),
       num_prompt_tokens(static_cast<int32_t>(token_ids.size())),
-      rng(params.seed) {}
+      rng(params.seed),
+      lora(std::move(data.lora)) {}
 
 void InputBatch::update(const SchedulerOutput& step) {
   // A request aborted before it ever ran is not here: erasing it is a no-op.
@@ -50,6 +51,7 @@ std::span<const ForwardChunk> InputBatch::forward_chunks(std::span<const Schedul
     f.num_prompt_tokens = r.num_prompt_tokens;
     f.block_table = c.block_table;
     f.num_logits = c.num_logits;
+    f.lora_slot = r.lora_slot;
   }
   return forward_chunks_;
 }

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <unordered_map>
 #include <vector>
@@ -34,6 +35,8 @@ struct CachedRequestState {
   std::vector<int32_t> token_ids;  // the prompt, then every token the runner sampled for it
   int32_t num_prompt_tokens;
   RequestRng rng;
+  std::shared_ptr<const LoraAdapter> lora;  // null: the base model
+  int32_t lora_slot = -1;                   // the model's slot that holds `lora` this step (StepRunner)
   int32_t num_scored_prompt_positions = 0;  // prompt logprobs given so far (positions 0 .. this - 1)
   int32_t num_computed_tokens = 0;          // leading tokens in the KV cache after the last step
   // A draft model's progress: leading tokens whose keys and values it has

@@ -8,11 +8,13 @@
 namespace vllm {
 
 StepRunner::StepRunner(Model& model, ThreadPool& pool, const KVCacheShape& shape, int32_t num_blocks,
-                       bool resident_kv_cache, std::optional<HiddenStateTap> tap, std::vector<int32_t> eos_token_ids)
+                       bool resident_kv_cache, std::optional<HiddenStateTap> tap, std::vector<int32_t> eos_token_ids,
+                       int32_t max_loras)
     : model_(model),
       pool_(pool),
       forward_(model, pool, shape, num_blocks, resident_kv_cache, std::move(tap)),
-      sampler_(static_cast<int32_t>(model.config().vocab_size), std::move(eos_token_ids)) {}
+      sampler_(static_cast<int32_t>(model.config().vocab_size), std::move(eos_token_ids)),
+      lora_slots_(model, max_loras) {}
 
 void StepRunner::score_prompt(CachedRequestState& r, const ScheduledChunk& chunk, const float* rows,
                               std::vector<PositionLogprobs>& out) const {
@@ -35,6 +37,11 @@ ModelRunnerOutput StepRunner::execute_model(const SchedulerOutput& step) {
   out.sampled_tokens.resize(step.chunks.size());
   out.prompt_logprobs.resize(step.chunks.size());
   if (step.chunks.empty()) return out;
+  lora_slots_.begin_step();
+  for (size_t i = 0; i < step.chunks.size(); ++i) {
+    CachedRequestState& r = batch_.scheduled(i);
+    r.lora_slot = r.lora != nullptr ? lora_slots_.slot_for(*r.lora, pool_) : -1;
+  }
   const std::span<float> logits = forward_.execute(batch_.forward_chunks(step.chunks));
 
   const auto vocab = static_cast<size_t>(model_.config().vocab_size);

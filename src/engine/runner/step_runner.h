@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "base/thread_pool.h"
+#include "engine/lora/lora_slot_table.h"
 #include "engine/runner/input_batch.h"
 #include "engine/runner/model_runner.h"
 #include "engine/sample/sampler.h"
@@ -26,9 +27,10 @@ namespace vllm {
 
 class StepRunner {
  public:
-  // As ModelRunner's; `eos_token_ids` as the Sampler's.
+  // As ModelRunner's; `eos_token_ids` as the Sampler's; `max_loras` the
+  // model's LoRA slots (0: LoRA is off).
   StepRunner(Model& model, ThreadPool& pool, const KVCacheShape& shape, int32_t num_blocks, bool resident_kv_cache,
-             std::optional<HiddenStateTap> tap, std::vector<int32_t> eos_token_ids);
+             std::optional<HiddenStateTap> tap, std::vector<int32_t> eos_token_ids, int32_t max_loras = 0);
 
   ModelRunnerOutput execute_model(const SchedulerOutput& step);
 
@@ -50,6 +52,7 @@ class StepRunner {
   ModelRunner forward_;
   Sampler sampler_;
   InputBatch batch_;
+  LoraSlotTable lora_slots_;
   std::vector<SamplingRow> rows_;       // the step's sampling rows (capacity kept)
   std::vector<size_t> sampled_chunks_;  // the chunk of each row
 };

@@ -1,6 +1,7 @@
 #include "engine/sched/request.h"
 
 #include "base/clock.h"
+#include "engine/lora/lora_adapter.h"
 
 namespace vllm {
 
@@ -18,10 +19,12 @@ const char* finish_reason_name(FinishReason reason) {
   return "unknown";
 }
 
-Request::Request(RequestId id, std::vector<int32_t> prompt_token_ids, SamplingParams params, std::string cache_salt)
+Request::Request(RequestId id, std::vector<int32_t> prompt_token_ids, SamplingParams params, std::string cache_salt,
+                 std::shared_ptr<const LoraAdapter> lora)
     : id(id),
       params(std::move(params)),
       cache_salt(std::move(cache_salt)),
+      lora(std::move(lora)),
       all_token_ids(std::move(prompt_token_ids)),
       arrival_time(now_seconds()),
       num_prompt_tokens_(static_cast<int32_t>(all_token_ids.size())),
@@ -33,6 +36,13 @@ Request::Request(RequestId id, std::vector<int32_t> prompt_token_ids, SamplingPa
     for (size_t i = all_token_ids.size() - n; i < all_token_ids.size(); ++i)
       grammar_matcher_->accept_token(all_token_ids[i]);
   }
+}
+
+int64_t Request::lora_id() const { return lora != nullptr ? lora->id : 0; }
+
+const std::string& Request::lora_name() const {
+  static const std::string kBase;
+  return lora != nullptr ? lora->name : kBase;
 }
 
 void Request::advance_grammar(int32_t token) {

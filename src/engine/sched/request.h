@@ -17,6 +17,8 @@
 
 namespace vllm {
 
+struct LoraAdapter;  // engine/lora/lora_adapter.h
+
 enum class RequestStatus { kWaiting, kRunning, kPreempted, kFinished };
 
 // kQueueTimeout: it waited longer than SchedulerConfig::max_queue_seconds
@@ -25,7 +27,9 @@ enum class FinishReason { kStop, kLength, kAbort, kQueueTimeout };
 const char* finish_reason_name(FinishReason reason);  // "stop", "length", "abort", "queue_timeout"
 
 struct Request {
-  Request(RequestId id, std::vector<int32_t> prompt_token_ids, SamplingParams params, std::string cache_salt);
+  // `lora`: the adapter it runs with, null for the base model.
+  Request(RequestId id, std::vector<int32_t> prompt_token_ids, SamplingParams params, std::string cache_salt,
+          std::shared_ptr<const LoraAdapter> lora = nullptr);
 
   int32_t num_prompt_tokens() const { return num_prompt_tokens_; }
   int32_t num_tokens() const { return static_cast<int32_t>(all_token_ids.size()); }
@@ -45,8 +49,11 @@ struct Request {
 
   RequestId id;
   SamplingParams params;
-  std::string cache_salt;              // extra prefix-cache key: requests with different salts share no blocks
-  std::vector<int32_t> all_token_ids;  // prompt, then the generated tokens
+  std::string cache_salt;                   // extra prefix-cache key: requests with different salts share no blocks
+  std::shared_ptr<const LoraAdapter> lora;  // held until the request is gone, even if its name is unloaded
+  int64_t lora_id() const;                  // 0: the base model
+  const std::string& lora_name() const;     // empty: the base model
+  std::vector<int32_t> all_token_ids;       // prompt, then the generated tokens
   // The grammar's matcher once the grammar applies to the output: from its
   // first token, or after params.grammar_after_token_id.
   structured::GrammarMatcher* active_grammar() const { return grammar_started_ ? grammar_matcher_.get() : nullptr; }

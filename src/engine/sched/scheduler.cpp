@@ -14,6 +14,7 @@ Status SchedulerConfig::validate() const {
   if (max_model_len < 1) return invalid_argument("max_model_len must be at least 1");
   if (!(max_queue_seconds >= 0)) return invalid_argument("max_queue_seconds must not be negative");
   if (num_lookahead_tokens < 0) return invalid_argument("num_lookahead_tokens must not be negative");
+  if (max_loras < 0) return invalid_argument("max_loras must not be negative");
   if (!enable_chunked_prefill && max_num_batched_tokens < max_model_len) {
     return invalid_argument("without chunked prefill, max_num_batched_tokens (" +
                             std::to_string(max_num_batched_tokens) + ") must be at least max_model_len (" +
@@ -106,9 +107,45 @@ void Scheduler::schedule_running(int32_t& budget, std::vector<Scheduled>& schedu
   }
 }
 
+namespace {
+
+// The distinct adapters of `requests`, each once, in their order; base-model requests add none.
+template <typename Requests>
+std::vector<const Request*> distinct_loras(const Requests& requests) {
+  std::vector<const Request*> firsts;
+  for (const Request* r : requests) {
+    if (r->lora_id() == 0) continue;
+    const auto same = [&](const Request* f) { return f->lora_id() == r->lora_id(); };
+    if (std::none_of(firsts.begin(), firsts.end(), same)) firsts.push_back(r);
+  }
+  return firsts;
+}
+
+template <typename Requests>
+std::vector<std::string> lora_names(const Requests& requests) {
+  std::vector<std::string> names;
+  for (const Request* r : distinct_loras(requests)) names.push_back(r->lora_name());
+  return names;
+}
+
+}  // namespace
+
+std::vector<std::string> Scheduler::running_lora_names() const { return lora_names(running_); }
+std::vector<std::string> Scheduler::waiting_lora_names() const { return lora_names(waiting_); }
+
 void Scheduler::admit_waiting(int32_t& budget, std::vector<Scheduled>& scheduled) {
-  while (!waiting_.empty() && budget > 0 && static_cast<int32_t>(running_.size()) < config_.max_num_seqs) {
-    Request* r = waiting_.front();
+  std::vector<int64_t> running_loras;
+  for (const Request* r : distinct_loras(running_)) running_loras.push_back(r->lora_id());
+  auto it = waiting_.begin();
+  while (it != waiting_.end() && budget > 0 && static_cast<int32_t>(running_.size()) < config_.max_num_seqs) {
+    Request* r = *it;
+    const bool new_lora =
+        r->lora_id() != 0 && std::find(running_loras.begin(), running_loras.end(), r->lora_id()) == running_loras.end();
+    // Every slot holds a running adapter: this request waits, those behind it may go first.
+    if (new_lora && static_cast<int32_t>(running_loras.size()) >= config_.max_loras) {
+      ++it;
+      continue;
+    }
     // Cached positions produce no logits, so a request that wants prompt logprobs computes everything.
     const ComputedBlocks computed =
         r->wants_prompt_logprobs() ? ComputedBlocks{} : kv_cache_.get_computed_blocks(r->all_token_ids, r->cache_salt);
@@ -118,7 +155,8 @@ void Scheduler::admit_waiting(int32_t& budget, std::vector<Scheduled>& scheduled
     const int32_t num_tokens = computed.num_computed_tokens + num_new;
     // First come, first served: a request that does not fit waits, and so do those behind it.
     if (!kv_cache_.allocate_slots(r->id, with_lookahead(*r, num_tokens), computed)) return;
-    waiting_.pop_front();
+    it = waiting_.erase(it);
+    if (new_lora) running_loras.push_back(r->lora_id());
     r->num_computed_tokens = computed.num_computed_tokens;
     r->status = RequestStatus::kRunning;
     if (!r->queue_time) r->queue_time = now_seconds() - r->arrival_time;
@@ -154,7 +192,7 @@ SchedulerOutput Scheduler::schedule() {
     Request& r = *s.request;
     if (!r.sent_to_runner) {
       output.new_requests.push_back(NewRequestData{
-          r.id, std::vector<int32_t>(r.prompt_token_ids().begin(), r.prompt_token_ids().end()), r.params});
+          r.id, std::vector<int32_t>(r.prompt_token_ids().begin(), r.prompt_token_ids().end()), r.params, r.lora});
       r.sent_to_runner = true;
     }
     ScheduledChunk chunk;

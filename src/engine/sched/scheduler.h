@@ -30,6 +30,10 @@ struct SchedulerConfig {
   // draft model writes its guesses' keys and values there before the target
   // verifies them.  Never past the last slot the request may need.
   int32_t num_lookahead_tokens = 0;
+  // Distinct LoRA adapters among the running requests at most (--max-loras):
+  // a waiting request of another adapter is passed over until one is free
+  // (base-model requests never are).  0: LoRA is off.
+  int32_t max_loras = 0;
 
   Status validate() const;
 };
@@ -61,6 +65,9 @@ class Scheduler {
   int32_t num_waiting() const { return static_cast<int32_t>(waiting_.size()); }
   int64_t num_preemptions() const { return num_preemptions_; }
   const SpecDecodingStats& spec_decoding_stats() const { return spec_decoding_stats_; }
+  // The names of the adapters of the running and of the waiting requests, each once, in queue order.
+  std::vector<std::string> running_lora_names() const;
+  std::vector<std::string> waiting_lora_names() const;
   const Request* find_request(RequestId id) const;
   Request* find_request(RequestId id);
 

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <vector>
@@ -24,6 +25,7 @@ struct NewRequestData {
   RequestId request_id = 0;
   std::vector<int32_t> prompt_token_ids;
   SamplingParams params;
+  std::shared_ptr<const LoraAdapter> lora;  // null: the base model
 };
 
 // One request's share of a step: a prefill chunk, or a decode token and

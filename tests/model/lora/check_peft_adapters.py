@@ -31,8 +31,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(HERE)), "reference"))
 import reference_forward  # noqa: E402
-from peft_adapters import LINEAR_MODULES, lora_config, lora_tensors, random_lora, write_adapter  # noqa: E402
-from safetensors_io import Bf16, read_safetensors, write_safetensors  # noqa: E402
+from peft_adapters import (LINEAR_MODULES, lora_config, lora_tensors, merged_checkpoint, random_lora,  # noqa: E402
+                           write_adapter)
+from safetensors_io import Bf16  # noqa: E402
 
 VLLM, DUMP, DUMP_LOGITS, WORK = sys.argv[1:5]
 STORIES = sys.argv[5] if len(sys.argv) > 5 else None
@@ -98,28 +99,6 @@ def embedding_lora(rng, rank):
     a = rng.standard_normal((rank, VOCAB)).astype(np.float32)
     b = rng.standard_normal((HIDDEN, rank)).astype(np.float32) * 0.1
     return {"model.embed_tokens": (a, b)}
-
-
-def merged_checkpoint(base, scaling, linear, embedding, out):
-    """The base checkpoint with each adapted weight merged, W + scaling B A
-    (the embedding table E + scaling (B A)^T); the LM head untied from the
-    embedding when either is adapted."""
-    os.makedirs(out)
-    tensors = {k: np.array(v) for k, v in read_safetensors(os.path.join(base, "model.safetensors")).items()}
-    with open(os.path.join(base, "config.json")) as f:
-        config = json.load(f)
-    if config.get("tie_word_embeddings"):
-        tensors["lm_head.weight"] = tensors["model.embed_tokens.weight"].copy()
-        config["tie_word_embeddings"] = False
-    def merge(name, delta):
-        tensors[name] = (tensors[name].astype(np.float64) + scaling * delta).astype(np.float32)
-    for module, (a, b) in linear.items():
-        merge(module + ".weight", b.astype(np.float64) @ a)
-    for module, (a, b) in (embedding or {}).items():
-        merge(module + ".weight", (b.astype(np.float64) @ a).T)
-    write_safetensors(os.path.join(out, "model.safetensors"), tensors)
-    with open(os.path.join(out, "config.json"), "w") as f:
-        json.dump(config, f)
 
 
 def engine_logits(model, ids, chunk, out, *flags):

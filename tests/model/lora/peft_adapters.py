@@ -17,7 +17,7 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from safetensors_io import Bf16, write_safetensors  # noqa: E402
+from safetensors_io import Bf16, read_safetensors, write_safetensors  # noqa: E402
 
 PREFIX = "base_model.model."
 LINEAR_MODULES = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
@@ -68,3 +68,25 @@ def write_adapter(path, config, tensors):
         json.dump(config, f, indent=2, sort_keys=True)
     if tensors is not None:
         write_safetensors(os.path.join(path, "adapter_model.safetensors"), tensors)
+
+
+def merged_checkpoint(base, scaling, linear, embedding, out):
+    """The base checkpoint with each adapted weight merged, W + scaling B A
+    (the embedding table E + scaling (B A)^T); the LM head untied from the
+    embedding when either is adapted."""
+    os.makedirs(out)
+    tensors = {k: np.array(v) for k, v in read_safetensors(os.path.join(base, "model.safetensors")).items()}
+    with open(os.path.join(base, "config.json")) as f:
+        config = json.load(f)
+    if config.get("tie_word_embeddings"):
+        tensors["lm_head.weight"] = tensors["model.embed_tokens.weight"].copy()
+        config["tie_word_embeddings"] = False
+    def merge(name, delta):
+        tensors[name] = (tensors[name].astype(np.float64) + scaling * delta).astype(np.float32)
+    for module, (a, b) in linear.items():
+        merge(module + ".weight", b.astype(np.float64) @ a)
+    for module, (a, b) in (embedding or {}).items():
+        merge(module + ".weight", (b.astype(np.float64) @ a).T)
+    write_safetensors(os.path.join(out, "model.safetensors"), tensors)
+    with open(os.path.join(out, "config.json"), "w") as f:
+        json.dump(config, f)
