@@ -43,7 +43,6 @@ class AsyncEngine final : public EngineClient {
   // The core's counters as of the last step.
   EngineCoreStats stats() const override;
 
-  bool lora_enabled() const override { return engine_->loras() != nullptr; }
   Status load_lora(const LoraModule& module, bool replace) override;
   Status unload_lora(const std::string& name) override;
   std::vector<LoraModule> lora_modules() const override;

@@ -63,8 +63,7 @@ class EngineClient {
   // The core's counters as of the last step.
   virtual EngineCoreStats stats() const = 0;
 
-  // LoRA adapters (vLLM's add_lora / remove_lora): false without --enable-lora.
-  virtual bool lora_enabled() const = 0;
+  // LoRA adapters (vLLM's add_lora / remove_lora); refused without --enable-lora.
   // Reads and checks an adapter and serves it under its name: refused when
   // the name is taken and not `replace`, or with why the adapter cannot be
   // served (kNotFound: no adapter in that directory).
@@ -74,6 +73,7 @@ class EngineClient {
   virtual Status unload_lora(const std::string& name) = 0;
   // The adapters served, in the order they were loaded.
   virtual std::vector<LoraModule> lora_modules() const = 0;
+
   // Aborts whatever is unfinished and stops; later requests are refused.  Idempotent.
   virtual void shutdown() = 0;
 };

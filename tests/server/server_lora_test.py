@@ -7,9 +7,12 @@ output):
 - /v1/models lists the base model, then each adapter (root its path,
   parent its base_model_name or the served name); a request's "model"
   picks the adapter (completions, streamed or not, and chat), and the
-  response names it; an unknown model is vLLM's 404;
+  response names it; 15 requests at once over the base model and four
+  adapters with --max-loras 2 each get their model's answer; an unknown
+  model is vLLM's 404;
 - without VLLM_ALLOW_RUNTIME_LORA_UPDATING the load/unload routes do not
-  exist; with it: load (200, vLLM's text), use, a duplicate load, a
+  exist; with it: load (200, vLLM's text), use, a duplicate load, a load
+  in place (load_inplace: later requests get the new weights), a
   directory with no adapter (404), an adapter above --max-lora-rank, empty
   names (400s with vLLM's messages), unload, use after unload (404),
   unload again (404);
@@ -118,28 +121,42 @@ check(run.returncode != 0 and len(errors) == 1 and "LoRA rank 32 is greater than
 # Without VLLM_ALLOW_RUNTIME_LORA_UPDATING.
 os.environ.pop("VLLM_ALLOW_RUNTIME_LORA_UPDATING", None)
 server = serve_harness.Server(binary, base, "--served-model-name", "base", "--enable-lora", "--max-lora-rank", "16",
-                              "--lora-modules", f"alpha={adapters['alpha']}",
-                              json.dumps({"name": "beta", "path": adapters["beta"], "base_model_name": "tiny-base"}))
+                              "--max-loras", "2", "--lora-modules", f"alpha={adapters['alpha']}",
+                              json.dumps({"name": "beta", "path": adapters["beta"], "base_model_name": "tiny-base"}),
+                              f"gamma={adapters['gamma']}", f"delta={adapters['delta']}")
 try:
     status, models = server.json("GET", "/v1/models")
     cards = {m["id"]: m for m in models["data"]}
-    check([m["id"] for m in models["data"]] == ["base", "alpha", "beta"], f"/v1/models ids: {models}")
+    check([m["id"] for m in models["data"]] == ["base", "alpha", "beta", "gamma", "delta"], f"/v1/models: {models}")
     check(cards["base"]["parent"] is None and cards["base"]["root"] == base, f"base card {cards['base']}")
     check(cards["alpha"]["root"] == adapters["alpha"] and cards["alpha"]["parent"] == "base", f"{cards['alpha']}")
     check(cards["beta"]["parent"] == "tiny-base" and cards["beta"]["object"] == "model", f"{cards['beta']}")
     answers(server, "base", want["base"], "the base model")
     answers(server, "alpha", want["alpha"], "alpha")
-    answers(server, "beta", want["beta"], "beta")
     streamed = "".join(json.loads(e)["choices"][0]["text"] for e in server.stream(
         {"model": "beta", "prompt": PROMPT, "max_tokens": 16, "temperature": 0, "ignore_eos": True, "stream": True})
         if e != "[DONE]")
     check(streamed == want["beta"], f"beta streamed: {streamed!r}")
-    expect_error(server, {"model": "gamma", "prompt": PROMPT}, 404, "model", what="an adapter not loaded")
-    status, payload = post(server, "/v1/load_lora_adapter", {"lora_name": "gamma", "lora_path": adapters["gamma"]})
+    status, chat = server.json("POST", "/v1/chat/completions", {"model": "gamma", "max_tokens": 4, "messages": [
+        {"role": "user", "content": "hi"}]})
+    check(status == 200 and chat["model"] == "gamma", f"chat under an adapter: {status} {chat}")
+    # 15 at once over the base model and four adapters, two slots: each gets its model's answer.
+    models = ["base", *adapters] * 3
+    results = [None] * len(models)
+    threads = [threading.Thread(target=lambda i=i: results.__setitem__(i, complete(server, models[i])))
+               for i in range(len(models))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for model, (status, out) in zip(models, results):
+        check(status == 200 and out["choices"][0]["text"] == want[model], f"{model} among 15 at once: {out}")
+    expect_error(server, {"model": "epsilon", "prompt": PROMPT}, 404, "model", what="an adapter not served")
+    status, payload = post(server, "/v1/load_lora_adapter", {"lora_name": "epsilon", "lora_path": adapters["gamma"]})
     check(status == 404, f"the load route without VLLM_ALLOW_RUNTIME_LORA_UPDATING: {status} {payload}")
     metrics = server.metrics()
     info = [k for k in metrics if k.startswith("vllm:lora_requests_info{")]
-    check(info == ['vllm:lora_requests_info{max_lora="1",waiting_lora_adapters="",running_lora_adapters=""}'],
+    check(info == ['vllm:lora_requests_info{max_lora="2",waiting_lora_adapters="",running_lora_adapters=""}'],
           f"vllm:lora_requests_info: {info}")
 finally:
     server.stop()
@@ -158,6 +175,12 @@ try:
     status, payload = post(server, "/v1/load_lora_adapter", gamma)
     check(status == 400 and error_message(payload) == "The lora adapter 'gamma' has already been loaded. If you want "
           "to load the adapter in place, set 'load_inplace' to True.", f"a duplicate load: {status} {payload}")
+    status, payload = post(server, "/v1/load_lora_adapter", {**gamma, "lora_path": adapters["delta"],
+                                                             "load_inplace": True})
+    check((status, payload) == (200, "Success: LoRA adapter 'gamma' added successfully."), f"in place: {payload}")
+    answers(server, "gamma", want["delta"], "gamma replaced in place by delta's weights")
+    post(server, "/v1/load_lora_adapter", {**gamma, "load_inplace": True})
+    answers(server, "gamma", want["gamma"], "gamma's own weights back in place")
     status, payload = post(server, "/v1/load_lora_adapter", {"lora_name": "nowhere", "lora_path": work + "/none"})
     check(status == 404 and "No adapter found for" in error_message(payload), f"no adapter there: {status} {payload}")
     status, payload = post(server, "/v1/load_lora_adapter", {"lora_name": "big", "lora_path": too_big})

@@ -19,7 +19,6 @@ mixed ranks), and
   without --enable-lora, an adapter above --max-lora-rank (one line each).
 
 Usage: check_lora_generate.py VLLM_CPP WORK_DIR"""
-import json
 import os
 import shutil
 import subprocess
@@ -34,6 +33,8 @@ except ImportError:
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from peft_adapters import (LINEAR_MODULES, lora_config, lora_tensors, merged_checkpoint, random_lora,  # noqa: E402
                            write_adapter)
+import lora_runs  # noqa: E402
+from lora_runs import equal_or_tie, tokens  # noqa: E402
 
 VLLM, WORK = sys.argv[1:3]
 BASE = os.path.join(WORK, "llama")
@@ -77,16 +78,7 @@ def make_adapters(rng):
 
 
 def generate(model, requests, *flags, expect_ok=True):
-    """Outputs of `requests` (dicts) in order, and the run's stderr."""
-    path = os.path.join(WORK, "input.jsonl")
-    with open(path, "w") as f:
-        for r in requests:
-            f.write(json.dumps(r) + "\n")
-    run = subprocess.run([VLLM, "generate", "--model", model, "--input", path, *flags], capture_output=True, text=True)
-    if not expect_ok:
-        return run
-    assert run.returncode == 0, f"generate {flags}: {run.stderr}"
-    return [json.loads(line) for line in run.stdout.splitlines()], run.stderr
+    return lora_runs.generate(VLLM, WORK, model, requests, *flags, expect_ok=expect_ok)
 
 
 def request(prompt, lora=None, logprobs=None, max_tokens=MAX_TOKENS):
@@ -101,24 +93,6 @@ def request(prompt, lora=None, logprobs=None, max_tokens=MAX_TOKENS):
 def lora_flags(adapters, *extra, max_rank=16):
     return ["--tokenizer", BASE, "--enable-lora", "--max-lora-rank", str(max_rank),
             "--lora-modules", *[f"{name}={d}" for name, (d, *_) in adapters.items()], *extra]
-
-
-def tokens(output):
-    return output["outputs"][0]["token_ids"]
-
-
-def equal_or_tie(ours, merged, label):
-    """Ours equals the merged model's greedy tokens, or they part where the merged model's best two tie."""
-    want = tokens(merged)
-    for i, (a, b) in enumerate(zip(ours, want)):
-        if a == b:
-            continue
-        best = sorted(merged["outputs"][0]["logprobs"][i].values(), reverse=True)
-        margin = best[0] - best[1]
-        assert margin < 1e-4, f"{label}: token {i} is {a}, the merged model's {b} (margin {margin})"
-        print(f"note {label}: parts from the merged model at token {i}, where its two best tie")
-        return
-    assert len(ours) == len(want), f"{label}: {len(ours)} tokens, the merged model's {len(want)}"
 
 
 def main():

@@ -12,7 +12,8 @@ read by load_peft_adapter through lora_adapter_dump, on a tiny random Llama
   numpy pass over the merged weights W + scaling B A within 1e-4.
 
 With STORIES260K_DIR, only the logits check, on that real model (r 4 on
-every module); exit 77 when the directory is missing.
+every module), and greedy continuations through `generate` with the adapter
+equal to the merged checkpoint's; exit 77 when the directory is missing.
 
 Usage: check_peft_adapters.py VLLM_CPP LORA_ADAPTER_DUMP DUMP_LOGITS WORK_DIR [STORIES260K_DIR]"""
 import json
@@ -31,6 +32,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(HERE)), "reference"))
 import reference_forward  # noqa: E402
+from lora_runs import equal_or_tie, generate, tokens  # noqa: E402
 from peft_adapters import (LINEAR_MODULES, lora_config, lora_tensors, merged_checkpoint, random_lora,  # noqa: E402
                            write_adapter)
 from safetensors_io import Bf16  # noqa: E402
@@ -151,6 +153,16 @@ def check_stories260k():
     write_adapter(adapter, lora_config(4, 8, [*LINEAR_MODULES, "embed_tokens", "lm_head"]),
                   lora_tensors(linear, embedding, {"model.embed_tokens": np.zeros((VOCAB, HIDDEN), np.float32)}))
     check_logits(STORIES, adapter, 8 / 4, linear, embedding, "stories260k")
+    # Greedy continuations through the engine equal the merged checkpoint's.
+    prompts = ["Once upon a time", "The little dog", "She was very happy because", "One day, Tom"]
+    merged, _ = generate(VLLM, WORK, os.path.join(WORK, "merged_stories260k"),
+                         [{"prompt": p, "max_tokens": 40, "temperature": 0, "logprobs": 2} for p in prompts],
+                         "--tokenizer", STORIES)
+    ours, _ = generate(VLLM, WORK, STORIES, [{"prompt": p, "max_tokens": 40, "temperature": 0, "lora": "s"}
+                                             for p in prompts], "--enable-lora", "--lora-modules", "s=" + adapter)
+    for i, (a, b) in enumerate(zip(ours, merged)):
+        equal_or_tie(tokens(a), b, f"stories260k prompt {i}")
+    print(f"ok   greedy continuations of {len(prompts)} prompts = the merged checkpoint's")
     print("stories260k PEFT adapter check passed")
 
 
