@@ -30,7 +30,7 @@ cmake --build "$root/build-tsan" --parallel "$(nproc)" \
 # The suites of those binaries that run threads or the engine, and the server driven over HTTP
 # (the random-workload leak test is one thread's bookkeeping, and takes minutes under TSan).
 tsan_tests='^(ThreadPoolTest|WorkQueueTest|SchedulerTest|OutputProcessorTest|EngineCoreTest|AsyncEngineTest|'
-tsan_tests+='SamplingEngineTest|EngineModelTest|HttpRequestParserTest|ConnectionTableTest)\.|^server_(e2e|hardening|structured|tools)$'
+tsan_tests+='SamplingEngineTest|EngineModelTest|HttpRequestParserTest|ConnectionTableTest)\.|^server_(e2e|hardening|structured|tools|lora)$'
 VLLM_TEST_SANITIZED=1 TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
   ctest --test-dir "$root/build-tsan" --output-on-failure --parallel "$(nproc)" -R "$tsan_tests" \
   -E NoBlockLeaksUnderRandomWorkloads

@@ -42,19 +42,16 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "model", "lora"))
 import serve_harness  # noqa: E402
-from peft_adapters import LINEAR_MODULES, lora_config, lora_tensors, random_lora, write_adapter  # noqa: E402
+from peft_adapters import LINEAR_MODULES, lora_config, lora_tensors, random_linear, write_adapter  # noqa: E402
 from serve_harness import check, expect_error  # noqa: E402
 
 binary, work = sys.argv[1:3]
 SANITIZED = bool(os.environ.get("VLLM_TEST_SANITIZED"))
-HIDDEN, KV, MLP, LAYERS = 64, 32, 128, 2
-SHAPES = {"q_proj": (HIDDEN, HIDDEN), "k_proj": (HIDDEN, KV), "v_proj": (HIDDEN, KV), "o_proj": (HIDDEN, HIDDEN),
-          "gate_proj": (HIDDEN, MLP), "up_proj": (HIDDEN, MLP), "down_proj": (MLP, HIDDEN)}  # (in, out)
 
 
 def write_random_adapter(path, rng, rank):
-    linear = {f"model.layers.{layer}.{'self_attn' if n.endswith(('q_proj', 'k_proj', 'v_proj', 'o_proj')) else 'mlp'}"
-              f".{n}": random_lora(rng, rank, *SHAPES[n]) for layer in range(LAYERS) for n in LINEAR_MODULES}
+    with open(os.path.join(base, "config.json")) as f:
+        linear = random_linear(rng, json.load(f), LINEAR_MODULES, rank)
     write_adapter(path, lora_config(rank, 2 * rank, list(LINEAR_MODULES)), lora_tensors(linear))
     return path
 

@@ -19,6 +19,7 @@ mixed ranks), and
   without --enable-lora, an adapter above --max-lora-rank (one line each).
 
 Usage: check_lora_generate.py VLLM_CPP WORK_DIR"""
+import json
 import os
 import shutil
 import subprocess
@@ -31,47 +32,38 @@ except ImportError:
     sys.exit(77)
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from peft_adapters import (LINEAR_MODULES, lora_config, lora_tensors, merged_checkpoint, random_lora,  # noqa: E402
-                           write_adapter)
+from peft_adapters import (ATTENTION_MODULES, LINEAR_MODULES, lora_config, lora_tensors, merged_checkpoint,  # noqa
+                           random_linear, random_lora, write_adapter)
 import lora_runs  # noqa: E402
 from lora_runs import equal_or_tie, tokens  # noqa: E402
 
 VLLM, WORK = sys.argv[1:3]
 BASE = os.path.join(WORK, "llama")
-# make-test-model's tiny Llama: hidden 64, 4 heads of 16, 2 KV heads, MLP 128, vocab 512, 2 layers.
-HIDDEN, KV, MLP, VOCAB, LAYERS = 64, 32, 128, 512, 2
-SHAPES = {"q_proj": (HIDDEN, HIDDEN), "k_proj": (HIDDEN, KV), "v_proj": (HIDDEN, KV), "o_proj": (HIDDEN, HIDDEN),
-          "gate_proj": (HIDDEN, MLP), "up_proj": (HIDDEN, MLP), "down_proj": (MLP, HIDDEN)}  # (in, out)
-PARENT = {name: "self_attn" if name.endswith(("q_proj", "k_proj", "v_proj", "o_proj")) else "mlp"
-          for name in LINEAR_MODULES}
 MAX_TOKENS = 24
 
 
-def modules(rng, names, rank, rank_of=lambda name: None):
-    return {f"model.layers.{layer}.{PARENT[n]}.{n}": random_lora(rng, rank_of(n) or rank, *SHAPES[n])
-            for layer in range(LAYERS) for n in names}
-
-
-def make_adapters(rng):
+def make_adapters(rng, config):
     """{name: (dir, scaling, linear, embedding)}: four adapters unlike each other."""
+    hidden, vocab = config["hidden_size"], config["vocab_size"]
     at = lambda name: os.path.join(WORK, name)  # noqa: E731
     adapters = {}
-    linear = modules(rng, LINEAR_MODULES, 4)
+    linear = random_linear(rng, config, LINEAR_MODULES, 4)
     write_adapter(at("every_linear"), lora_config(4, 8, list(LINEAR_MODULES)), lora_tensors(linear))
     adapters["every_linear"] = (at("every_linear"), 8 / 4, linear, None)
-    linear = modules(rng, ("q_proj", "k_proj", "v_proj", "o_proj"), 8)
+    linear = random_linear(rng, config, ATTENTION_MODULES, 8)
     write_adapter(at("attention_rslora"), lora_config(8, 16, r".*\.(q|k|v|o)_proj", use_rslora=True),
                   lora_tensors(linear))
     adapters["attention_rslora"] = (at("attention_rslora"), 16 / np.sqrt(8), linear, None)
-    linear = {**modules(rng, ("gate_proj", "up_proj", "down_proj"), 16), "lm_head": random_lora(rng, 16, HIDDEN, VOCAB)}
-    embedding = {"model.embed_tokens": (rng.standard_normal((16, VOCAB)).astype(np.float32),
-                                        rng.standard_normal((HIDDEN, 16)).astype(np.float32) * 0.1)}
+    linear = {**random_linear(rng, config, ("gate_proj", "up_proj", "down_proj"), 16),
+              "lm_head": random_lora(rng, 16, hidden, vocab)}
+    embedding = {"model.embed_tokens": (rng.standard_normal((16, vocab)).astype(np.float32),
+                                        rng.standard_normal((hidden, 16)).astype(np.float32) * 0.1)}
     write_adapter(at("mlp_embed_head"), lora_config(16, 16, ["gate_proj", "up_proj", "down_proj", "embed_tokens",
                                                              "lm_head"]),
-                  lora_tensors(linear, embedding, {"model.embed_tokens": np.zeros((VOCAB, HIDDEN), np.float32)}))
+                  lora_tensors(linear, embedding, {"model.embed_tokens": np.zeros((vocab, hidden), np.float32)}))
     adapters["mlp_embed_head"] = (at("mlp_embed_head"), 1.0, linear, embedding)
     ranks = {"q_proj": 4, "down_proj": 12}
-    linear = modules(rng, LINEAR_MODULES, 8, ranks.get)
+    linear = random_linear(rng, config, LINEAR_MODULES, 8, ranks.get)
     write_adapter(at("mixed_ranks"), lora_config(8, 12, list(LINEAR_MODULES), rank_pattern=ranks), lora_tensors(linear))
     adapters["mixed_ranks"] = (at("mixed_ranks"), 12 / 8, linear, None)
     return adapters
@@ -102,9 +94,11 @@ def main():
                           capture_output=True, text=True)
     assert made.returncode == 0, made.stderr
     rng = np.random.default_rng(19)
-    adapters = make_adapters(rng)
-    shared = [int(t) for t in rng.integers(3, VOCAB, 20)]
-    prompts = [shared + [int(t) for t in rng.integers(3, VOCAB, n)] for n in (1, 5, 13, 17, 30, 45)]
+    with open(os.path.join(BASE, "config.json")) as f:
+        config = json.load(f)
+    adapters = make_adapters(rng, config)
+    shared = [int(t) for t in rng.integers(3, config["vocab_size"], 20)]
+    prompts = [shared + [int(t) for t in rng.integers(3, config["vocab_size"], n)] for n in (1, 5, 13, 17, 30, 45)]
 
     # Each adapter alone, and its merged checkpoint as a plain model.
     solo = {}

@@ -33,8 +33,8 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(HERE)), "reference"))
 import reference_forward  # noqa: E402
 from lora_runs import equal_or_tie, generate, tokens  # noqa: E402
-from peft_adapters import (LINEAR_MODULES, lora_config, lora_tensors, merged_checkpoint, random_lora,  # noqa: E402
-                           write_adapter)
+from peft_adapters import (LINEAR_MODULES, linear_shapes, lora_config, lora_tensors, merged_checkpoint,  # noqa: E402
+                           random_lora, write_adapter)
 from safetensors_io import Bf16  # noqa: E402
 
 VLLM, DUMP, DUMP_LOGITS, WORK = sys.argv[1:5]
@@ -124,15 +124,6 @@ def check_logits(model, adapter_dir, scaling, linear, embedding, label):
     assert error <= 1e-4, f"{label}: logits {error:.2e} (of the largest) from the merged weights'"
     assert moved > 1e-2, f"{label}: the adapter barely moves the logits ({moved:.2e}): no test"
     print(f"ok   logits {label}: {error:.1e} from numpy over merged weights (the base model: {moved:.1e})")
-
-
-def linear_shapes(config):
-    """(in, out) of each linear module of a Llama's config."""
-    h, heads = config["hidden_size"], config["num_attention_heads"]
-    head_dim = config.get("head_dim") or h // heads
-    q, kv, mlp = heads * head_dim, config["num_key_value_heads"] * head_dim, config["intermediate_size"]
-    return {"q_proj": (h, q), "k_proj": (h, kv), "v_proj": (h, kv), "o_proj": (q, h),
-            "gate_proj": (h, mlp), "up_proj": (h, mlp), "down_proj": (mlp, h)}
 
 
 def check_stories260k():

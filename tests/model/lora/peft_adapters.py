@@ -90,3 +90,28 @@ def merged_checkpoint(base, scaling, linear, embedding, out):
     write_safetensors(os.path.join(out, "model.safetensors"), tensors)
     with open(os.path.join(out, "config.json"), "w") as f:
         json.dump(config, f)
+
+
+def linear_shapes(config):
+    """(in, out) of each linear module of a Llama's config."""
+    h, heads = config["hidden_size"], config["num_attention_heads"]
+    head_dim = config.get("head_dim") or h // heads
+    q, kv, mlp = heads * head_dim, config["num_key_value_heads"] * head_dim, config["intermediate_size"]
+    return {"q_proj": (h, q), "k_proj": (h, kv), "v_proj": (h, kv), "o_proj": (q, h),
+            "gate_proj": (h, mlp), "up_proj": (h, mlp), "down_proj": (mlp, h)}
+
+
+ATTENTION_MODULES = ("q_proj", "k_proj", "v_proj", "o_proj")
+
+
+def module_name(layer, name):
+    """A Llama linear module's name in the checkpoint."""
+    return f"model.layers.{layer}.{'self_attn' if name in ATTENTION_MODULES else 'mlp'}.{name}"
+
+
+def random_linear(rng, config, names, rank, rank_of=lambda name: None):
+    """{module: (A, B)} for the linear modules `names` of every layer of a
+    Llama `config`, of rank `rank` (or rank_of(name) where it gives one)."""
+    shapes = linear_shapes(config)
+    return {module_name(layer, n): random_lora(rng, rank_of(n) or rank, *shapes[n])
+            for layer in range(config["num_hidden_layers"]) for n in names}
