@@ -1,5 +1,5 @@
 """Decode speed with LoRA adapters against the base model alone, on
-make-test-model's random weights of real models' shapes (default:
+make-test-model's random BF16 weights of real models' shapes (default:
 smollm-135m and llama-3.2-1b), through `generate --input`:
 
 - batch 16: 16 requests spread over 4 adapters of rank 16 on every linear
@@ -34,7 +34,8 @@ RANK, NUM_ADAPTERS = 16, 4
 def model_dir(binary, models, preset):
     path = os.path.join(models, preset)
     if not os.path.isfile(os.path.join(path, "config.json")):
-        subprocess.run([binary, "make-test-model", "--arch", "llama", "--preset", preset, "--out", path], check=True)
+        subprocess.run([binary, "make-test-model", "--arch", "llama", "--preset", preset, "--dtype", "bf16",
+                        "--out", path], check=True)
     return path
 
 

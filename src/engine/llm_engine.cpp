@@ -7,7 +7,8 @@ Result<std::unique_ptr<LLMEngine>> LLMEngine::create(Model& model, const Tokeniz
                                                      const EngineConfig& config) {
   VLLM_ASSIGN_OR_RETURN(std::unique_ptr<EngineCore> core, EngineCore::create(model, config));
   std::unique_ptr<LoraRegistry> loras =
-      config.lora ? std::make_unique<LoraRegistry>(model.lora_targets(), *config.lora) : nullptr;
+      config.lora ? std::make_unique<LoraRegistry>(model.lora_targets(), lora_dtype(model.config()), *config.lora)
+                  : nullptr;
   return std::unique_ptr<LLMEngine>(new LLMEngine(tokenizer, std::move(core), std::move(loras), config.max_logprobs));
 }
 

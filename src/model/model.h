@@ -96,8 +96,9 @@ class Model {
   virtual LoraTargets lora_targets() const { return {}; }
   // Slot `slot` (0, 1, ...) takes `adapter` (read for these targets), or is
   // emptied (null); a token of that slot (ForwardBatch::lora_slots) then
-  // computes with it.  The model keeps its own copy of the matrices.
-  virtual Status set_lora(int32_t /*slot*/, const PeftAdapter* /*adapter*/, ThreadPool& /*pool*/) {
+  // computes with it.  The Linear layers share the adapter's packed
+  // matrices (nothing is packed here, on the engine's thread).
+  virtual Status set_lora(int32_t /*slot*/, const PeftAdapter* /*adapter*/) {
     return unimplemented("this model takes no LoRA adapters");
   }
 

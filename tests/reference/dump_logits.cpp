@@ -46,8 +46,9 @@ int main(int argc, char** argv) {
   for (int32_t id; std::cin >> id;) ids.push_back(id);
   vllm::ThreadPool pool(2);
   if (!lora_dir.empty()) {
-    vllm::Result<vllm::PeftAdapter> adapter = vllm::load_peft_adapter(lora_dir, (*model)->lora_targets(), 64);
-    vllm::Status installed = adapter.is_ok() ? (*model)->set_lora(0, &*adapter, pool) : adapter.status();
+    vllm::Result<vllm::PeftAdapter> adapter =
+        vllm::load_peft_adapter(lora_dir, (*model)->lora_targets(), 64, vllm::lora_dtype((*model)->config()));
+    vllm::Status installed = adapter.is_ok() ? (*model)->set_lora(0, &*adapter) : adapter.status();
     if (!installed.is_ok()) {
       std::fprintf(stderr, "error: %s\n", installed.message().c_str());
       return 1;

@@ -4,13 +4,14 @@
 
 namespace vllm {
 
-LoraRegistry::LoraRegistry(LoraTargets targets, const LoraConfig& config)
+LoraRegistry::LoraRegistry(LoraTargets targets, DType dtype, const LoraConfig& config)
     : targets_(std::move(targets)),
+      dtype_(dtype),
       max_lora_rank_(config.max_lora_rank),
       max_cpu_loras_(config.max_cpu_loras > 0 ? config.max_cpu_loras : config.max_loras) {}
 
 Result<std::shared_ptr<const LoraAdapter>> LoraRegistry::load(const LoraModule& module, int64_t id) const {
-  VLLM_ASSIGN_OR_RETURN(PeftAdapter weights, load_peft_adapter(module.path, targets_, max_lora_rank_));
+  VLLM_ASSIGN_OR_RETURN(PeftAdapter weights, load_peft_adapter(module.path, targets_, max_lora_rank_, dtype_));
   return std::make_shared<const LoraAdapter>(LoraAdapter{id, module.name, std::move(weights)});
 }
 

@@ -22,8 +22,8 @@ namespace vllm {
 
 class LoraRegistry {
  public:
-  // `targets`: the base model's (Model::lora_targets()).
-  LoraRegistry(LoraTargets targets, const LoraConfig& config);
+  // `targets`: the base model's (Model::lora_targets()); adapters compute in `dtype` (lora_dtype()).
+  LoraRegistry(LoraTargets targets, DType dtype, const LoraConfig& config);
 
   // Reads and checks the adapter; refused when the name is taken (vLLM's
   // message) unless `replace` (vLLM's load_inplace: later requests get the
@@ -51,6 +51,7 @@ class LoraRegistry {
   Entry* entry(const std::string& name);
 
   const LoraTargets targets_;
+  const DType dtype_;
   const int32_t max_lora_rank_;
   const int32_t max_cpu_loras_;
   mutable std::mutex mutex_;  // guards everything below

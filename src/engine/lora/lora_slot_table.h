@@ -13,7 +13,6 @@
 #include <cstdint>
 #include <vector>
 
-#include "base/thread_pool.h"
 #include "engine/lora/lora_adapter.h"
 #include "model/model.h"
 
@@ -26,7 +25,7 @@ class LoraSlotTable {
   // Starts a step: the slots the step's adapters take are kept for it.
   void begin_step() { ++step_; }
   // `adapter`'s slot for this step, loaded into it if it is not there.
-  int32_t slot_for(const LoraAdapter& adapter, ThreadPool& pool);
+  int32_t slot_for(const LoraAdapter& adapter);
 
  private:
   struct Slot {

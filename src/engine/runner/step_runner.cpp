@@ -40,7 +40,7 @@ ModelRunnerOutput StepRunner::execute_model(const SchedulerOutput& step) {
   lora_slots_.begin_step();
   for (size_t i = 0; i < step.chunks.size(); ++i) {
     CachedRequestState& r = batch_.scheduled(i);
-    r.lora_slot = r.lora != nullptr ? lora_slots_.slot_for(*r.lora, pool_) : -1;
+    r.lora_slot = r.lora != nullptr ? lora_slots_.slot_for(*r.lora) : -1;
   }
   const std::span<float> logits = forward_.execute(batch_.forward_chunks(step.chunks));
 

@@ -92,9 +92,9 @@ void Attention::add_cost(ModelCost& cost) const {
   o_proj_.add_cost(cost);
 }
 
-void Attention::set_lora(int32_t slot, const PeftAdapter* adapter, ThreadPool& pool) {
-  qkv_proj_.set_lora(slot, adapter, pool);
-  o_proj_.set_lora(slot, adapter, pool);
+void Attention::set_lora(int32_t slot, const PeftAdapter* adapter) {
+  qkv_proj_.set_lora(slot, adapter);
+  o_proj_.set_lora(slot, adapter);
 }
 
 void Attention::add_lora_targets(LoraTargets& targets) const {

@@ -46,7 +46,7 @@ class Attention : public SequenceMixer {
   LayerKVSpec kv_spec() const override;
   void add_cost(ModelCost& cost) const override;
   void add_lora_targets(LoraTargets& targets) const override;
-  void set_lora(int32_t slot, const PeftAdapter* adapter, ThreadPool& pool) override;
+  void set_lora(int32_t slot, const PeftAdapter* adapter) override;
 
  private:
   AttentionConfig c_;

@@ -137,13 +137,13 @@ ModelCost DecoderModel::cost() const {
   return cost;
 }
 
-Status DecoderModel::set_lora(int32_t slot, const PeftAdapter* adapter, ThreadPool& pool) {
+Status DecoderModel::set_lora(int32_t slot, const PeftAdapter* adapter) {
   if (slot < 0) return invalid_argument("a LoRA slot is 0 or more, found " + std::to_string(slot));
   for (DecoderLayer& l : p_.layers) {
-    l.mixer->set_lora(slot, adapter, pool);
-    l.ffn->set_lora(slot, adapter, pool);
+    l.mixer->set_lora(slot, adapter);
+    l.ffn->set_lora(slot, adapter);
   }
-  p_.lm_head.set_lora(slot, adapter, pool);
+  p_.lm_head.set_lora(slot, adapter);
   if (static_cast<size_t>(slot) >= embedding_lora_.size()) embedding_lora_.resize(static_cast<size_t>(slot) + 1);
   EmbeddingLora& e = embedding_lora_[static_cast<size_t>(slot)];
   e = {};

@@ -54,7 +54,7 @@ class DecoderModel : public Model {
                       const int32_t* lora_slots) const override;
   ModelCost cost() const override;
   LoraTargets lora_targets() const override;
-  Status set_lora(int32_t slot, const PeftAdapter* adapter, ThreadPool& pool) override;
+  Status set_lora(int32_t slot, const PeftAdapter* adapter) override;
   int64_t prompt_cache_key(int32_t num_prompt_tokens) const override;
   // An EAGLE head (input_fc) reads its target's final hidden state.
   std::optional<HiddenStateTap> target_hidden_states() const override;

@@ -44,7 +44,7 @@ class SequenceMixer {
   // The modules a LoRA adapter may change; none unless the mixer says so.
   virtual void add_lora_targets(LoraTargets&) const {}
   // Slot `slot` takes `adapter`'s matrices of those modules (null: none).
-  virtual void set_lora(int32_t /*slot*/, const PeftAdapter* /*adapter*/, ThreadPool& /*pool*/) {}
+  virtual void set_lora(int32_t /*slot*/, const PeftAdapter* /*adapter*/) {}
 };
 
 class FeedForward {
@@ -58,7 +58,7 @@ class FeedForward {
   // The modules a LoRA adapter may change; none unless the layer says so.
   virtual void add_lora_targets(LoraTargets&) const {}
   // Slot `slot` takes `adapter`'s matrices of those modules (null: none).
-  virtual void set_lora(int32_t /*slot*/, const PeftAdapter* /*adapter*/, ThreadPool& /*pool*/) {}
+  virtual void set_lora(int32_t /*slot*/, const PeftAdapter* /*adapter*/) {}
 };
 
 }  // namespace vllm

@@ -61,9 +61,7 @@ void Linear::add_cost(ModelCost& cost, bool lm_head) const {
   cost.bf16_matrices &= weight_->dtype == DType::kBF16 && !weight_->quantized();
 }
 
-void Linear::set_lora(int32_t slot, const PeftAdapter* adapter, ThreadPool& pool) {
-  lora_.set(slot, adapter, modules_, module_rows_, in_features_, pool);
-}
+void Linear::set_lora(int32_t slot, const PeftAdapter* adapter) { lora_.set(slot, adapter, modules_, module_rows_); }
 
 void Linear::add_lora_targets(LoraTargets& targets) const {
   for (size_t i = 0; i < modules_.size(); ++i) targets[modules_[i]] = {in_features_, module_rows_[i]};

@@ -55,7 +55,7 @@ class Linear {
   // LoRA adapter may name it.
   void add_lora_targets(LoraTargets& targets) const;
   // Slot `slot` takes `adapter`'s matrices of this Linear's modules (null: none).
-  void set_lora(int32_t slot, const PeftAdapter* adapter, ThreadPool& pool);
+  void set_lora(int32_t slot, const PeftAdapter* adapter);
 
  private:
   std::shared_ptr<const kernels::PackedMatrix> weight_;  // [out_features, in_features]

@@ -48,9 +48,9 @@ void GatedMlp::add_cost(ModelCost& cost) const {
   down_proj_.add_cost(cost);
 }
 
-void GatedMlp::set_lora(int32_t slot, const PeftAdapter* adapter, ThreadPool& pool) {
-  gate_up_proj_.set_lora(slot, adapter, pool);
-  down_proj_.set_lora(slot, adapter, pool);
+void GatedMlp::set_lora(int32_t slot, const PeftAdapter* adapter) {
+  gate_up_proj_.set_lora(slot, adapter);
+  down_proj_.set_lora(slot, adapter);
 }
 
 void GatedMlp::add_lora_targets(LoraTargets& targets) const {

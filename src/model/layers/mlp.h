@@ -36,7 +36,7 @@ class GatedMlp : public FeedForward {
                const int32_t* lora_slots) const override;
   void add_cost(ModelCost& cost) const override;
   void add_lora_targets(LoraTargets& targets) const override;
-  void set_lora(int32_t slot, const PeftAdapter* adapter, ThreadPool& pool) override;
+  void set_lora(int32_t slot, const PeftAdapter* adapter) override;
 
  private:
   int64_t intermediate_size_ = 0;

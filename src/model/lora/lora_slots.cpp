@@ -7,7 +7,7 @@
 namespace vllm {
 
 void LoraSlots::set(int32_t slot, const PeftAdapter* adapter, const std::vector<std::string>& modules,
-                    const std::vector<int64_t>& rows, int64_t in_features, ThreadPool& pool) {
+                    const std::vector<int64_t>& rows) {
   if (static_cast<size_t>(slot) >= parts_.size()) parts_.resize(static_cast<size_t>(slot) + 1);
   std::vector<Part>& parts = parts_[static_cast<size_t>(slot)];
   parts.clear();
@@ -17,14 +17,11 @@ void LoraSlots::set(int32_t slot, const PeftAdapter* adapter, const std::vector<
     const auto found = adapter->modules.find(modules[i]);
     if (found != adapter->modules.end()) {
       const LoraModuleWeights& m = found->second;
-      const std::vector<float> scaled_b = m.scaled_b(adapter->scaling);
       Part p;
       p.first_column = first_column;
       p.columns = rows[i];
-      p.a = std::make_shared<const kernels::PackedMatrix>(
-          kernels::pack_matrix(Tensor{m.a.data(), DType::kF32, {m.rank, in_features}}, pool));
-      p.scaled_b = std::make_shared<const kernels::PackedMatrix>(
-          kernels::pack_matrix(Tensor{scaled_b.data(), DType::kF32, {rows[i], m.rank}}, pool));
+      p.a = m.packed_a;
+      p.scaled_b = m.packed_scaled_b;
       parts.push_back(std::move(p));
     }
     first_column += rows[i];

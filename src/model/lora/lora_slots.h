@@ -19,11 +19,11 @@ namespace vllm {
 
 class LoraSlots {
  public:
-  // Slot `slot` takes `adapter`'s matrices of `modules` (the Linear's
-  // stacked parts, `rows` output features each, in order), or holds nothing
-  // for this Linear when `adapter` is null or adapts none of them.
+  // Slot `slot` takes `adapter`'s packed matrices of `modules` (the
+  // Linear's stacked parts, `rows` output features each, in order), or holds
+  // nothing for this Linear when `adapter` is null or adapts none of them.
   void set(int32_t slot, const PeftAdapter* adapter, const std::vector<std::string>& modules,
-           const std::vector<int64_t>& rows, int64_t in_features, ThreadPool& pool);
+           const std::vector<int64_t>& rows);
 
   // y [num_rows, out_features] += each row's adapter delta of x [num_rows,
   // in_features]; slots[r] is row r's slot (-1: none).

@@ -7,8 +7,10 @@
 
 #include "base/file_util.h"
 #include "base/json.h"
+#include "base/thread_pool.h"
 #include "model/loader/safetensors.h"
 #include "model/model_config.h"
+#include "tensor/dtype.h"
 
 namespace vllm {
 namespace {
@@ -122,7 +124,26 @@ Status check_matrix(const std::string& key, const Tensor& t, const LoraWeightNam
 
 }  // namespace
 
-Result<PeftAdapter> load_peft_adapter(const std::string& dir, const LoraTargets& targets, int64_t max_lora_rank) {
+DType lora_dtype(const ModelConfig& model) { return model.torch_dtype == "bfloat16" ? DType::kBF16 : DType::kF32; }
+
+namespace {
+
+std::shared_ptr<const kernels::PackedMatrix> packed(const std::vector<float>& values, int64_t rows, int64_t cols,
+                                                    DType dtype, ThreadPool& pool) {
+  if (dtype == DType::kF32) {
+    return std::make_shared<const kernels::PackedMatrix>(
+        kernels::pack_matrix(Tensor{values.data(), DType::kF32, {rows, cols}}, pool));
+  }
+  std::vector<uint16_t> bf16(values.size());
+  for (size_t i = 0; i < values.size(); ++i) bf16[i] = f32_to_bf16(values[i]);
+  return std::make_shared<const kernels::PackedMatrix>(
+      kernels::pack_matrix(Tensor{bf16.data(), DType::kBF16, {rows, cols}}, pool));
+}
+
+}  // namespace
+
+Result<PeftAdapter> load_peft_adapter(const std::string& dir, const LoraTargets& targets, int64_t max_lora_rank,
+                                      DType dtype) {
   const std::string config_path = join_path(dir, kConfigFile);
   if (!file_exists(config_path)) return not_found("No adapter found for " + dir + " (no " + kConfigFile + ")");
   VLLM_ASSIGN_OR_RETURN(const Json config, read_json_file(config_path));
@@ -176,6 +197,13 @@ Result<PeftAdapter> load_peft_adapter(const std::string& dir, const LoraTargets&
       return invalid_argument(tensors_path + ": " + name + " has only its lora_" + (module.a.empty() ? "B" : "A") +
                               " matrix");
     }
+  }
+  ThreadPool serial(1);  // on the reading thread: the engine's threads run steps meanwhile
+  for (auto& [name, module] : adapter.modules) {
+    const LoraTarget& target = targets.at(name);
+    if (target.embedding) continue;
+    module.packed_a = packed(module.a, module.rank, target.in_features, dtype, serial);
+    module.packed_scaled_b = packed(module.scaled_b(adapter.scaling), target.out_features, module.rank, dtype, serial);
   }
   return adapter;
 }

@@ -16,10 +16,13 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "base/status.h"
+#include "kernels/packed_matrix.h"
+#include "model/model_config.h"
 
 namespace vllm {
 
@@ -39,6 +42,10 @@ struct LoraModuleWeights {
   int64_t rank = 0;
   std::vector<float> a;  // [rank, in_features]
   std::vector<float> b;  // [out_features, rank]
+  // A linear module's A and scaling B packed for kernels::linear when the
+  // adapter is read, off the engine's thread, so that giving the adapter a
+  // slot (Model::set_lora) copies nothing; null for the embedding table.
+  std::shared_ptr<const kernels::PackedMatrix> packed_a, packed_scaled_b;
 
   // B times `scaling`: what a forward pass multiplies by, so that the
   // scaling costs nothing per token.
@@ -64,7 +71,13 @@ struct PeftAdapter {
 // a LoRA weight; a module the model lacks or cannot adapt; a module with only
 // one of its two matrices or shapes that do not fit it.  A directory without
 // adapter_config.json is kNotFound ("No adapter found for DIR"); every other
-// refusal is kInvalidArgument.
-Result<PeftAdapter> load_peft_adapter(const std::string& dir, const LoraTargets& targets, int64_t max_lora_rank);
+// refusal is kInvalidArgument.  The linear modules' matrices are packed in
+// `dtype` (lora_dtype()).
+Result<PeftAdapter> load_peft_adapter(const std::string& dir, const LoraTargets& targets, int64_t max_lora_rank,
+                                      DType dtype);
+
+// What an adapter computes in over `model` (vLLM's lora_dtype "auto": the
+// model's): BF16 for a bfloat16 checkpoint, F32 otherwise.
+DType lora_dtype(const ModelConfig& model);
 
 }  // namespace vllm

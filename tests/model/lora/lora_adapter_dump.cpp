@@ -23,7 +23,8 @@ int main(int argc, char** argv) {
     return 2;
   }
   const vllm::LoraTargets targets = (*model)->lora_targets();
-  vllm::Result<vllm::PeftAdapter> adapter = vllm::load_peft_adapter(argv[2], targets, std::atoll(argv[3]));
+  vllm::Result<vllm::PeftAdapter> adapter =
+      vllm::load_peft_adapter(argv[2], targets, std::atoll(argv[3]), vllm::lora_dtype((*model)->config()));
   if (!adapter.is_ok()) {
     std::fprintf(stderr, "%s\n", adapter.status().message().c_str());
     return adapter.status().code() == vllm::StatusCode::kNotFound ? 3 : 1;
