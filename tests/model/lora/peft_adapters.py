@@ -75,7 +75,9 @@ def merged_checkpoint(base, scaling, linear, embedding, out):
     (the embedding table E + scaling (B A)^T); the LM head untied from the
     embedding when either is adapted."""
     os.makedirs(out)
-    tensors = {k: np.array(v) for k, v in read_safetensors(os.path.join(base, "model.safetensors")).items()}
+    # A bfloat16 checkpoint's tensors (read as their uint16 bits) widened to float32, as the engine reads them.
+    widen = lambda v: (v.astype(np.uint32) << 16).view(np.float32) if v.dtype == np.uint16 else np.array(v)  # noqa
+    tensors = {k: widen(v) for k, v in read_safetensors(os.path.join(base, "model.safetensors")).items()}
     with open(os.path.join(base, "config.json")) as f:
         config = json.load(f)
     if config.get("tie_word_embeddings"):
