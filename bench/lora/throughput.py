@@ -26,6 +26,7 @@ import tempfile
 import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests", "model", "lora"))
+import lora_runs  # noqa: E402
 from peft_adapters import LINEAR_MODULES, lora_config, lora_tensors, random_linear, write_adapter  # noqa: E402
 
 RANK, NUM_ADAPTERS = 16, 4
@@ -53,13 +54,9 @@ def adapters(model, config):
 
 
 def generated_tokens_per_second(binary, model, lines, flags):
-    with tempfile.NamedTemporaryFile("w", suffix=".jsonl") as f, tempfile.TemporaryFile("w+") as out:
-        f.write("".join(json.dumps(line) + "\n" for line in lines))
-        f.flush()
-        done = subprocess.run([binary, "generate", "--model", model, "--input", f.name, *flags], check=True,
-                              stdout=out, stderr=subprocess.PIPE, text=True)
-    last = done.stderr.strip().splitlines()[-1]
-    return float(re.search(r"generated ([\d.]+) tokens/s", last).group(1))
+    with tempfile.TemporaryDirectory() as work:
+        _, log = lora_runs.generate(binary, work, model, lines, *flags)
+    return float(re.search(r"generated ([\d.]+) tokens/s", log.strip().splitlines()[-1]).group(1))
 
 
 def main():

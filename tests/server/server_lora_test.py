@@ -41,6 +41,7 @@ except ImportError:
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "model", "lora"))
+import lora_runs  # noqa: E402
 import serve_harness  # noqa: E402
 from peft_adapters import LINEAR_MODULES, lora_config, lora_tensors, random_linear, write_adapter  # noqa: E402
 from serve_harness import check, expect_error  # noqa: E402
@@ -73,14 +74,9 @@ def expected(max_tokens):
     """Each model's greedy text for PROMPT, from generate --input."""
     lines = [{"prompt_token_ids": PROMPT, "max_tokens": max_tokens, "temperature": 0, "ignore_eos": True,
               **({"lora": name} if name else {})} for name in (None, *adapters)]
-    path = os.path.join(work, "expected.jsonl")
-    with open(path, "w") as f:
-        f.write("".join(json.dumps(line) + "\n" for line in lines))
-    run = subprocess.run([binary, "generate", "--model", base, "--input", path, "--enable-lora", "--max-loras", "4",
-                          "--lora-modules", *[f"{n}={p}" for n, p in adapters.items()]],
-                         capture_output=True, text=True, check=True)
-    outputs = [json.loads(line)["outputs"][0]["text"] for line in run.stdout.splitlines()]
-    return dict(zip(("base", *adapters), outputs))
+    outputs, _ = lora_runs.generate(binary, work, base, lines, "--enable-lora", "--max-loras", "4",
+                                    "--lora-modules", *[f"{n}={p}" for n, p in adapters.items()])
+    return dict(zip(("base", *adapters), (out["outputs"][0]["text"] for out in outputs)))
 
 
 want = expected(16)
