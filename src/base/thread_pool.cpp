@@ -26,6 +26,11 @@ int ThreadPool::default_num_threads() {
   return std::max(1u, std::thread::hardware_concurrency());
 }
 
+ThreadPool& ThreadPool::caller_only() {
+  static ThreadPool pool(1);
+  return pool;
+}
+
 ThreadPool::ThreadPool(int num_threads) : num_threads_(std::max(1, num_threads)) {
   cpu_set_t allowed;
   if (num_threads_ > 1 && sched_getaffinity(0, sizeof(allowed), &allowed) == 0 && CPU_COUNT(&allowed) == num_threads_) {

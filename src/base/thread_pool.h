@@ -41,6 +41,11 @@ class ThreadPool {
   // fixed, so fn's result must not depend on it.
   void parallel_for(int64_t n, const std::function<void(int64_t begin, int64_t end)>& fn, int64_t grain = 1);
 
+  // A pool of one thread, the caller: it runs every job where it is called
+  // and keeps no state, so any thread may use it at once (work done inside
+  // another pool's job, which must not fork again).
+  static ThreadPool& caller_only();
+
   // The default size: one thread per CPU the process may run on.
   static int default_num_threads();
 

@@ -13,6 +13,7 @@
 #endif
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -43,8 +44,19 @@ struct LinearProblem {
   int64_t m;
   const PackedMatrix* w;
   float* y;  // [m, w->rows]
+  // Called once y is whole, in the same parallel region, by the thread that
+  // computed y's last panels: work that needs y and nothing else of the
+  // region (a LoRA shrink's expand) pays no fork and join of its own.  It
+  // runs on one thread: what it computes goes through ThreadPool::caller_only().
+  const std::function<void()>* then = nullptr;
 };
 void linear_group(const std::vector<LinearProblem>& problems, ThreadPool& pool);
+
+// linear(), with the independent products `alongside` (and their `then`s) in
+// the same parallel region: a Linear and its LoRA adapters' products fork and
+// join once.  y is what linear() alone gives.
+void linear(const float* x, int64_t m, const PackedMatrix& w, const float* bias, float* y, ThreadPool& pool,
+            const std::vector<LinearProblem>& alongside);
 
 // out[t, :] = table[ids[t], :] widened to float32.  table: [V, H]; out: [num_tokens, H].
 void embedding(const PackedMatrix& table, const int32_t* ids, int64_t num_tokens, float* out);

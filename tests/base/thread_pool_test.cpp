@@ -77,5 +77,20 @@ TEST(ThreadPoolTest, SingleThreadRunsInline) {
   EXPECT_EQ(calls, 10);
 }
 
+// caller_only() runs each job on the thread that calls it, from any thread
+// at once (work inside another pool's job).
+TEST(ThreadPoolTest, CallerOnlyRunsOnEachCallingThread) {
+  ThreadPool pool(2);
+  std::vector<std::thread::id> ran(2);
+  pool.run([&](int worker) {
+    ThreadPool::caller_only().parallel_for(
+        5, [&](int64_t, int64_t) { ran[static_cast<size_t>(worker)] = std::this_thread::get_id(); });
+  });
+  EXPECT_EQ(ThreadPool::caller_only().num_threads(), 1);
+  EXPECT_EQ(ran[0], std::this_thread::get_id());
+  EXPECT_NE(ran[1], ran[0]);
+  EXPECT_NE(ran[1], std::thread::id());
+}
+
 }  // namespace
 }  // namespace vllm

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <functional>
 #include <vector>
 
 #include "base/thread_pool.h"
@@ -266,6 +267,49 @@ TEST(LinearTest, GroupEqualsEachProductAlone) {
     }
     linear_group(problems, pool);
     for (size_t i = 0; i < cases.size(); ++i) EXPECT_EQ(grouped[i], alone[i]) << dtype_name(dtype) << " product " << i;
+  }
+}
+
+// A product's `then` runs once, after every panel of its y is written and
+// before linear_group returns; a Linear with products alongside gives what
+// each gives alone (a LoRA adapter's shrinks beside the base GEMM).
+TEST(LinearTest, ProductsAlongsideALinearEqualEachAloneAndTheirThensSeeWholeOutputs) {
+  ThreadPool pool(2);
+  const int64_t k = 96;
+  for (DType dtype : kDTypes) {
+    for (const int64_t m : {1, 2, 9}) {
+      const Weights base(dtype, 300, k, 50);
+      const PackedMatrix base_packed = pack_matrix(base.tensor(), pool);
+      const auto x = testing::random_normal(m * k, 51), bias = testing::random_normal(300, 52);
+      std::vector<float> alone(static_cast<size_t>(m * 300)), together(alone.size());
+      linear(x.data(), m, base_packed, bias.data(), alone.data(), pool);
+      const std::vector<int64_t> rows = {16, 200, 32};
+      std::vector<PackedMatrix> packed;
+      std::vector<std::vector<float>> ys, seen, want;
+      for (size_t i = 0; i < rows.size(); ++i) {
+        packed.push_back(pack_matrix(Weights(dtype, rows[i], k, 60 + i).tensor(), pool));
+        ys.emplace_back(static_cast<size_t>(m * rows[i]), -1.0f);
+        want.emplace_back(ys.back().size());
+        linear(x.data(), m, packed.back(), nullptr, want.back().data(), pool);
+      }
+      std::vector<int> calls(rows.size(), 0);
+      seen.assign(rows.size(), {});
+      std::vector<std::function<void()>> thens;
+      for (size_t i = 0; i < rows.size(); ++i) {
+        thens.emplace_back([&, i] {
+          ++calls[i];
+          seen[i] = ys[i];
+        });
+      }
+      std::vector<LinearProblem> alongside;
+      for (size_t i = 0; i < rows.size(); ++i) alongside.push_back({x.data(), m, &packed[i], ys[i].data(), &thens[i]});
+      linear(x.data(), m, base_packed, bias.data(), together.data(), pool, alongside);
+      EXPECT_EQ(together, alone) << dtype_name(dtype) << " m " << m;
+      for (size_t i = 0; i < rows.size(); ++i) {
+        EXPECT_EQ(calls[i], 1) << "product " << i;
+        EXPECT_EQ(seen[i], want[i]) << dtype_name(dtype) << " m " << m << " product " << i << " seen by its then";
+      }
+    }
   }
 }
 

@@ -1,4 +1,6 @@
 #include <algorithm>
+#include <atomic>
+#include <functional>
 #include <vector>
 
 #include "base/aligned_buffer.h"
@@ -211,12 +213,19 @@ void linear_group(const std::vector<LinearProblem>& problems, ThreadPool& pool) 
     operands[i] = buffers.empty() ? Operand{problems[i].x, nullptr, nullptr}
                                   : prepare(problems[i].x, problems[i].m, *problems[i].w, buffers[i], pool);
   }
-  // Work unit u: a group of kDecodePanels panels of one problem; first_unit[i]
-  // is problem i's first.
+  // Work unit u: kDecodePanels panels of a one-row problem (decode's groups),
+  // one panel of a larger one (as linear() cuts them); first_unit[i] is
+  // problem i's first, units_left[i] how many of its units no thread has
+  // finished yet (the one that finishes the last runs its `then`).
+  const auto panels_per_unit = [](const LinearProblem& p) { return p.m == 1 ? kDecodePanels : int64_t{1}; };
   std::vector<int64_t> first_unit(problems.size() + 1, 0);
+  std::vector<std::atomic<int64_t>> units_left(problems.size());
   for (size_t i = 0; i < problems.size(); ++i) {
-    const int64_t units = (problems[i].w->num_panels() + kDecodePanels - 1) / kDecodePanels;
+    const int64_t per = panels_per_unit(problems[i]);
+    const int64_t units = (problems[i].w->num_panels() + per - 1) / per;
     first_unit[i + 1] = first_unit[i] + units;
+    units_left[i].store(units, std::memory_order_relaxed);
+    if (units == 0 && problems[i].then != nullptr) (*problems[i].then)();
   }
   pool.parallel_for(first_unit.back(), [&](int64_t u_begin, int64_t u_end) {
     auto i =
@@ -225,10 +234,32 @@ void linear_group(const std::vector<LinearProblem>& problems, ThreadPool& pool) 
       const LinearProblem& p = problems[i];
       const int64_t from = std::max(u_begin, first_unit[i]) - first_unit[i];
       const int64_t to = std::min(u_end, first_unit[i + 1]) - first_unit[i];
-      const int64_t panels = p.w->num_panels();
-      gemm(operands[i], p.m, *p.w, from * kDecodePanels, std::min(panels, to * kDecodePanels), p.y);
+      const int64_t per = panels_per_unit(p);
+      gemm(operands[i], p.m, *p.w, from * per, std::min(p.w->num_panels(), to * per), p.y);
+      // acq_rel: the thread that runs `then` sees the panels the others wrote.
+      if (p.then != nullptr && units_left[i].fetch_sub(to - from, std::memory_order_acq_rel) == to - from) (*p.then)();
     }
   });
+}
+
+void linear(const float* x, int64_t m, const PackedMatrix& w, const float* bias, float* y, ThreadPool& pool,
+            const std::vector<LinearProblem>& alongside) {
+  if (alongside.empty() || splits_rows(w, m)) {
+    linear(x, m, w, bias, y, pool);
+    if (!alongside.empty()) linear_group(alongside, pool);
+    return;
+  }
+  const int64_t n = w.rows;
+  const std::function<void()> add_bias = [&] {
+    for (int64_t r = 0; r < m; ++r) {
+      for (int64_t j = 0; j < n; ++j) y[r * n + j] += bias[j];
+    }
+  };
+  // The others first: their units (a LoRA shrink and its expand) cost more
+  // than one of w's, and the threads then share w's panels around them.
+  std::vector<LinearProblem> problems = alongside;
+  problems.push_back({x, m, &w, y, bias != nullptr ? &add_bias : nullptr});
+  linear_group(problems, pool);
 }
 
 }  // namespace vllm::kernels

@@ -40,9 +40,12 @@ Linear Linear::shared(std::shared_ptr<const kernels::PackedMatrix> weight, std::
 }
 
 void Linear::forward(const float* x, int64_t num_rows, float* y, ThreadPool& pool, const int32_t* lora_slots) const {
-  kernels::linear(x, num_rows, *weight_, bias_.empty() ? nullptr : bias_.data(), y, pool);
-  if (lora_slots != nullptr && !lora_.empty())
-    lora_.apply(x, num_rows, in_features_, lora_slots, y, out_features_, pool);
+  const float* bias = bias_.empty() ? nullptr : bias_.data();
+  if (lora_slots == nullptr || lora_.empty()) return kernels::linear(x, num_rows, *weight_, bias, y, pool);
+  lora_.forward(x, num_rows, in_features_, lora_slots, y, out_features_,
+                [&](const std::vector<kernels::LinearProblem>& alongside) {
+                  kernels::linear(x, num_rows, *weight_, bias, y, pool, alongside);
+                });
 }
 
 void Linear::forward_group(const std::vector<Call>& calls, ThreadPool& pool) {

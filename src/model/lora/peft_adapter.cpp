@@ -9,6 +9,7 @@
 #include "base/json.h"
 #include "base/thread_pool.h"
 #include "model/loader/safetensors.h"
+#include "model/lora/folded_shrink.h"
 #include "model/model_config.h"
 #include "tensor/dtype.h"
 
@@ -202,7 +203,9 @@ Result<PeftAdapter> load_peft_adapter(const std::string& dir, const LoraTargets&
   for (auto& [name, module] : adapter.modules) {
     const LoraTarget& target = targets.at(name);
     if (target.embedding) continue;
-    module.packed_a = packed(module.a, module.rank, target.in_features, dtype, serial);
+    module.shrink_fold = shrink_fold(module.rank, target.in_features);
+    module.packed_a = packed(fold_lora_a(module.a, module.rank, target.in_features, module.shrink_fold),
+                             module.shrink_fold * module.rank, target.in_features / module.shrink_fold, dtype, serial);
     module.packed_scaled_b = packed(module.scaled_b(adapter.scaling), target.out_features, module.rank, dtype, serial);
   }
   return adapter;

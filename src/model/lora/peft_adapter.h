@@ -45,7 +45,9 @@ struct LoraModuleWeights {
   // A linear module's A and scaling B packed for kernels::linear when the
   // adapter is read, off the engine's thread, so that giving the adapter a
   // slot (Model::set_lora) copies nothing; null for the embedding table.
+  // A is packed folded by shrink_fold (folded_shrink.h).
   std::shared_ptr<const kernels::PackedMatrix> packed_a, packed_scaled_b;
+  int64_t shrink_fold = 1;
 
   // B times `scaling`: what a forward pass multiplies by, so that the
   // scaling costs nothing per token.
