@@ -10,10 +10,11 @@ Every request has a 16-token prompt and decodes --max-tokens tokens
 (ignore_eos), so the run is decode; the figure is generate's generated
 tokens/s.  The base runs are plain (no --enable-lora).  Pairs alternate
 (base, adapters) --pairs times: medians, ranges and the median of the
-pairs' ratios.  Each adapter also reads its A and B (float32) per token on
-top of the base weights: their bytes are printed beside the base's.
-Usage: throughput.py VLLM_CPP [--presets smollm-135m,llama-3.2-1b] [--pairs 5]
-                     [--max-tokens 64] [--models /tmp/vllm-cpp-models]"""
+pairs' ratios.  Each adapter also reads its A and B per token on top of
+the base weights, in the model's dtype (BF16: half the bytes of the
+float32 adapter file): their bytes are printed beside the base's.
+Usage: throughput.py VLLM_CPP [--presets smollm-135m,llama-3.2-1b] [--batches 16,1]
+                     [--pairs 5] [--max-tokens 64] [--models /tmp/vllm-cpp-models]"""
 import argparse
 import json
 import os
@@ -63,6 +64,7 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("binary")
     parser.add_argument("--presets", default="smollm-135m,llama-3.2-1b")
+    parser.add_argument("--batches", default="16,1")
     parser.add_argument("--pairs", type=int, default=5)
     parser.add_argument("--max-tokens", type=int, default=64)
     parser.add_argument("--models", default="/tmp/vllm-cpp-models")
@@ -79,10 +81,10 @@ def main():
                       "--lora-modules", *[f"{n}={p}" for n, p in zip(names, paths)]]
         rng = np.random.default_rng(1)
         prompts = [[int(t) for t in rng.integers(3, config["vocab_size"], 16)] for _ in range(16)]
-        adapter_bytes = os.path.getsize(os.path.join(paths[0], "adapter_model.safetensors"))
+        adapter_bytes = os.path.getsize(os.path.join(paths[0], "adapter_model.safetensors")) / 2
         base_bytes = sum(os.path.getsize(os.path.join(model, f)) for f in os.listdir(model)
                          if f.endswith(".safetensors"))
-        for batch in (16, 1):
+        for batch in (int(b) for b in args.batches.split(",")):
             def lines(with_adapters):
                 return [{"prompt_token_ids": prompts[i], "max_tokens": args.max_tokens, "temperature": 0,
                          "ignore_eos": True, **({"lora": names[i % NUM_ADAPTERS]} if with_adapters else {})}
