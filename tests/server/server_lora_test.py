@@ -31,6 +31,7 @@ import shutil
 import subprocess
 import sys
 import threading
+import time
 
 try:
     import numpy as np
@@ -240,7 +241,12 @@ try:
     for w in workers:
         w.join()
     check(not wrong, f"requests answered wrongly during the cycles: {wrong[:3]}")
+    # The last answer leaves before the engine thread records that step's stats: wait (bounded) for them.
+    deadline = time.monotonic() + 10
     metrics = server.metrics()
+    while metrics['vllm:num_requests_running{engine="0",model_name="base"}'] > 0 and time.monotonic() < deadline:
+        time.sleep(0.05)
+        metrics = server.metrics()
     check(metrics['vllm:kv_cache_usage_perc{engine="0",model_name="base"}'] == 0, "KV blocks held after the cycles")
     info = [k for k in metrics if k.startswith("vllm:lora_requests_info{")]
     check(info == ['vllm:lora_requests_info{max_lora="2",waiting_lora_adapters="",running_lora_adapters=""}'],
