@@ -91,7 +91,7 @@ void LoraSlots::forward(const float* x, int64_t num_rows, int64_t in_features, c
       continue;
     }
     p.x = xs.data() + p.x_at;
-    if (i > 0 && products[i - 1].x_at == p.x_at && products[i - 1].n < num_rows) continue;
+    if (i > 0 && products[i - 1].x_at == p.x_at) continue;
     for (int64_t r = 0; r < p.n; ++r) {
       std::copy_n(x + members[p.slot_rows + static_cast<size_t>(r)] * in_features, in_features,
                   xs.data() + p.x_at + static_cast<size_t>(r * in_features));
@@ -104,7 +104,7 @@ void LoraSlots::forward(const float* x, int64_t num_rows, int64_t in_features, c
     expands.emplace_back([product = &p] {
       const Part& part = *product->part;
       if (part.fold > 1) unfold_shrink(product->folded, product->n, part.rank, part.fold, product->shrunk);
-      kernels::linear(product->shrunk, product->n, *product->part->scaled_b, nullptr, product->expanded,
+      kernels::linear(product->shrunk, product->n, *part.scaled_b, nullptr, product->expanded,
                       ThreadPool::caller_only());
     });
     shrinks.push_back({p.x, p.n * p.part->fold, p.part->a.get(), p.folded, &expands.back()});
