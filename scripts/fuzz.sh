@@ -4,9 +4,12 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 seconds=${1:-60}
-build=$root/build-fuzz
-CC=clang CXX=clang++ cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DVLLM_BUILD_TESTS=OFF -DVLLM_BUILD_FUZZERS=ON -DVLLM_SANITIZE=address,undefined >/dev/null
+# The fuzzers are targets of scripts/test.sh's ASan + UBSan build, configured
+# here with exactly its flags (any other would rebuild everything), so that
+# after test.sh only the fuzzers themselves are compiled.
+build=$root/build-asan
+CC=clang CXX=clang++ cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DVLLM_WERROR=ON \
+  -DVLLM_SANITIZE=address,undefined -DVLLM_BUILD_FUZZERS=ON >/dev/null
 cmake --build "$build" --target tokenizer_encode_fuzzer chat_template_fuzzer server_request_fuzzer http_request_fuzzer \
   gguf_file_fuzzer structured_output_fuzzer
 corpus=$(mktemp -d)
@@ -19,7 +22,7 @@ run() {  # run NAME MAX_LEN [ENV=VALUE | -FLAG...]: the fuzzer for $seconds, see
   mkdir -p "$corpus/$name"
   echo "== $name $* (${seconds}s, inputs up to $max_len bytes)"
   env "${env[@]}" "$build/fuzz/${name%%@*}" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
-    -max_len="$max_len" "${flags[@]}" -print_final_stats=1 -artifact_prefix="$root/build-fuzz/" "$corpus/$name" \
+    -max_len="$max_len" "${flags[@]}" -print_final_stats=1 -artifact_prefix="$build/" "$corpus/$name" \
     2>&1 | tail -n 12
 }
 # Seeds: the embedded model's chat template and some text.

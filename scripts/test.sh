@@ -19,8 +19,9 @@ ctest --test-dir "$root/build" --output-on-failure --parallel "$(nproc)"
 if [ "${1:-}" = "--release-only" ]; then exit 0; fi
 
 echo "== AddressSanitizer + UndefinedBehaviorSanitizer build and tests"
-CC=clang CXX=clang++ bash "$root/scripts/build.sh" "$root/build-asan" -DVLLM_WERROR=ON \
-  -DVLLM_SANITIZE=address,undefined -DCMAKE_BUILD_TYPE=RelWithDebInfo
+# The fuzzers (scripts/fuzz.sh) are built here too, with these flags.
+CC=clang CXX=clang++ bash "$root/scripts/build.sh" "$root/build-asan" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DVLLM_WERROR=ON -DVLLM_SANITIZE=address,undefined -DVLLM_BUILD_FUZZERS=ON
 # VLLM_TEST_SANITIZED: the server tests skip their timing and RSS figures,
 # which a sanitizer's shadow memory and slowdown make meaningless.
 VLLM_TEST_SANITIZED=1 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
