@@ -257,7 +257,9 @@ void linear(const float* x, int64_t m, const PackedMatrix& w, const float* bias,
   };
   // The others first: their units (a LoRA shrink and its expand) cost more
   // than one of w's, and the threads then share w's panels around them.
-  std::vector<LinearProblem> problems = alongside;
+  // Reused across calls (every adapted Linear of every step comes here).
+  thread_local std::vector<LinearProblem> problems;
+  problems.assign(alongside.begin(), alongside.end());
   problems.push_back({x, m, &w, y, bias != nullptr ? &add_bias : nullptr});
   linear_group(problems, pool);
 }
