@@ -13,7 +13,7 @@ packages=(
   python3 python3-numpy                 # the numpy reference forward pass (tests only)
   python3-jsonschema                    # validates structured outputs against their schemas (tests only)
   python3-jinja2                        # renders chat templates with tools, the reference of ours (tests only)
-  clang libclang-rt-14-dev              # libFuzzer targets (scripts/fuzz.sh)
+  clang libclang-rt-14-dev              # sanitizer builds and libFuzzer targets (test.sh, fuzz.sh)
 )
 
 missing=()
