@@ -14,6 +14,7 @@ packages=(
   python3-jsonschema                    # validates structured outputs against their schemas (tests only)
   python3-jinja2                        # renders chat templates with tools, the reference of ours (tests only)
   clang libclang-rt-14-dev              # sanitizer builds and libFuzzer targets (test.sh, fuzz.sh)
+  libopenmpi-dev openmpi-bin            # distributed jobs: one process per rank under mpirun
 )
 
 missing=()

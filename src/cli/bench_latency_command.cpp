@@ -93,6 +93,7 @@ int run(const BenchLatencyOptions& o) {
   const OfflineBenchOptions& c = o.common;
   Result<LoadedEngine> loaded = load_engine(c.model, c.engine);
   if (!loaded.is_ok()) return report_error(loaded.status().message());
+  if (loaded->worker_finished) return 0;
   const ModelCost cost = loaded->model->cost();
   constexpr int kProbeRepetitions = 2;  // per side of an iteration: the best of four sweeps of each figure
   std::vector<double> prefill, decode;

@@ -20,6 +20,7 @@ int run(const BenchThroughputOptions& o) {
   const OfflineBenchOptions& c = o.common;
   Result<LoadedEngine> loaded = load_engine(c.model, c.engine);
   if (!loaded.is_ok()) return report_error(loaded.status().message());
+  if (loaded->worker_finished) return 0;
   const kernels::MachineLimits limits = measure_limits(c.engine, loaded->model->cost().weight_bytes);
   print_limits(c.engine, loaded->model->cost().weight_bytes, limits);
   const auto token_prompts =

@@ -10,6 +10,7 @@
 #include "cli/speculative_config_flag.h"
 #include "cli/step_budget.h"
 #include "cli/tokenizer_source.h"
+#include "distributed/world.h"
 #include "kernels/kernels.h"
 
 namespace vllm::cli {
@@ -66,7 +67,45 @@ void add_engine_flags(CLI::App& app, EngineFlags& f) {
   app.add_option("--max-cpu-loras", f.lora.max_cpu_loras,
                  "LoRA adapters kept loaded in memory, at least --max-loras (default: --max-loras)")
       ->check(CLI::Range(1, 1 << 16));
+  app.add_option("--tensor-parallel-size", f.tensor_parallel_size,
+                 "Ranks the layers are split across (-tp; run under mpirun -np N, one process per rank)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1 << 16));
+  app.add_option("--pipeline-parallel-size", f.pipeline_parallel_size, "Not yet: only 1 (-pp)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1 << 16));
+  app.add_option("--data-parallel-size", f.data_parallel_size, "Not yet: only 1 (-dp)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1 << 16));
 }
+
+namespace {
+
+// The job's ranks against the sizes asked for, before anything is loaded.
+Status check_parallel_sizes(const EngineFlags& f, const EngineConfig& config) {
+  const int64_t wanted = int64_t{f.tensor_parallel_size} * f.pipeline_parallel_size * f.data_parallel_size;
+  const int ranks = world().size();
+  if (wanted != ranks) {
+    return invalid_argument(
+        "--tensor-parallel-size " + std::to_string(f.tensor_parallel_size) + " x --pipeline-parallel-size " +
+        std::to_string(f.pipeline_parallel_size) + " x --data-parallel-size " + std::to_string(f.data_parallel_size) +
+        " = " + std::to_string(wanted) + " ranks, but the job has " + std::to_string(ranks) +
+        (ranks == 1 ? " (start one process per rank: mpirun -np " + std::to_string(wanted) + ")" : " (mpirun -np)"));
+  }
+  auto not_yet = [](const std::string& what) { return unimplemented(what + " is not supported yet"); };
+  if (f.pipeline_parallel_size != 1) return not_yet("--pipeline-parallel-size above 1");
+  if (f.data_parallel_size != 1) return not_yet("--data-parallel-size above 1");
+  if (f.tensor_parallel_size > 1) {
+    if (config.lora) return not_yet("--enable-lora with --tensor-parallel-size above 1");
+    if (config.speculative && (config.speculative->method == SpeculativeMethod::kEagle ||
+                               config.speculative->method == SpeculativeMethod::kEagle3)) {
+      return not_yet("an EAGLE head (--speculative-config) with --tensor-parallel-size above 1");
+    }
+  }
+  return Status::ok();
+}
+
+}  // namespace
 
 int engine_threads(const EngineFlags& flags) {
   return flags.threads > 0 ? flags.threads : ThreadPool::default_num_threads();
@@ -142,8 +181,17 @@ Result<LoadedEngine> load_engine(const std::string& model_dir, const EngineFlags
   VLLM_ASSIGN_OR_RETURN(EngineConfig config, make_engine_config(flags));
   VLLM_ASSIGN_OR_RETURN(std::vector<LoraModule> lora_modules, parse_lora_modules(flags.lora_modules));
   VLLM_RETURN_IF_ERROR(kernels::force_cpu_isa(flags.cpu_isa));
+  VLLM_RETURN_IF_ERROR(check_parallel_sizes(flags, config));
   LoadedEngine loaded;
-  VLLM_ASSIGN_OR_RETURN(loaded.model, load_model(model_dir, LoadOptions{flags.quantization}));
+  Communicator* tensor_parallel = flags.tensor_parallel_size > 1 ? &world() : nullptr;
+  VLLM_ASSIGN_OR_RETURN(loaded.model, load_model(model_dir, LoadOptions{flags.quantization, tensor_parallel}));
+  if (tensor_parallel != nullptr && tensor_parallel->rank() != 0) {
+    ThreadPool pool(engine_threads(flags));
+    VLLM_RETURN_IF_ERROR(run_worker(*loaded.model, pool));
+    loaded.worker_finished = true;
+    return loaded;
+  }
+  loaded.workers = WorkerStop(tensor_parallel);
   VLLM_ASSIGN_OR_RETURN(loaded.tokenizer, load_tokenizer(tokenizer_dir.empty() ? model_dir : tokenizer_dir));
   // Without chunked prefill a step must hold a whole prompt: no shorter budget helps.
   if (!flags.max_num_batched_tokens && workload == Workload::kServing && flags.enable_chunked_prefill) {

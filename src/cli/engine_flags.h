@@ -9,6 +9,7 @@
 #include "base/status.h"
 #include "engine/engine_config.h"
 #include "engine/llm_engine.h"
+#include "engine/runner/worker_ranks.h"
 #include "model/model.h"
 #include "tokenizer/tokenizer.h"
 
@@ -33,6 +34,11 @@ struct EngineFlags {
   bool enable_lora = false;
   std::vector<std::string> lora_modules;  // NAME=PATH or JSON values (cli/lora_modules_flag.h)
   LoraConfig lora;                        // --max-loras, --max-lora-rank, --max-cpu-loras
+  // The job's ranks (mpirun -np N, N = their product): tensor parallelism
+  // splits the layers across them; pipeline and data parallelism are to come.
+  int tensor_parallel_size = 1;
+  int pipeline_parallel_size = 1;
+  int data_parallel_size = 1;
 };
 
 void add_engine_flags(CLI::App& app, EngineFlags& flags);
@@ -45,9 +51,13 @@ Result<EngineConfig> make_engine_config(const EngineFlags& flags);
 
 // A model directory loaded and its engine made: what generate and serve run.
 struct LoadedEngine {
+  WorkerStop workers;  // rank 0's, of a job with worker ranks; first, so that it outlives the engine
   std::unique_ptr<Model> model;
   std::unique_ptr<Tokenizer> tokenizer;
   std::unique_ptr<LLMEngine> engine;
+  // A worker rank's (engine null): it ran its share of rank 0's passes until
+  // rank 0 stopped it; its command has nothing left to do.
+  bool worker_finished = false;
 };
 // What the engine is loaded for, which sets two defaults.
 enum class Workload {
@@ -61,7 +71,8 @@ enum class Workload {
 // "speculative decoding: acceptance rate ..., mean acceptance length ..., ..." for a run's final line.
 std::string spec_decoding_summary(const SpecDecodingStats& stats);
 
-// `tokenizer_dir` empty: the model's own.
+// `tokenizer_dir` empty: the model's own.  On a worker rank of a job
+// (mpirun), the model's share is loaded and run for rank 0 until it stops.
 Result<LoadedEngine> load_engine(const std::string& model_dir, const EngineFlags& flags,
                                  const std::string& tokenizer_dir = "", Workload workload = Workload::kOffline);
 

@@ -136,6 +136,7 @@ int run_batch(const GenerateOptions& o, LLMEngine& engine) {
 int run_generate(const GenerateOptions& o) {
   Result<LoadedEngine> loaded = load_engine(o.model, o.engine, o.tokenizer);
   if (!loaded.is_ok()) return report_error(loaded.status().message());
+  if (loaded->worker_finished) return 0;
   return o.input.empty() ? run_one_prompt(o, *loaded->engine) : run_batch(o, *loaded->engine);
 }
 

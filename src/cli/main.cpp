@@ -6,8 +6,11 @@
 #include "base/logging.h"
 #include "cli/commands.h"
 #include "cli/serve_compat_flags.h"
+#include "distributed/world.h"
 
-int main(int argc, char** argv) {
+namespace {
+
+int run(int argc, char** argv) {
   CLI::App app{"vllm-cpp: a high-throughput LLM inference and serving engine"};
   app.require_subcommand(1);
   bool verbose = false;
@@ -53,4 +56,15 @@ int main(int argc, char** argv) {
     return runners.at(sub)();
   }
   return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // Under mpirun this process is one rank of a job (distributed/world.h).
+  if (vllm::Status s = vllm::init_world(); !s.is_ok()) {
+    std::fprintf(stderr, "error: %s\n", s.message().c_str());
+    return 1;
+  }
+  return vllm::finish_world(run(argc, argv));
 }

@@ -123,6 +123,7 @@ int run_serve(ServeOptions o) {
 
   Result<LoadedEngine> loaded = load_engine(model_dir, o.engine, o.tokenizer, Workload::kServing);
   if (!loaded.is_ok()) return report_error(loaded.status().message());
+  if (loaded->worker_finished) return 0;
   const int32_t max_model_len = loaded->engine->core().config().config.scheduler.max_model_len;
   AsyncEngine engine(std::move(loaded->engine), o.max_waiting_requests);
   server::ServerConfig config;

@@ -16,9 +16,6 @@ void add_compat_flags(CLI::App& app, CompatFlags& f) {
   app.add_flag("--disable-uvicorn-access-log", f.disable_uvicorn_access_log, "No per-request log lines");
   app.add_flag("--disable-log-stats", f.disable_log_stats, "Accepted (there is no periodic stats line)");
   app.add_flag("--trust-remote-code,--enforce-eager,--disable-fastapi-docs", f.no_effect, "Accepted, no effect");
-  app.add_option("--tensor-parallel-size", f.tensor_parallel_size, "Not yet: only 1");
-  app.add_option("--pipeline-parallel-size", f.pipeline_parallel_size, "Not yet: only 1");
-  app.add_option("--data-parallel-size", f.data_parallel_size, "Not yet: only 1");
   app.add_option("--scheduling-policy", f.scheduling_policy, "Not yet: only fcfs");
   app.add_flag("--enable-prompt-tokens-details", f.enable_prompt_tokens_details, "Not yet");
   app.add_flag("--enable-force-include-usage", f.enable_force_include_usage, "Not yet");
@@ -38,9 +35,6 @@ Status check_compat_flags(const CompatFlags& f) {
   auto not_yet = [](const std::string& flag) {
     return invalid_argument(flag + " is not supported yet: only its default value is accepted");
   };
-  if (f.tensor_parallel_size != 1) return not_yet("--tensor-parallel-size");
-  if (f.pipeline_parallel_size != 1) return not_yet("--pipeline-parallel-size");
-  if (f.data_parallel_size != 1) return not_yet("--data-parallel-size");
   if (f.scheduling_policy != "fcfs") return not_yet("--scheduling-policy");
   if (f.enable_prompt_tokens_details) return not_yet("--enable-prompt-tokens-details");
   if (f.enable_force_include_usage) return not_yet("--enable-force-include-usage");

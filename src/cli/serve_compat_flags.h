@@ -22,9 +22,6 @@ struct CompatFlags {
   bool disable_log_stats = false;
   bool no_effect = false;  // --trust-remote-code, --enforce-eager, --disable-fastapi-docs
   // Features still to come: their defaults only.
-  int tensor_parallel_size = 1;
-  int pipeline_parallel_size = 1;
-  int data_parallel_size = 1;
   std::string scheduling_policy = "fcfs";
   bool enable_prompt_tokens_details = false;
   bool enable_force_include_usage = false;

@@ -18,6 +18,7 @@
 
 #include "base/status.h"
 #include "base/thread_pool.h"
+#include "distributed/communicator.h"
 #include "model/forward_batch.h"
 #include "model/lora/peft_adapter.h"
 #include "model/model_config.h"
@@ -106,6 +107,11 @@ class Model {
   // token (ForwardBatch::input_hidden).  nullopt for every other model.
   virtual std::optional<HiddenStateTap> target_hidden_states() const { return std::nullopt; }
 
+  // The ranks this model's layers are split across (tensor parallelism),
+  // each of which must run every forward pass and compute_logits with it, in
+  // the same order; null when it runs whole in this process.
+  virtual Communicator* parallel_group() const { return nullptr; }
+
   // Prompts of the same tokens but different keys here hold different keys
   // and values in the cache (a rotary scaling that follows the prompt's
   // length past the trained context, rotary.h); the prefix cache never
@@ -121,6 +127,9 @@ struct LoadOptions {
   // unquantized checkpoint's linear layers (not the LM head) quantized as
   // they load (model/quant/dynamic_quantization.h).
   std::string quantization;
+  // Tensor parallelism: the group whose ranks each load and run their share
+  // of the layers (null: the whole model here).
+  Communicator* tensor_parallel = nullptr;
 };
 
 // Reads a model directory (config.json, generation_config.json, the

@@ -65,24 +65,49 @@ Status check_layers_present(const ModelConfig& config, const WeightSource& weigh
   return Status::ok();
 }
 
+Status check_tensor_parallel_size(const ModelConfig& c, const Communicator* group) {
+  const int64_t size = group != nullptr ? group->size() : 1;
+  if (size == 1) return Status::ok();
+  const std::string tp = "tensor parallel size " + std::to_string(size);
+  auto refuse = [&](const std::string& what) { return invalid_argument(c.source + ": " + tp + " " + what); };
+  if (c.num_attention_heads % size != 0) {
+    return refuse("does not divide the " + std::to_string(c.num_attention_heads) + " attention heads");
+  }
+  const int64_t kv = c.num_key_value_heads;
+  if (kv % size != 0 && size % kv != 0) {
+    return refuse("and the " + std::to_string(kv) + " key/value heads must divide one another");
+  }
+  if (c.intermediate_size % size != 0) {
+    return refuse("does not divide intermediate_size " + std::to_string(c.intermediate_size));
+  }
+  if ((size - 1) * ((c.vocab_size + size - 1) / size) >= c.vocab_size) {
+    return refuse("leaves a rank none of the " + std::to_string(c.vocab_size) + " vocabulary rows");
+  }
+  return Status::ok();
+}
+
 namespace {
 
-// Builds the architecture `config` names from `weights`.
-Result<std::unique_ptr<Model>> build_model(const ModelConfig& config, const WeightSource& weights) {
+// Builds the architecture `config` names from `weights`, split across
+// `tensor_parallel`'s ranks when there is such a group.
+Result<std::unique_ptr<Model>> build_model(const ModelConfig& config, const WeightSource& weights,
+                                           Communicator* tensor_parallel) {
   Result<ArchitectureBuilder> build = architecture_builder(config.architecture);
   if (!build.is_ok()) return build.status().with_context(config.source);
   VLLM_RETURN_IF_ERROR(check_layers_present(config, weights, "model.layers."));
   ThreadPool packers(ThreadPool::default_num_threads());
   SourceWeightReader reader(weights, packers);
+  reader.set_tensor_parallel({tensor_parallel});
   return (*build)(config, reader);
 }
 
-Result<std::unique_ptr<Model>> load_gguf_model(const std::string& path) {
+Result<std::unique_ptr<Model>> load_gguf_model(const std::string& path, Communicator* tensor_parallel) {
   VLLM_ASSIGN_OR_RETURN(GgufFile file, GgufFile::open(path));
   VLLM_ASSIGN_OR_RETURN(Json json, gguf_model_config(file));
   VLLM_ASSIGN_OR_RETURN(ModelConfig config, parse_model_config(json, path + " (GGUF metadata)"));
+  VLLM_RETURN_IF_ERROR(check_tensor_parallel_size(config, tensor_parallel));
   VLLM_ASSIGN_OR_RETURN(GgufCheckpoint checkpoint, GgufCheckpoint::open(file));
-  return build_model(config, checkpoint);
+  return build_model(config, checkpoint, tensor_parallel);
 }
 
 }  // namespace
@@ -94,14 +119,15 @@ Result<std::unique_ptr<Model>> load_model(const std::string& model_path, const L
     if (!q.empty() && q != "none" && q != "gguf") {
       return invalid_argument("--quantization " + q + ": " + gguf + " is a GGUF file, quantized as it is stored");
     }
-    return load_gguf_model(gguf);
+    return load_gguf_model(gguf, options.tensor_parallel);
   }
   VLLM_ASSIGN_OR_RETURN(ModelConfig config, load_model_config(model_path));
+  VLLM_RETURN_IF_ERROR(check_tensor_parallel_size(config, options.tensor_parallel));
   VLLM_ASSIGN_OR_RETURN(const std::unique_ptr<QuantMethod> quantization,
                         quant_method_for(config, model_path, options.quantization));
   VLLM_ASSIGN_OR_RETURN(Checkpoint checkpoint, Checkpoint::open(model_path));
-  if (quantization) return build_model(config, *quantization->wrap(checkpoint));
-  return build_model(config, checkpoint);
+  if (quantization) return build_model(config, *quantization->wrap(checkpoint), options.tensor_parallel);
+  return build_model(config, checkpoint, options.tensor_parallel);
 }
 
 }  // namespace vllm

@@ -18,6 +18,10 @@ Result<ArchitectureBuilder> architecture_builder(const std::string& architecture
 // wrongly, num_hidden_layers 1e9, is one clear error, not a failed allocation).
 Status check_layers_present(const ModelConfig& config, const WeightSource& weights, const std::string& prefix);
 
+// Before any weight is read: whether `group`'s ranks (null: one) can split
+// the model's heads, intermediate size and vocabulary (tensor parallelism).
+Status check_tensor_parallel_size(const ModelConfig& config, const Communicator* group);
+
 // Every tensor a checkpoint of this config must hold: names, shapes and
 // kinds (make-test-model writes exactly these).
 Result<std::vector<WeightSpec>> model_weight_specs(const ModelConfig& config);

@@ -434,7 +434,7 @@ try:
     check(again == first, f"--seed makes unseeded requests repeatable: {first!r} vs {again!r}")
 finally:
     server.stop()
-for flags, code, message in [(["--tensor-parallel-size", "2"], 1, "--tensor-parallel-size is not supported yet"),
+for flags, code, message in [(["--tensor-parallel-size", "2"], 1, "one process per rank: mpirun -np 2"),
                              (["--no-such-flag"], 2, "--no-such-flag"),
                              (["/nonexistent"], 1, "/nonexistent")]:
     run = subprocess.run([binary, "serve", "--port", "0", *flags], capture_output=True, text=True, timeout=60)

@@ -12,7 +12,12 @@ ModelRunner::ModelRunner(Model& model, ThreadPool& pool, const KVCacheShape& sha
       pool_(pool),
       block_size_(shape.block_size),
       storage_(shape, num_blocks, resident_kv_cache),
-      tap_(std::move(tap)) {}
+      tap_(std::move(tap)) {
+  Communicator* group = model.parallel_group();
+  if (group != nullptr && group->rank() == 0) {
+    workers_ = std::make_unique<WorkerRunnerLink>(*group, shape, num_blocks, resident_kv_cache);
+  }
+}
 
 void ModelRunner::build_batch(std::span<const ForwardChunk> chunks) {
   token_ids_.clear();
@@ -61,6 +66,10 @@ void ModelRunner::build_batch(std::span<const ForwardChunk> chunks) {
 
 std::span<float> ModelRunner::execute(std::span<const ForwardChunk> chunks, const float* input_hidden,
                                       bool input_hidden_from_head) {
+  if (workers_) {
+    VLLM_CHECK(input_hidden == nullptr, "an EAGLE head does not run under tensor parallelism");
+    workers_->execute(chunks);
+  }
   build_batch(chunks);
   if (token_ids_.empty()) return {};
   const int64_t vocab = model_.config().vocab_size;

@@ -8,6 +8,7 @@
 #error "this target sees the engine only through engine/engine_client.h, never model/ or kernels/ headers"
 #endif
 
+#include <memory>
 #include <optional>
 #include <span>
 #include <vector>
@@ -15,6 +16,7 @@
 #include "base/thread_pool.h"
 #include "engine/runner/forward_chunk.h"
 #include "engine/runner/kv_cache_storage.h"
+#include "engine/runner/worker_ranks.h"
 #include "model/model.h"
 
 namespace vllm {
@@ -22,6 +24,8 @@ namespace vllm {
 class ModelRunner {
  public:
   // `resident_kv_cache`: the KV pool's memory committed now (KVCacheStorage).
+  // On rank 0 of a model split across ranks (Model::parallel_group), the
+  // worker ranks open a runner of their own beside it and run its passes.
   // `tap`: the hidden states of every token it keeps, for an EAGLE head
   // that reads them (hidden_states()).
   ModelRunner(Model& model, ThreadPool& pool, const KVCacheShape& shape, int32_t num_blocks,
@@ -49,6 +53,7 @@ class ModelRunner {
   ThreadPool& pool_;
   int32_t block_size_;
   KVCacheStorage storage_;
+  std::unique_ptr<WorkerRunnerLink> workers_;  // rank 0 of a split model's: its workers' runners
 
   // The flattened batch, rebuilt each step (capacity kept).
   std::vector<int32_t> token_ids_;        // [num_tokens]

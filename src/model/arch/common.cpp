@@ -6,16 +6,27 @@ namespace vllm {
 
 std::string layer_prefix(int64_t i) { return "model.layers." + std::to_string(i) + "."; }
 
+namespace {
+
+// This rank's rows of a [vocab_size, hidden_size] matrix.
+MatrixShard vocab_rows(const WeightReader& weights, const ModelConfig& c) {
+  const VocabShard vocab = VocabShard::of(weights.tensor_parallel(), c.vocab_size);
+  return vocab.group != nullptr ? MatrixShard{{vocab.rows(c.vocab_size)}, {}} : MatrixShard{};
+}
+
+}  // namespace
+
 Result<std::shared_ptr<const kernels::PackedMatrix>> load_embedding(WeightReader& weights, const ModelConfig& c) {
   VLLM_ASSIGN_OR_RETURN(kernels::PackedMatrix table,
-                        weights.matrix(std::string(kEmbeddingModule) + ".weight", c.vocab_size, c.hidden_size));
+                        weights.matrix_shards({std::string(kEmbeddingModule) + ".weight"}, {c.vocab_size},
+                                              c.hidden_size, vocab_rows(weights, c)));
   return std::make_shared<const kernels::PackedMatrix>(std::move(table));
 }
 
 Result<Linear> load_lm_head(WeightReader& weights, const ModelConfig& c,
                             const std::shared_ptr<const kernels::PackedMatrix>& embedding) {
   if (c.tie_word_embeddings) return Linear::shared(embedding, "lm_head");
-  return Linear::load(weights, {"lm_head.weight"}, {c.vocab_size}, c.hidden_size);
+  return Linear::load_shard(weights, {"lm_head.weight"}, {c.vocab_size}, c.hidden_size, vocab_rows(weights, c));
 }
 
 AttentionConfig standard_attention(const ModelConfig& c) {

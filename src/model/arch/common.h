@@ -19,9 +19,10 @@ std::string layer_prefix(int64_t i);
 // The embedding table's module: its weight "model.embed_tokens.weight",
 // [vocab_size, hidden_size], read by load_embedding.
 inline constexpr char kEmbeddingModule[] = "model.embed_tokens";
+// Under tensor parallelism, this rank's rows (VocabShard).
 Result<std::shared_ptr<const kernels::PackedMatrix>> load_embedding(WeightReader& weights, const ModelConfig& config);
 
-// lm_head.weight, or the embedding when tie_word_embeddings.
+// lm_head.weight, or the embedding when tie_word_embeddings (this rank's rows, as the embedding's).
 Result<Linear> load_lm_head(WeightReader& weights, const ModelConfig& config,
                             const std::shared_ptr<const kernels::PackedMatrix>& embedding);
 

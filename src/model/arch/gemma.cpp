@@ -75,6 +75,7 @@ Result<std::unique_ptr<Model>> build_gemma(const ModelConfig& parsed, WeightRead
 
   DecoderParts parts;
   VLLM_ASSIGN_OR_RETURN(parts.embed_tokens, load_embedding(w, c));
+  parts.vocab = VocabShard::of(w.tensor_parallel(), c.vocab_size);
   parts.embed_tokens_module = kEmbeddingModule;
   parts.embedding_scale = embedding_scale(c);
   // Rope 0 for the global layers (and all of Gemma 2's); Gemma 3's sliding

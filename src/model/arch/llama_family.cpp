@@ -17,6 +17,7 @@ Result<std::unique_ptr<Model>> build_llama_family(const ModelConfig& c, WeightRe
   }
   DecoderParts parts;
   VLLM_ASSIGN_OR_RETURN(parts.embed_tokens, load_embedding(w, c));
+  parts.vocab = VocabShard::of(w.tensor_parallel(), c.vocab_size);
   parts.embed_tokens_module = kEmbeddingModule;
   parts.embedding_scale = options.embedding_scale;
   parts.residual_scale = options.residual_scale;

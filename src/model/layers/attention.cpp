@@ -2,33 +2,85 @@
 
 #include <algorithm>
 
+#include "base/logging.h"
 #include "model/layers/kv_cache_scales.h"
 
 namespace vllm {
 
+namespace {
+
+// Under tensor parallelism, which of q, k and v's rows (and o's columns) a
+// rank holds: its share of the query heads, and of the KV heads, or with
+// fewer KV heads than ranks the one KV head its queries read (each KV head
+// then held by size / num_kv_heads ranks, as vLLM replicates them).
+struct HeadShard {
+  int64_t num_heads = 0, num_kv_heads = 0;
+  MatrixShard qkv;  // rows of q, k, v (or of a fused qkv_proj: three ranges of it)
+  MatrixShard o;    // columns of o_proj
+};
+
+HeadShard head_shard(const AttentionConfig& c, const TensorParallel& tp, bool fused) {
+  HeadShard s{c.num_heads, c.num_kv_heads, {}, {}};
+  if (tp.size() == 1) return s;
+  const int64_t size = tp.size(), hd = c.head_dim;
+  VLLM_CHECK(c.num_heads % size == 0 && (c.num_kv_heads % size == 0 || size % c.num_kv_heads == 0),
+             "attention heads that the tensor-parallel size divides (checked when the model is loaded)");
+  s.num_heads = c.num_heads / size;
+  s.num_kv_heads = std::max<int64_t>(1, c.num_kv_heads / size);
+  const int64_t kv_index = c.num_kv_heads >= size ? tp.rank() : tp.rank() / (size / c.num_kv_heads);
+  const IndexRange q{tp.rank() * s.num_heads * hd, s.num_heads * hd};
+  const IndexRange kv{kv_index * s.num_kv_heads * hd, s.num_kv_heads * hd};
+  if (fused) {  // one tensor of every q, then every k, then every v row
+    const int64_t q_dim = c.num_heads * hd, kv_dim = c.num_kv_heads * hd;
+    s.qkv.rows = {q, {q_dim + kv.first, kv.count}, {q_dim + kv_dim + kv.first, kv.count}};
+  } else {
+    s.qkv.rows = {q, kv, kv};
+  }
+  s.o.cols = q;
+  return s;
+}
+
+}  // namespace
+
 Result<std::unique_ptr<Attention>> Attention::load(WeightReader& weights, const AttentionWeights& names,
                                                    const AttentionConfig& config) {
   auto a = std::make_unique<Attention>();
+  const TensorParallel& tp = weights.tensor_parallel();
+  if (tp.size() > 1 && config.qk_norm == AttentionConfig::QKNorm::kWhole) {
+    return unimplemented(names.prefix +
+                         ": tensor parallelism of a q/k norm over the whole projection (OLMoE's) "
+                         "is not supported yet");
+  }
+  const HeadShard shard = head_shard(config, tp, names.fused_qkv);
   a->c_ = config;
+  a->c_.num_heads = shard.num_heads;
+  a->c_.num_kv_heads = shard.num_kv_heads;
   const int64_t h = config.hidden_size, hd = config.head_dim;
   const int64_t in = config.input_size != 0 ? config.input_size : h;
   const int64_t q_dim = config.num_heads * hd, kv_dim = config.num_kv_heads * hd;
   const std::string& p = names.prefix;
   if (names.fused_qkv) {
-    VLLM_ASSIGN_OR_RETURN(a->qkv_proj_, Linear::load(weights, {p + "qkv_proj.weight"}, {q_dim + 2 * kv_dim}, in,
-                                                     names.qkv_bias ? std::vector<std::string>{p + "qkv_proj.bias"}
-                                                                    : std::vector<std::string>{}));
+    const std::string qkv = p + "qkv_proj.weight";
+    const int64_t qkv_rows = q_dim + 2 * kv_dim;
+    // A fused tensor's shard is three ranges of it: name it thrice.
+    const bool three = !shard.qkv.rows.empty();
+    std::vector<std::string> biases;
+    if (names.qkv_bias) biases.assign(three ? 3 : 1, p + "qkv_proj.bias");
+    VLLM_ASSIGN_OR_RETURN(a->qkv_proj_,
+                          Linear::load_shard(weights, std::vector<std::string>(three ? 3 : 1, qkv),
+                                             std::vector<int64_t>(three ? 3 : 1, qkv_rows), in, shard.qkv, biases));
   } else {
     const std::vector<std::string> biases =
         names.qkv_bias ? std::vector<std::string>{p + "q_proj.bias", p + "k_proj.bias", p + "v_proj.bias"}
                        : std::vector<std::string>{};
     VLLM_ASSIGN_OR_RETURN(a->qkv_proj_,
-                          Linear::load(weights, {p + "q_proj.weight", p + "k_proj.weight", p + "v_proj.weight"},
-                                       {q_dim, kv_dim, kv_dim}, in, biases));
+                          Linear::load_shard(weights, {p + "q_proj.weight", p + "k_proj.weight", p + "v_proj.weight"},
+                                             {q_dim, kv_dim, kv_dim}, in, shard.qkv, biases));
   }
-  VLLM_ASSIGN_OR_RETURN(a->o_proj_, Linear::load(weights, {p + "o_proj.weight"}, {h}, q_dim,
-                                                 names.o_bias ? std::vector<std::string>{p + "o_proj.bias"}
-                                                              : std::vector<std::string>{}));
+  VLLM_ASSIGN_OR_RETURN(a->o_proj_, Linear::load_shard(weights, {p + "o_proj.weight"}, {h}, q_dim, shard.o,
+                                                       names.o_bias ? std::vector<std::string>{p + "o_proj.bias"}
+                                                                    : std::vector<std::string>{},
+                                                       tp.size() > 1 ? tp.group : nullptr));
   VLLM_ASSIGN_OR_RETURN(const std::optional<kernels::KVScales> scales, load_kv_cache_scales(weights, p));
   a->kv_scales_ = scales.value_or(kernels::KVScales{});
   a->checkpoint_kv_scales_ = scales.has_value();

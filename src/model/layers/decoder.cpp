@@ -56,7 +56,11 @@ std::span<const float> DecoderModel::forward(const ForwardBatch& batch, const KV
   ensure_size(last_, batch.num_logits * h);
   rope_.compute(p_.ropes, batch);
 
-  kernels::embedding(*p_.embed_tokens, batch.token_ids, t, hidden_.data());
+  if (p_.vocab.group != nullptr) {
+    embed_vocab_shard(batch);
+  } else {
+    kernels::embedding(*p_.embed_tokens, batch.token_ids, t, hidden_.data());
+  }
   if (batch.lora_slots != nullptr) add_embedding_lora(batch);
   if (p_.embedding_scale != 1.0f) scale(hidden_.data(), t * h, p_.embedding_scale);
   if (p_.input_fc) fuse_input_hidden(batch, pool);
@@ -92,6 +96,22 @@ std::span<const float> DecoderModel::forward(const ForwardBatch& batch, const KV
   return {last_.data(), static_cast<size_t>(batch.num_logits * h)};
 }
 
+void DecoderModel::embed_vocab_shard(const ForwardBatch& batch) {
+  const int64_t t = batch.num_tokens, h = config_.hidden_size;
+  const IndexRange rows = p_.vocab.rows(config_.vocab_size);
+  ensure_size(shard_ids_, t);
+  auto held = [&](int32_t id) { return id >= rows.first && id < rows.first + rows.count; };
+  for (int64_t i = 0; i < t; ++i) {
+    const int32_t id = batch.token_ids[i];
+    shard_ids_[static_cast<size_t>(i)] = held(id) ? static_cast<int32_t>(id - rows.first) : 0;
+  }
+  kernels::embedding(*p_.embed_tokens, shard_ids_.data(), t, hidden_.data());
+  for (int64_t i = 0; i < t; ++i) {
+    if (!held(batch.token_ids[i])) std::fill_n(hidden_.data() + i * h, h, 0.0f);
+  }
+  p_.vocab.group->all_reduce_sum(hidden_.data(), t * h);  // one rank's row plus zeros: exact
+}
+
 void DecoderModel::keep_layer_input(const ForwardBatch& batch, int32_t layer) const {
   const auto& layers = batch.tap->layers;
   const int64_t h = config_.hidden_size;
@@ -118,7 +138,27 @@ int64_t DecoderModel::prompt_cache_key(int32_t num_prompt_tokens) const {
 
 void DecoderModel::compute_logits(const float* hidden, int64_t num_rows, float* logits, ThreadPool& pool,
                                   const int32_t* lora_slots) const {
-  p_.lm_head.forward(hidden, num_rows, logits, pool, lora_slots);
+  if (p_.vocab.group != nullptr) {
+    // Each rank's [num_rows, rows_per_rank] (the last rank's padded), gathered
+    // in rank order, then laid out as [num_rows, vocab].
+    const int64_t per_rank = p_.vocab.rows_per_rank, held = p_.lm_head.out_features();
+    const int size = p_.vocab.group->size();
+    shard_logits_.assign(static_cast<size_t>(num_rows * per_rank), 0.0f);
+    gathered_logits_.resize(shard_logits_.size() * static_cast<size_t>(size));
+    p_.lm_head.forward(hidden, num_rows, gathered_logits_.data(), pool);
+    for (int64_t r = 0; r < num_rows; ++r) {
+      std::copy_n(gathered_logits_.data() + r * held, held, shard_logits_.data() + r * per_rank);
+    }
+    p_.vocab.group->all_gather(shard_logits_.data(), num_rows * per_rank, gathered_logits_.data());
+    const int64_t vocab = config_.vocab_size;
+    for (int rank = 0; rank < size; ++rank) {
+      const int64_t first = rank * per_rank, count = std::min(per_rank, vocab - first);
+      const float* part = gathered_logits_.data() + static_cast<int64_t>(rank) * num_rows * per_rank;
+      for (int64_t r = 0; r < num_rows; ++r) std::copy_n(part + r * per_rank, count, logits + r * vocab + first);
+    }
+  } else {
+    p_.lm_head.forward(hidden, num_rows, logits, pool, lora_slots);
+  }
   const int64_t n = num_rows * config_.vocab_size;
   if (p_.logit_softcap > 0) {
     for (int64_t i = 0; i < n; ++i) logits[i] = p_.logit_softcap * std::tanh(logits[i] / p_.logit_softcap);

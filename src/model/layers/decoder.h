@@ -15,6 +15,7 @@
 #include "model/layers/linear.h"
 #include "model/layers/norm.h"
 #include "model/layers/rotary.h"
+#include "model/layers/tensor_parallel.h"
 
 namespace vllm {
 
@@ -38,7 +39,10 @@ struct DecoderParts {
   std::optional<Linear> input_fc;
   std::vector<DecoderLayer> layers;
   Norm final_norm;
-  Linear lm_head;            // [vocab, hidden]: its own matrix, or the embedding's
+  Linear lm_head;  // [vocab, hidden]: its own matrix, or the embedding's
+  // Under tensor parallelism: the rows of embed_tokens and lm_head this rank
+  // holds, and the group the layers are split across.
+  VocabShard vocab;
   float logit_softcap = 0;   // Gemma 2: logits = cap * tanh(logits / cap); 0: none
   float logit_scale = 1.0f;  // Granite: 1 / logits_scaling
 };
@@ -58,6 +62,7 @@ class DecoderModel : public Model {
   int64_t prompt_cache_key(int32_t num_prompt_tokens) const override;
   // An EAGLE head (input_fc) reads its target's final hidden state.
   std::optional<HiddenStateTap> target_hidden_states() const override;
+  Communicator* parallel_group() const override { return p_.vocab.group; }
 
   // What an EAGLE head shares with its target: the embedding and its scale,
   // the LM head and what is done to the logits.
@@ -66,6 +71,9 @@ class DecoderModel : public Model {
  private:
   // The residual stream entering `layer` (hidden_), where batch.tap names it.
   void keep_layer_input(const ForwardBatch& batch, int32_t layer) const;
+  // hidden_ = the embedding rows of the batch's tokens, looked up by the
+  // ranks that hold them (VocabShard) and summed over the group.
+  void embed_vocab_shard(const ForwardBatch& batch);
   // hidden_ of each token of an adapter with an embedding LoRA += scaling B A[:, token].
   void add_embedding_lora(const ForwardBatch& batch);
   // hidden_ = input_fc([hidden_ | batch.input_hidden]).
@@ -84,11 +92,15 @@ class DecoderModel : public Model {
   };
   std::vector<EmbeddingLora> embedding_lora_;
   // Scratch, sized to the largest batch seen so far.
-  std::vector<float> hidden_;  // [T, hidden]: the residual stream
-  std::vector<float> normed_;  // [T, hidden]
-  std::vector<float> out_;     // [T, hidden]: a sub-layer's output
-  std::vector<float> last_;    // [num_logits, hidden]
-  std::vector<float> fc_in_;   // [T, input_fc's in_features]
+  std::vector<float> hidden_;       // [T, hidden]: the residual stream
+  std::vector<float> normed_;       // [T, hidden]
+  std::vector<float> out_;          // [T, hidden]: a sub-layer's output
+  std::vector<float> last_;         // [num_logits, hidden]
+  std::vector<float> fc_in_;        // [T, input_fc's in_features]
+  std::vector<int32_t> shard_ids_;  // [T]: ids within this rank's vocabulary rows
+  // compute_logits under a VocabShard: this rank's logits [rows, rows_per_rank]
+  // and every rank's, gathered.
+  mutable std::vector<float> shard_logits_, gathered_logits_;
   RopeTables rope_;
   Scratch scratch_;
 };

@@ -11,18 +11,27 @@ namespace vllm {
 Result<Linear> Linear::load(WeightReader& weights, const std::vector<std::string>& names,
                             const std::vector<int64_t>& rows, int64_t in_features,
                             const std::vector<std::string>& bias_names) {
+  return load_shard(weights, names, rows, in_features, {}, bias_names);
+}
+
+Result<Linear> Linear::load_shard(WeightReader& weights, const std::vector<std::string>& names,
+                                  const std::vector<int64_t>& rows, int64_t in_features, const MatrixShard& shard,
+                                  const std::vector<std::string>& bias_names, Communicator* reduce) {
+  VLLM_CHECK(reduce == nullptr || shard.rows.empty(), "a row-parallel shard holds every output feature");
   Linear l;
-  l.in_features_ = in_features;
-  l.out_features_ = std::accumulate(rows.begin(), rows.end(), int64_t{0});
-  for (const std::string& name : names) {
+  l.in_features_ = shard.cols.size_of(in_features);
+  for (size_t i = 0; i < names.size(); ++i) {
     constexpr std::string_view kSuffix = ".weight";
+    const std::string& name = names[i];
     l.modules_.push_back(name.ends_with(kSuffix) ? name.substr(0, name.size() - kSuffix.size()) : name);
+    l.module_rows_.push_back(shard.rows.empty() ? rows[i] : shard.rows[i].size_of(rows[i]));
   }
-  l.module_rows_ = rows;
-  VLLM_ASSIGN_OR_RETURN(kernels::PackedMatrix w, weights.matrices(names, rows, in_features));
+  l.out_features_ = std::accumulate(l.module_rows_.begin(), l.module_rows_.end(), int64_t{0});
+  l.reduce_ = reduce;
+  VLLM_ASSIGN_OR_RETURN(kernels::PackedMatrix w, weights.matrix_shards(names, rows, in_features, shard));
   l.weight_ = std::make_shared<const kernels::PackedMatrix>(std::move(w));
   if (!bias_names.empty()) {
-    VLLM_ASSIGN_OR_RETURN(l.bias_, weights.vectors(bias_names, rows, WeightKind::kBias));
+    VLLM_ASSIGN_OR_RETURN(l.bias_, weights.vector_shards(bias_names, rows, WeightKind::kBias, shard.rows));
   }
   return l;
 }
@@ -40,12 +49,24 @@ Linear Linear::shared(std::shared_ptr<const kernels::PackedMatrix> weight, std::
 }
 
 void Linear::forward(const float* x, int64_t num_rows, float* y, ThreadPool& pool, const int32_t* lora_slots) const {
+  if (reduce_ != nullptr) return forward_reduced(x, num_rows, y, pool);
   const float* bias = bias_.empty() ? nullptr : bias_.data();
   if (lora_slots == nullptr || lora_.empty()) return kernels::linear(x, num_rows, *weight_, bias, y, pool);
   lora_.forward(x, num_rows, in_features_, lora_slots, y, out_features_,
                 [&](const std::vector<kernels::LinearProblem>& alongside) {
                   kernels::linear(x, num_rows, *weight_, bias, y, pool, alongside);
                 });
+}
+
+void Linear::forward_reduced(const float* x, int64_t num_rows, float* y, ThreadPool& pool) const {
+  VLLM_CHECK(lora_.empty(), "a row-parallel shard takes no LoRA adapter");
+  kernels::linear(x, num_rows, *weight_, nullptr, y, pool);
+  reduce_->all_reduce_sum(y, num_rows * out_features_);
+  if (bias_.empty()) return;
+  for (int64_t r = 0; r < num_rows; ++r) {
+    float* row = y + r * out_features_;
+    for (int64_t j = 0; j < out_features_; ++j) row[j] += bias_[static_cast<size_t>(j)];
+  }
 }
 
 void Linear::forward_group(const std::vector<Call>& calls, ThreadPool& pool) {

@@ -28,6 +28,15 @@ class Linear {
   static Result<Linear> load(WeightReader& weights, const std::vector<std::string>& names,
                              const std::vector<int64_t>& rows, int64_t in_features,
                              const std::vector<std::string>& bias_names = {});
+  // One rank's share of such a Linear under tensor parallelism
+  // (tensor_parallel.h).  Column-parallel: `shard` names each part's rows;
+  // the output holds their features, the bias their elements.
+  // Row-parallel: `shard` names the input features this rank holds, and
+  // forward() sums the products of `reduce`'s ranks (an all-reduce) before
+  // adding the whole bias.
+  static Result<Linear> load_shard(WeightReader& weights, const std::vector<std::string>& names,
+                                   const std::vector<int64_t>& rows, int64_t in_features, const MatrixShard& shard,
+                                   const std::vector<std::string>& bias_names = {}, Communicator* reduce = nullptr);
   // Over a matrix another layer owns too (an LM head tied to the embedding
   // table); `module` names it for adapters ("lm_head"), or none can change it.
   static Linear shared(std::shared_ptr<const kernels::PackedMatrix> weight, std::string module = "");
@@ -58,8 +67,12 @@ class Linear {
   void set_lora(int32_t slot, const PeftAdapter* adapter);
 
  private:
+  // A row-parallel shard's forward: its product, summed over the group, plus the bias.
+  void forward_reduced(const float* x, int64_t num_rows, float* y, ThreadPool& pool) const;
+
   std::shared_ptr<const kernels::PackedMatrix> weight_;  // [out_features, in_features]
   std::vector<float> bias_;                              // [out_features], or empty
+  Communicator* reduce_ = nullptr;                       // a row-parallel shard's group
   int64_t in_features_ = 0, out_features_ = 0;
   // The checkpoint modules stacked in its output, in order, and their rows.
   std::vector<std::string> modules_;

@@ -20,6 +20,9 @@ std::vector<Linear> as_linears(std::vector<kernels::PackedMatrix> matrices) {
 
 Result<std::unique_ptr<MlaAttention>> MlaAttention::load(WeightReader& w, const std::string& p,
                                                          const MlaConfig& config) {
+  if (w.tensor_parallel().size() > 1) {
+    return unimplemented(p + ": tensor parallelism of multi-head latent attention is not supported yet");
+  }
   auto a = std::make_unique<MlaAttention>();
   a->c_ = config;
   const int64_t hidden = config.hidden_size, heads = config.num_heads, rank = config.kv_lora_rank;

@@ -1,5 +1,6 @@
 #include "model/layers/mlp.h"
 
+#include "base/logging.h"
 #include "kernels/kernels.h"
 
 namespace vllm {
@@ -13,19 +14,35 @@ Result<Activation> activation_named(const std::string& name, const std::string& 
 Result<std::unique_ptr<GatedMlp>> GatedMlp::load(WeightReader& weights, const MlpWeights& names, int64_t hidden_size,
                                                  int64_t intermediate_size, Activation activation) {
   auto m = std::make_unique<GatedMlp>();
-  m->intermediate_size_ = intermediate_size;
+  const TensorParallel& tp = weights.tensor_parallel();
+  // Under tensor parallelism a rank holds a share of gate's and up's rows
+  // and the same share of down's columns.
+  MatrixShard gate_up, down;
+  if (tp.size() > 1) {
+    VLLM_CHECK(intermediate_size % tp.size() == 0,
+               "an intermediate size that the tensor-parallel size divides (checked when the model is loaded)");
+    const IndexRange share = tp.share(intermediate_size);
+    gate_up.rows = {share, names.fused_gate_up ? IndexRange{intermediate_size + share.first, share.count} : share};
+    down.cols = share;
+  }
+  m->intermediate_size_ = down.cols.size_of(intermediate_size);
   m->activation_ = activation;
   const std::string& p = names.prefix;
   const MlpNames& n = names.names;
   if (names.fused_gate_up) {
+    // A fused tensor's shard is two ranges of it: name it twice.
+    const auto parts = static_cast<size_t>(tp.size() > 1 ? 2 : 1);
     VLLM_ASSIGN_OR_RETURN(m->gate_up_proj_,
-                          Linear::load(weights, {p + "gate_up_proj.weight"}, {2 * intermediate_size}, hidden_size));
+                          Linear::load_shard(weights, std::vector<std::string>(parts, p + "gate_up_proj.weight"),
+                                             std::vector<int64_t>(parts, 2 * intermediate_size), hidden_size, gate_up));
   } else {
-    VLLM_ASSIGN_OR_RETURN(m->gate_up_proj_, Linear::load(weights, {p + n.gate + ".weight", p + n.up + ".weight"},
-                                                         {intermediate_size, intermediate_size}, hidden_size));
+    VLLM_ASSIGN_OR_RETURN(m->gate_up_proj_,
+                          Linear::load_shard(weights, {p + n.gate + ".weight", p + n.up + ".weight"},
+                                             {intermediate_size, intermediate_size}, hidden_size, gate_up));
   }
-  VLLM_ASSIGN_OR_RETURN(m->down_proj_,
-                        Linear::load(weights, {p + n.down + ".weight"}, {hidden_size}, intermediate_size));
+  VLLM_ASSIGN_OR_RETURN(
+      m->down_proj_, Linear::load_shard(weights, {p + n.down + ".weight"}, {hidden_size}, intermediate_size, down, {},
+                                        tp.size() > 1 ? tp.group : nullptr));
   return m;
 }
 

@@ -91,6 +91,9 @@ Result<MoE::Expert> MoE::load_expert(WeightReader& weights, const std::string& p
 
 Result<std::unique_ptr<MoE>> MoE::load(WeightReader& weights, const MoeWeights& names, int64_t hidden_size,
                                        const RouterConfig& router) {
+  if (weights.tensor_parallel().size() > 1) {
+    return unimplemented(names.prefix + ": tensor parallelism of mixture-of-experts layers is not supported yet");
+  }
   if (router.top_k < 1 || router.top_k > router.num_experts) {
     return invalid_argument("num_experts_per_tok (" + std::to_string(router.top_k) + ") must be in [1, " +
                             std::to_string(router.num_experts) + "], the number of experts");

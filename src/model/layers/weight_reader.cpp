@@ -6,6 +6,30 @@
 #include "base/logging.h"
 
 namespace vllm {
+namespace {
+
+bool whole(const MatrixShard& shard) {
+  return shard.cols.whole() &&
+         std::all_of(shard.rows.begin(), shard.rows.end(), [](const IndexRange& r) { return r.whole(); });
+}
+
+// Of a checkpoint matrix t [rows, cols], the rows and columns a shard reads:
+// rows by pointer (they are contiguous), columns copied into `copy`.
+Tensor shard_of(const Tensor& t, const IndexRange& rows, const IndexRange& cols, std::vector<uint8_t>& copy) {
+  const int64_t num_rows = rows.size_of(t.dim(0)), num_cols = cols.size_of(t.dim(1));
+  const size_t element = dtype_size(t.dtype);
+  const auto* first_row = static_cast<const uint8_t*>(t.data) + static_cast<size_t>(rows.first * t.dim(1)) * element;
+  if (cols.whole()) return {first_row, t.dtype, {num_rows, num_cols}};
+  copy.resize(static_cast<size_t>(num_rows * num_cols) * element);
+  for (int64_t r = 0; r < num_rows; ++r) {
+    std::memcpy(copy.data() + static_cast<size_t>(r * num_cols) * element,
+                first_row + static_cast<size_t>(r * t.dim(1) + cols.first) * element,
+                static_cast<size_t>(num_cols) * element);
+  }
+  return {copy.data(), t.dtype, {num_rows, num_cols}};
+}
+
+}  // namespace
 
 Result<Tensor> SourceWeightReader::checked(const std::string& name, const std::vector<int64_t>& shape) const {
   VLLM_ASSIGN_OR_RETURN(Tensor t, source_.get(name));
@@ -20,8 +44,17 @@ Result<Tensor> SourceWeightReader::checked(const std::string& name, const std::v
   return t;
 }
 
-Result<kernels::PackedMatrix> SourceWeightReader::matrices(const std::vector<std::string>& names,
-                                                           const std::vector<int64_t>& rows, int64_t cols) {
+Result<kernels::PackedMatrix> SourceWeightReader::matrix_shards(const std::vector<std::string>& names,
+                                                                const std::vector<int64_t>& rows, int64_t cols,
+                                                                const MatrixShard& shard) {
+  VLLM_CHECK(shard.rows.empty() || shard.rows.size() == names.size(), "a row range for each stacked part");
+  if (!whole(shard)) {
+    VLLM_ASSIGN_OR_RETURN(std::optional<kernels::GroupQuantized> q, source_.quantized(names[0]));
+    if (q) {
+      return unimplemented(source_.source() + ": tensor '" + names[0] +
+                           "' is quantized; tensor parallelism over quantized weights is not supported yet");
+    }
+  }
   // Quantized matrices stay quantized when every stacked part is (a dense
   // one beside them makes them all dense: get() dequantizes).
   std::vector<kernels::GroupQuantized> quantized;
@@ -47,13 +80,14 @@ Result<kernels::PackedMatrix> SourceWeightReader::matrices(const std::vector<std
                                          : kernels::pack_quantized_matrices(parts, pool_);
   }
   std::vector<Tensor> parts;
+  std::vector<std::vector<uint8_t>> copies(names.size());  // of column shards
   for (size_t i = 0; i < names.size(); ++i) {
     VLLM_ASSIGN_OR_RETURN(Tensor t, checked(names[i], {rows[i], cols}));
     if (!parts.empty() && t.dtype != parts[0].dtype) {
       return invalid_argument(source_.source() + ": tensor '" + names[i] + "' is " + dtype_name(t.dtype) + " but '" +
                               names[0] + "' is " + dtype_name(parts[0].dtype) + ": they must share a dtype");
     }
-    parts.push_back(t);
+    parts.push_back(shard_of(t, shard.rows.empty() ? IndexRange{} : shard.rows[i], shard.cols, copies[i]));
   }
   return kernels::pack_stacked_matrices(parts, pool_);
 }
@@ -83,13 +117,17 @@ Result<std::vector<kernels::PackedMatrix>> SourceWeightReader::row_blocks(const 
   return out;
 }
 
-Result<std::vector<float>> SourceWeightReader::vectors(const std::vector<std::string>& names,
-                                                       const std::vector<int64_t>& n, WeightKind) {
+Result<std::vector<float>> SourceWeightReader::vector_shards(const std::vector<std::string>& names,
+                                                             const std::vector<int64_t>& n, WeightKind,
+                                                             const std::vector<IndexRange>& ranges) {
+  VLLM_CHECK(ranges.empty() || ranges.size() == names.size(), "a range for each vector");
   std::vector<float> out;
   for (size_t part = 0; part < names.size(); ++part) {
     VLLM_ASSIGN_OR_RETURN(Tensor t, checked(names[part], {n[part]}));  // a float type
     const std::vector<float> values = widened_values(t);
-    out.insert(out.end(), values.begin(), values.end());
+    const IndexRange range = ranges.empty() ? IndexRange{} : ranges[part];
+    const auto first = values.begin() + range.first;
+    out.insert(out.end(), first, first + range.size_of(n[part]));
   }
   return out;
 }
@@ -105,8 +143,9 @@ Result<std::optional<float>> SourceWeightReader::scalar_if_present(const std::st
   return std::optional<float>{widened_values(t)[0]};
 }
 
-Result<kernels::PackedMatrix> WeightLister::matrices(const std::vector<std::string>& names,
-                                                     const std::vector<int64_t>& rows, int64_t cols) {
+Result<kernels::PackedMatrix> WeightLister::matrix_shards(const std::vector<std::string>& names,
+                                                          const std::vector<int64_t>& rows, int64_t cols,
+                                                          const MatrixShard&) {
   for (size_t i = 0; i < names.size(); ++i) specs.push_back({names[i], {rows[i], cols}, WeightKind::kMatrix});
   return kernels::PackedMatrix{};
 }
@@ -121,8 +160,9 @@ Result<std::vector<kernels::PackedMatrix>> WeightLister::row_blocks(const std::s
   return std::vector<kernels::PackedMatrix>(static_cast<size_t>(num_blocks));
 }
 
-Result<std::vector<float>> WeightLister::vectors(const std::vector<std::string>& names, const std::vector<int64_t>& n,
-                                                 WeightKind kind) {
+Result<std::vector<float>> WeightLister::vector_shards(const std::vector<std::string>& names,
+                                                       const std::vector<int64_t>& n, WeightKind kind,
+                                                       const std::vector<IndexRange>&) {
   for (size_t i = 0; i < names.size(); ++i) specs.push_back({names[i], {n[i]}, kind});
   return std::vector<float>{};
 }

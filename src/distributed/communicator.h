@@ -1,0 +1,32 @@
+// How the ranks of a distributed job (one process each, started by mpirun)
+// exchange data: the collectives that tensor parallelism's layers and the
+// workers' step loop need.  Every rank of the group must make the same calls
+// in the same order; a call blocks until the group has made it.
+#pragma once
+
+#include <cstdint>
+
+namespace vllm {
+
+class Communicator {
+ public:
+  virtual ~Communicator() = default;
+
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+
+  // data[i] becomes the sum of every rank's data[i], added in rank order, so
+  // that every rank holds the same bits (and a row's sum never depends on
+  // what else the buffer holds: batch invariance).
+  virtual void all_reduce_sum(float* data, int64_t n) = 0;
+  // out[size() * n]: each rank's data[n], in rank order.
+  virtual void all_gather(const float* data, int64_t n, float* out) = 0;
+  // Rank `root`'s bytes to every rank.
+  virtual void broadcast(void* data, int64_t bytes, int root) = 0;
+  // The same, for a rank that may wait long for the root (a worker between
+  // steps while the server is idle): it sleeps between polls instead of
+  // spinning a core.
+  virtual void broadcast_idle(void* data, int64_t bytes, int root) = 0;
+};
+
+}  // namespace vllm

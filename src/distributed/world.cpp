@@ -1,0 +1,134 @@
+#include "distributed/world.h"
+
+#include <mpi.h>
+
+#include <algorithm>
+#include <chrono>
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "base/logging.h"
+
+namespace vllm {
+namespace {
+
+class SingleRank final : public Communicator {
+ public:
+  int rank() const override { return 0; }
+  int size() const override { return 1; }
+  void all_reduce_sum(float*, int64_t) override {}
+  void all_gather(const float* data, int64_t n, float* out) override { std::copy_n(data, n, out); }
+  void broadcast(void*, int64_t, int) override {}
+  void broadcast_idle(void*, int64_t, int) override {}
+};
+
+int mpi_count(int64_t n) {
+  VLLM_CHECK(n >= 0 && n <= INT_MAX, "an MPI message of more than INT_MAX elements");
+  return static_cast<int>(n);
+}
+
+class MpiWorld final : public Communicator {
+ public:
+  MpiWorld() {
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
+    MPI_Comm_size(MPI_COMM_WORLD, &size_);
+  }
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+
+  void all_reduce_sum(float* data, int64_t n) override {
+    // Gathered, then added in rank order here: MPI_Allreduce leaves the
+    // order of the additions to the library, and so the bits to the rank.
+    gathered_.resize(static_cast<size_t>(n) * static_cast<size_t>(size_));
+    all_gather(data, n, gathered_.data());
+    std::copy_n(gathered_.data(), n, data);
+    for (int r = 1; r < size_; ++r) {
+      const float* part = gathered_.data() + static_cast<size_t>(r) * static_cast<size_t>(n);
+      for (int64_t i = 0; i < n; ++i) data[i] += part[i];
+    }
+  }
+
+  void all_gather(const float* data, int64_t n, float* out) override {
+    MPI_Allgather(data, mpi_count(n), MPI_FLOAT, out, mpi_count(n), MPI_FLOAT, MPI_COMM_WORLD);
+  }
+
+  void broadcast(void* data, int64_t bytes, int root) override {
+    MPI_Bcast(data, mpi_count(bytes), MPI_BYTE, root, MPI_COMM_WORLD);
+  }
+
+  void broadcast_idle(void* data, int64_t bytes, int root) override {
+    MPI_Request request;
+    MPI_Ibcast(data, mpi_count(bytes), MPI_BYTE, root, MPI_COMM_WORLD, &request);
+    // Poll at once for a while (a step follows the last closely), then
+    // sleep between polls, longer the longer the wait, up to a millisecond.
+    int done = 0;
+    for (int spin = 0; spin < 20000 && !done; ++spin) MPI_Test(&request, &done, MPI_STATUS_IGNORE);
+    auto pause = std::chrono::microseconds(20);
+    while (!done) {
+      std::this_thread::sleep_for(pause);
+      pause = std::min(pause * 2, std::chrono::microseconds(1000));
+      MPI_Test(&request, &done, MPI_STATUS_IGNORE);
+    }
+  }
+
+ private:
+  int rank_ = 0, size_ = 1;
+  std::vector<float> gathered_;
+};
+
+std::unique_ptr<Communicator>& world_slot() {
+  static std::unique_ptr<Communicator> world;
+  return world;
+}
+
+// Whether a launcher started this process as a rank of a job: Open MPI's
+// mpirun, or a PMIx launcher (srun), says so in the environment.
+bool launched_as_rank() {
+  return std::getenv("OMPI_COMM_WORLD_SIZE") != nullptr || std::getenv("PMIX_RANK") != nullptr;
+}
+
+}  // namespace
+
+Status init_world() {
+  std::unique_ptr<Communicator>& world = world_slot();
+  VLLM_CHECK(world == nullptr, "init_world called twice");
+  if (!launched_as_rank()) {
+    world = std::make_unique<SingleRank>();
+    return Status::ok();
+  }
+  // The engine thread (not main's) makes the calls, never two threads at once.
+  int provided = 0;
+  if (MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided) != MPI_SUCCESS) {
+    return internal_error("MPI_Init_thread failed");
+  }
+  if (provided < MPI_THREAD_SERIALIZED) {
+    MPI_Finalize();
+    return unimplemented(
+        "this MPI library does not let a thread other than main's make its calls "
+        "(MPI_THREAD_SERIALIZED)");
+  }
+  world = std::make_unique<MpiWorld>();
+  return Status::ok();
+}
+
+Communicator& world() {
+  std::unique_ptr<Communicator>& world = world_slot();
+  if (world == nullptr) world = std::make_unique<SingleRank>();  // a test, or a tool that never calls init_world
+  return *world;
+}
+
+int finish_world(int exit_code) {
+  int initialized = 0, finalized = 0;
+  MPI_Initialized(&initialized);
+  MPI_Finalized(&finalized);
+  if (!initialized || finalized) return exit_code;
+  if (exit_code != 0) MPI_Abort(MPI_COMM_WORLD, exit_code);
+  MPI_Finalize();
+  return exit_code;
+}
+
+}  // namespace vllm

@@ -1,0 +1,23 @@
+// This process's place in a distributed job.  Under mpirun (Open MPI's
+// environment names the job's size) the job's ranks are connected through
+// MPI; otherwise the process is the one rank of its own job, with no MPI
+// call made at all.
+#pragma once
+
+#include "base/status.h"
+#include "distributed/communicator.h"
+
+namespace vllm {
+
+// Connects to the job's other ranks, once, first thing in main().
+Status init_world();
+
+// Every rank of the job (a group of one without mpirun).
+Communicator& world();
+
+// The process's exit status after the job's ranks part: MPI is finished
+// when `exit_code` is 0; otherwise every rank of the job is ended (MPI_Abort),
+// so that none is left waiting for a rank that gave up.
+int finish_world(int exit_code);
+
+}  // namespace vllm

@@ -1,0 +1,145 @@
+#include "engine/runner/worker_ranks.h"
+
+#include <atomic>
+#include <map>
+#include <memory>
+#include <vector>
+
+#include "base/logging.h"
+#include "engine/runner/model_runner.h"
+
+namespace vllm {
+namespace {
+
+enum class Message : int64_t { kOpen = 1, kExecute, kClose, kStop };
+
+// What rank 0 broadcasts first for every message; a step's chunks follow
+// as a payload of int32s.
+struct Header {
+  Message message = Message::kStop;
+  int64_t runner = 0;
+  int64_t payload_ints = 0;
+  // kOpen: the KV pool.
+  int64_t num_blocks = 0, block_size = 0, dtype = 0, resident = 0;
+};
+
+constexpr int kRoot = 0;
+
+void send(Communicator& group, Header header, std::vector<int32_t>* payload = nullptr) {
+  header.payload_ints = payload != nullptr ? static_cast<int64_t>(payload->size()) : 0;
+  group.broadcast_idle(&header, sizeof header, kRoot);
+  if (header.payload_ints > 0) {
+    group.broadcast(payload->data(), header.payload_ints * static_cast<int64_t>(sizeof(int32_t)), kRoot);
+  }
+}
+
+// Per chunk: its sizes and fields, then its tokens, drafts and block table.
+constexpr size_t kChunkFields = 6;
+
+void serialize(std::span<const ForwardChunk> chunks, std::vector<int32_t>& out) {
+  out.clear();
+  out.push_back(static_cast<int32_t>(chunks.size()));
+  for (const ForwardChunk& c : chunks) {
+    out.insert(out.end(), {static_cast<int32_t>(c.token_ids.size()), c.num_draft_tokens(), c.num_computed_tokens,
+                           c.num_prompt_tokens, static_cast<int32_t>(c.block_table.size()), c.num_logits});
+    VLLM_CHECK(c.lora_slot < 0, "LoRA adapters do not run under tensor parallelism");
+    out.insert(out.end(), c.token_ids.begin(), c.token_ids.end());
+    out.insert(out.end(), c.draft_token_ids.begin(), c.draft_token_ids.end());
+    out.insert(out.end(), c.block_table.begin(), c.block_table.end());
+  }
+}
+
+// Chunks whose spans point into `payload`.
+std::vector<ForwardChunk> deserialize(const std::vector<int32_t>& payload) {
+  std::vector<ForwardChunk> chunks(static_cast<size_t>(payload.at(0)));
+  const int32_t* at = payload.data() + 1;
+  for (ForwardChunk& c : chunks) {
+    const int32_t tokens = at[0], drafts = at[1], table = at[4];
+    c.num_computed_tokens = at[2];
+    c.num_prompt_tokens = at[3];
+    c.num_logits = at[5];
+    at += kChunkFields;
+    c.token_ids = {at, static_cast<size_t>(tokens)};
+    at += tokens;
+    c.draft_token_ids = {at, static_cast<size_t>(drafts)};
+    at += drafts;
+    c.block_table = {at, static_cast<size_t>(table)};
+    at += table;
+  }
+  VLLM_CHECK(at == payload.data() + payload.size(), "a step's chunks fill its message");
+  return chunks;
+}
+
+}  // namespace
+
+WorkerRunnerLink::WorkerRunnerLink(Communicator& group, const KVCacheShape& shape, int32_t num_blocks, bool resident)
+    : group_(group) {
+  static std::atomic<int32_t> next_id{0};
+  id_ = next_id++;
+  send(group_, {.message = Message::kOpen,
+                .runner = id_,
+                .num_blocks = num_blocks,
+                .block_size = shape.block_size,
+                .dtype = static_cast<int64_t>(shape.dtype),
+                .resident = resident ? 1 : 0});
+}
+
+WorkerRunnerLink::~WorkerRunnerLink() { send(group_, {.message = Message::kClose, .runner = id_}); }
+
+void WorkerRunnerLink::execute(std::span<const ForwardChunk> chunks) {
+  thread_local std::vector<int32_t> payload;
+  serialize(chunks, payload);
+  send(group_, {.message = Message::kExecute, .runner = id_}, &payload);
+}
+
+Status run_worker(Model& model, ThreadPool& pool) {
+  Communicator* group = model.parallel_group();
+  VLLM_CHECK(group != nullptr && group->rank() != kRoot, "run_worker runs a worker rank's share of a model");
+  std::map<int64_t, std::unique_ptr<ModelRunner>> runners;
+  std::vector<int32_t> payload;
+  for (;;) {
+    Header header;
+    group->broadcast_idle(&header, sizeof header, kRoot);
+    payload.resize(static_cast<size_t>(header.payload_ints));
+    if (header.payload_ints > 0) {
+      group->broadcast(payload.data(), header.payload_ints * static_cast<int64_t>(sizeof(int32_t)), kRoot);
+    }
+    switch (header.message) {
+      case Message::kOpen: {
+        const KVCacheShape shape{model.kv_cache_spec(), static_cast<int32_t>(header.block_size),
+                                 static_cast<DType>(header.dtype)};
+        runners[header.runner] = std::make_unique<ModelRunner>(
+            model, pool, shape, static_cast<int32_t>(header.num_blocks), header.resident != 0);
+        break;
+      }
+      case Message::kExecute: {
+        const auto runner = runners.find(header.runner);
+        if (runner == runners.end()) return internal_error("rank 0 ran a runner this worker never opened");
+        const std::vector<ForwardChunk> chunks = deserialize(payload);
+        runner->second->execute(chunks);
+        break;
+      }
+      case Message::kClose:
+        runners.erase(header.runner);
+        break;
+      case Message::kStop:
+        return Status::ok();
+      default:
+        return internal_error("a worker rank received an unknown message from rank 0");
+    }
+  }
+}
+
+WorkerStop& WorkerStop::operator=(WorkerStop&& other) noexcept {
+  if (this != &other) {
+    this->~WorkerStop();
+    group_ = std::exchange(other.group_, nullptr);
+  }
+  return *this;
+}
+
+WorkerStop::~WorkerStop() {
+  if (group_ != nullptr) send(*group_, {.message = Message::kStop});
+}
+
+}  // namespace vllm
