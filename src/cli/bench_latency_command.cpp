@@ -9,6 +9,7 @@
 #include "base/file_util.h"
 #include "cli/commands.h"
 #include "cli/offline_bench.h"
+#include "distributed/world.h"
 #include "kernels/kernels.h"
 
 namespace vllm::cli {
@@ -29,8 +30,13 @@ struct IterationTimes {
   double prefill_s = 0;  // adding the batch until every request has its first token
   double decode_s = 0;   // from there to the last token
   int64_t decode_steps = 0;
-  int64_t requests_ended_early = 0;  // a constraint completed before output_len
+  int64_t requests_ended_early = 0;         // a constraint completed before output_len
+  CommunicationStats decode_communication;  // this rank's collectives while decoding (tensor parallelism)
 };
+
+CommunicationStats minus(const CommunicationStats& a, const CommunicationStats& b) {
+  return {a.collectives - b.collectives, a.bytes - b.bytes, a.seconds - b.seconds};
+}
 
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -50,6 +56,7 @@ Result<IterationTimes> run_iteration(LLMEngine& engine, int32_t vocab_size, cons
   }
   std::map<std::string, bool> started;
   double first_tokens_done = 0;
+  CommunicationStats decode_start;
   IterationTimes times;
   while (engine.has_unfinished_requests()) {
     for (const RequestOutput& out : engine.step()) {
@@ -57,10 +64,14 @@ Result<IterationTimes> run_iteration(LLMEngine& engine, int32_t vocab_size, cons
       if (out.finished && out.outputs[0].finish_reason != FinishReason::kLength) ++times.requests_ended_early;
     }
     if (first_tokens_done > 0) ++times.decode_steps;
-    if (first_tokens_done == 0 && started.size() == prompts.size()) first_tokens_done = now_seconds();
+    if (first_tokens_done == 0 && started.size() == prompts.size()) {
+      first_tokens_done = now_seconds();
+      decode_start = world().stats();
+    }
   }
   times.prefill_s = first_tokens_done - start;
   times.decode_s = now_seconds() - first_tokens_done;
+  times.decode_communication = minus(world().stats(), decode_start);
   return times;
 }
 
@@ -89,23 +100,43 @@ kernels::MachineLimits limits_around(const kernels::MachineLimits& before, const
           std::max(before.peak_amx_bf16_gflops, after.peak_amx_bf16_gflops)};
 }
 
+// The job's cost when `ranks` hold equal shares of the model, of which `rank` is one.
+ModelCost job_cost(ModelCost rank, int ranks) {
+  for (double* share : {&rank.weight_bytes, &rank.layer_params, &rank.lm_head_params, &rank.routed_expert_bytes}) {
+    *share *= ranks;
+  }
+  return rank;
+}
+
 int run(const BenchLatencyOptions& o) {
   const OfflineBenchOptions& c = o.common;
   Result<LoadedEngine> loaded = load_engine(c.model, c.engine);
   if (!loaded.is_ok()) return report_error(loaded.status().message());
   if (loaded->worker_finished) return 0;
-  const ModelCost cost = loaded->model->cost();
+  // Under tensor parallelism the job's ranks read their shares at once: the
+  // limits are the job's, its threads together over every rank's weights
+  // (rank 0's share times the ranks).
+  const int ranks = c.engine.tensor_parallel_size;
+  const ModelCost cost = job_cost(loaded->model->cost(), ranks);
+  EngineFlags job_flags = c.engine;
+  job_flags.threads = engine_threads(c.engine) * ranks;
   constexpr int kProbeRepetitions = 2;  // per side of an iteration: the best of four sweeps of each figure
   std::vector<double> prefill, decode;
+  CommunicationStats decode_communication;
+  int64_t decode_steps = 0;
   int64_t ended_early = 0;
   std::vector<kernels::MachineLimits> iteration_limits;
-  kernels::MachineLimits before = measure_limits(c.engine, cost.weight_bytes, kProbeRepetitions);
+  kernels::MachineLimits before = measure_limits(job_flags, cost.weight_bytes, kProbeRepetitions);
   for (int i = 0; i < o.num_iters_warmup + o.num_iters; ++i) {
     Result<IterationTimes> times =
         run_iteration(*loaded->engine, static_cast<int32_t>(loaded->model->config().vocab_size), o, i);
     if (!times.is_ok()) return report_error(times.status().message());
-    const kernels::MachineLimits after = measure_limits(c.engine, cost.weight_bytes, kProbeRepetitions);
+    const kernels::MachineLimits after = measure_limits(job_flags, cost.weight_bytes, kProbeRepetitions);
     if (i >= o.num_iters_warmup) {
+      const CommunicationStats& d = times->decode_communication;
+      decode_communication = {decode_communication.collectives + d.collectives, decode_communication.bytes + d.bytes,
+                              decode_communication.seconds + d.seconds};
+      decode_steps += times->decode_steps;
       prefill.push_back(times->prefill_s);
       decode.push_back(times->decode_s / static_cast<double>(std::max<int64_t>(1, times->decode_steps)));
       ended_early += times->requests_ended_early;
@@ -146,11 +177,12 @@ int run(const BenchLatencyOptions& o) {
   const double prefill_tps = batch * c.input_len / prefill_s;
   const bool has_decode = c.output_len > 1;
   const double decode_tps = has_decode ? batch / decode_step_s : 0.0;
-  print_limits(c.engine, cost.weight_bytes, limits);
+  print_limits(job_flags, cost.weight_bytes, limits);
 
-  std::printf("model %s, batch %d, %d in / %d out, %d threads, %s kernels, median of %d\n", c.model.c_str(),
-              o.batch_size, c.input_len, c.output_len, engine_threads(c.engine), kernels::cpu_isa().c_str(),
-              o.num_iters);
+  std::printf("model %s, batch %d, %d in / %d out, %d threads", c.model.c_str(), o.batch_size, c.input_len,
+              c.output_len, engine_threads(c.engine));
+  if (ranks > 1) std::printf(" on each of %d tensor-parallel ranks", ranks);
+  std::printf(", %s kernels, median of %d\n", kernels::cpu_isa().c_str(), o.num_iters);
   if (o.constraint) {
     std::printf("every request under the JSON schema of %s; %lld of %d ended before --output-len\n",
                 o.json_schema_file.c_str(), static_cast<long long>(ended_early), o.batch_size * o.num_iters);
@@ -179,6 +211,16 @@ int run(const BenchLatencyOptions& o) {
     std::printf(" of that arithmetic's limits\n");
   }
 
+  if (ranks > 1 && has_decode && decode_steps > 0) {
+    const double steps = static_cast<double>(decode_steps);
+    const double comm_ms = decode_communication.seconds / steps * 1e3;
+    std::printf(
+        "communication per decode step (rank 0): %.1f collectives, %.1f KB of its own, %.3f ms (%.1f%% of "
+        "the step)\n",
+        static_cast<double>(decode_communication.collectives) / steps,
+        static_cast<double>(decode_communication.bytes) / steps / 1e3, comm_ms, 100 * comm_ms / (decode_step_s * 1e3));
+  }
+
   OrderedJson report = report_base(c, limits);
   report["batch_size"] = o.batch_size;
   report["num_iters"] = o.num_iters;
@@ -190,6 +232,15 @@ int run(const BenchLatencyOptions& o) {
   report["prefill_tokens_per_s"] = prefill_tps;
   report["decode_time_per_step_ms"] = decode_step_s * 1e3;
   report["decode_tokens_per_s"] = decode_tps;
+  if (ranks > 1) {
+    report["tensor_parallel_size"] = ranks;
+    if (decode_steps > 0) {
+      const double steps = static_cast<double>(decode_steps);
+      report["decode_communication_ms_per_step"] = decode_communication.seconds / steps * 1e3;
+      report["decode_communication_bytes_per_step"] = static_cast<double>(decode_communication.bytes) / steps;
+      report["decode_collectives_per_step"] = static_cast<double>(decode_communication.collectives) / steps;
+    }
+  }
   report["weight_bytes"] = cost.weight_bytes;
   report["decode_step_weight_bytes"] = cost.step_weight_bytes(batch);
   report["prefill_limit_tokens_per_s"] = median(prefill_limit);

@@ -8,6 +8,15 @@
 
 namespace vllm {
 
+// What this rank's collectives have cost since the process started: how
+// many, the bytes it put in (its own share of each), and the wall time spent
+// in them (waiting for the slowest rank included).
+struct CommunicationStats {
+  int64_t collectives = 0;
+  int64_t bytes = 0;
+  double seconds = 0;
+};
+
 class Communicator {
  public:
   virtual ~Communicator() = default;
@@ -27,6 +36,8 @@ class Communicator {
   // steps while the server is idle): it sleeps between polls instead of
   // spinning a core.
   virtual void broadcast_idle(void* data, int64_t bytes, int root) = 0;
+
+  virtual CommunicationStats stats() const = 0;
 };
 
 }  // namespace vllm

@@ -11,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "base/clock.h"
 #include "base/logging.h"
 
 namespace vllm {
@@ -24,6 +25,7 @@ class SingleRank final : public Communicator {
   void all_gather(const float* data, int64_t n, float* out) override { std::copy_n(data, n, out); }
   void broadcast(void*, int64_t, int) override {}
   void broadcast_idle(void*, int64_t, int) override {}
+  CommunicationStats stats() const override { return {}; }
 };
 
 int mpi_count(int64_t n) {
@@ -41,10 +43,11 @@ class MpiWorld final : public Communicator {
   int size() const override { return size_; }
 
   void all_reduce_sum(float* data, int64_t n) override {
+    const Timed timed(stats_, n * static_cast<int64_t>(sizeof(float)));
     // Gathered, then added in rank order here: MPI_Allreduce leaves the
     // order of the additions to the library, and so the bits to the rank.
     gathered_.resize(static_cast<size_t>(n) * static_cast<size_t>(size_));
-    all_gather(data, n, gathered_.data());
+    MPI_Allgather(data, mpi_count(n), MPI_FLOAT, gathered_.data(), mpi_count(n), MPI_FLOAT, MPI_COMM_WORLD);
     std::copy_n(gathered_.data(), n, data);
     for (int r = 1; r < size_; ++r) {
       const float* part = gathered_.data() + static_cast<size_t>(r) * static_cast<size_t>(n);
@@ -53,14 +56,17 @@ class MpiWorld final : public Communicator {
   }
 
   void all_gather(const float* data, int64_t n, float* out) override {
+    const Timed timed(stats_, n * static_cast<int64_t>(sizeof(float)));
     MPI_Allgather(data, mpi_count(n), MPI_FLOAT, out, mpi_count(n), MPI_FLOAT, MPI_COMM_WORLD);
   }
 
   void broadcast(void* data, int64_t bytes, int root) override {
+    const Timed timed(stats_, bytes);
     MPI_Bcast(data, mpi_count(bytes), MPI_BYTE, root, MPI_COMM_WORLD);
   }
 
   void broadcast_idle(void* data, int64_t bytes, int root) override {
+    const Timed timed(stats_, bytes);
     MPI_Request request;
     MPI_Ibcast(data, mpi_count(bytes), MPI_BYTE, root, MPI_COMM_WORLD, &request);
     // Poll at once for a while (a step follows the last closely), then
@@ -75,9 +81,28 @@ class MpiWorld final : public Communicator {
     }
   }
 
+  CommunicationStats stats() const override { return stats_; }
+
  private:
+  // Counts one collective into the stats, with the time until it goes out of scope.
+  class Timed {
+   public:
+    Timed(CommunicationStats& stats, int64_t bytes) : stats_(stats), start_(now_seconds()) {
+      ++stats_.collectives;
+      stats_.bytes += bytes;
+    }
+    ~Timed() { stats_.seconds += now_seconds() - start_; }
+    Timed(const Timed&) = delete;
+    Timed& operator=(const Timed&) = delete;
+
+   private:
+    CommunicationStats& stats_;
+    double start_;
+  };
+
   int rank_ = 0, size_ = 1;
   std::vector<float> gathered_;
+  CommunicationStats stats_;
 };
 
 std::unique_ptr<Communicator>& world_slot() {
