@@ -26,9 +26,10 @@ def finish():
 
 
 class Server:
-    def __init__(self, binary, *flags, preexec_fn=None):
-        self.proc = subprocess.Popen([binary, "serve", "--host", "127.0.0.1", "--port", "0", *flags],
-                                     stderr=subprocess.PIPE, text=True, preexec_fn=preexec_fn)
+    def __init__(self, binary, *flags, preexec_fn=None, launcher=(), env=None):
+        """`launcher`: what starts the binary (mpirun -np 2), with `env` its environment."""
+        self.proc = subprocess.Popen([*launcher, binary, "serve", "--host", "127.0.0.1", "--port", "0", *flags],
+                                     stderr=subprocess.PIPE, text=True, preexec_fn=preexec_fn, env=env)
         lines = []
         match = None
         while match is None and len(lines) < 20:  # warnings may come first

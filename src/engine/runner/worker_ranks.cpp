@@ -1,6 +1,7 @@
 #include "engine/runner/worker_ranks.h"
 
 #include <atomic>
+#include <csignal>
 #include <map>
 #include <memory>
 #include <vector>
@@ -95,6 +96,11 @@ void WorkerRunnerLink::execute(std::span<const ForwardChunk> chunks) {
 Status run_worker(Model& model, ThreadPool& pool) {
   Communicator* group = model.parallel_group();
   VLLM_CHECK(group != nullptr && group->rank() != kRoot, "run_worker runs a worker rank's share of a model");
+  // mpirun passes a SIGTERM or SIGINT to every rank; rank 0 then finishes
+  // its requests, which need this rank, and stops it.  (A rank that dies is
+  // another matter: mpirun then ends them all.)
+  std::signal(SIGTERM, SIG_IGN);
+  std::signal(SIGINT, SIG_IGN);
   std::map<int64_t, std::unique_ptr<ModelRunner>> runners;
   std::vector<int32_t> payload;
   for (;;) {

@@ -1,0 +1,101 @@
+"""`serve` under mpirun with -tp 2 (two ranks on this host): completions give
+stories260k's golden continuations; clients that leave mid-stream are
+aborted and every KV block comes back; SIGTERM to rank 0 ends the job
+cleanly (every rank exits 0); and a worker rank that dies ends the job,
+with mpirun naming it, within 30 s.
+Usage: check_serve_tensor_parallel.py VLLM_CPP GOLDEN_JSON"""
+import json
+import os
+import shutil
+import signal
+import sys
+import threading
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "server"))
+from serve_harness import Server, check, finish  # noqa: E402
+
+binary, golden_path = sys.argv[1:3]
+mpirun = shutil.which("mpirun")
+if mpirun is None:
+    print("SKIP: mpirun is not installed (Debian's openmpi-bin)")
+    sys.exit(77)
+env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+stories = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(golden_path)), "..", "..", "..", "models",
+                                        "stories260k"))
+cases = json.load(open(golden_path))["cases"]
+
+
+def rank_pid(server, rank):
+    """The process of `rank` among mpirun's children (Open MPI names it in each one's environment)."""
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open(f"/proc/{pid}/environ", "rb") as f:
+                environ = f.read().split(b"\0")
+            with open(f"/proc/{pid}/stat") as f:
+                parent = int(f.read().rsplit(")", 1)[1].split()[1])
+        except OSError:
+            continue
+        if parent == server.proc.pid and f"OMPI_COMM_WORLD_RANK={rank}".encode() in environ:
+            return int(pid)
+    sys.exit(f"FAIL: no process of rank {rank} under mpirun")
+
+
+def start():
+    return Server(binary, stories, "-tp", "2", "--threads", "1", launcher=(mpirun, "-np", "2"), env=env)
+
+
+def idle_metrics(server):
+    """/metrics once no request runs or waits (the engine thread updates them after its last step)."""
+    for _ in range(100):
+        m = server.metrics()
+        running = sum(v for k, v in m.items() if k.startswith("vllm:num_requests_running"))
+        waiting = sum(v for k, v in m.items() if k.startswith("vllm:num_requests_waiting"))
+        if running == 0 and waiting == 0:
+            return m
+        time.sleep(0.1)
+    return m
+
+
+server = start()
+try:
+    for c in cases[:4]:
+        status, out = server.json("POST", "/v1/completions", {"prompt": c["prompt_token_ids"], "max_tokens": c["max_new_tokens"],
+                                                              "temperature": 0, "ignore_eos": True})
+        text = out["choices"][0]["text"] if status == 200 else None
+        check(status == 200 and text == c["output_text"], f"{c['name']}: status {status}, text {text!r}")
+    body = json.dumps({"prompt": "Once upon a time", "max_tokens": 200, "stream": True, "ignore_eos": True})
+    clients = [threading.Thread(target=server.leave_mid_stream, args=(body,)) for _ in range(20)]
+    for t in clients:
+        t.start()
+    for t in clients:
+        t.join()
+    m = idle_metrics(server)
+    usage = [v for k, v in m.items() if k.startswith("vllm:kv_cache_usage_perc")]
+    check(usage == [0], f"KV cache usage after the aborts: {usage}")
+    aborted = sum(v for k, v in m.items() if k.startswith("vllm:request_success_total") and 'reason="abort"' in k)
+    check(aborted == 20, f"{aborted} of 20 disconnected requests counted as aborted")
+finally:
+    os.kill(rank_pid(server, 0), signal.SIGTERM)
+    code = server.proc.wait(timeout=30)
+    check(code == 0, f"SIGTERM to rank 0: the job exits {code}, expected 0")
+
+# A worker that dies ends the job (mpirun kills the rest) and says which.
+server = start()
+status, _ = server.json("POST", "/v1/completions", {"prompt": "Once", "max_tokens": 4})
+check(status == 200, f"a completion before the worker dies: {status}")
+os.kill(rank_pid(server, 1), signal.SIGKILL)
+killed_at = time.monotonic()
+try:
+    code = server.proc.wait(timeout=30)
+    check(code != 0, "a job whose worker died exits non-zero")
+except Exception:
+    server.proc.kill()
+    check(False, "the job did not end within 30 s of its worker's death")
+server.log_reader.join(timeout=5)
+log = "".join(server.log)
+check("rank 1" in log and "signal 9" in log, f"mpirun names the dead rank: {log[-600:]!r}")
+print(f"the job ended {time.monotonic() - killed_at:.1f} s after its worker died")
+finish()
