@@ -62,8 +62,9 @@ def idle_metrics(server):
 server = start()
 try:
     for c in cases[:4]:
-        status, out = server.json("POST", "/v1/completions", {"prompt": c["prompt_token_ids"], "max_tokens": c["max_new_tokens"],
-                                                              "temperature": 0, "ignore_eos": True})
+        request = {"prompt": c["prompt_token_ids"], "max_tokens": c["max_new_tokens"], "temperature": 0,
+                   "ignore_eos": True}
+        status, out = server.json("POST", "/v1/completions", request)
         text = out["choices"][0]["text"] if status == 200 else None
         check(status == 200 and text == c["output_text"], f"{c['name']}: status {status}, text {text!r}")
     body = json.dumps({"prompt": "Once upon a time", "max_tokens": 200, "stream": True, "ignore_eos": True})
