@@ -71,7 +71,8 @@ void add_engine_flags(CLI::App& app, EngineFlags& f) {
                  "Ranks the layers are split across (-tp; run under mpirun -np N, one process per rank)")
       ->capture_default_str()
       ->check(CLI::Range(1, 1 << 16));
-  app.add_option("--pipeline-parallel-size", f.pipeline_parallel_size, "Not yet: only 1 (-pp)")
+  app.add_option("--pipeline-parallel-size", f.pipeline_parallel_size,
+                 "Stages the layers are split into, each of --tensor-parallel-size ranks (-pp; under mpirun)")
       ->capture_default_str()
       ->check(CLI::Range(1, 1 << 16));
   app.add_option("--data-parallel-size", f.data_parallel_size, "Not yet: only 1 (-dp)")
@@ -93,13 +94,13 @@ Status check_parallel_sizes(const EngineFlags& f, const EngineConfig& config) {
         (ranks == 1 ? " (start one process per rank: mpirun -np " + std::to_string(wanted) + ")" : " (mpirun -np)"));
   }
   auto not_yet = [](const std::string& what) { return unimplemented(what + " is not supported yet"); };
-  if (f.pipeline_parallel_size != 1) return not_yet("--pipeline-parallel-size above 1");
   if (f.data_parallel_size != 1) return not_yet("--data-parallel-size above 1");
-  if (f.tensor_parallel_size > 1) {
-    if (config.lora) return not_yet("--enable-lora with --tensor-parallel-size above 1");
+  if (ranks > 1) {
+    const std::string split = f.tensor_parallel_size > 1 ? "--tensor-parallel-size" : "--pipeline-parallel-size";
+    if (config.lora) return not_yet("--enable-lora with " + split + " above 1");
     if (config.speculative && (config.speculative->method == SpeculativeMethod::kEagle ||
                                config.speculative->method == SpeculativeMethod::kEagle3)) {
-      return not_yet("an EAGLE head (--speculative-config) with --tensor-parallel-size above 1");
+      return not_yet("an EAGLE head (--speculative-config) with " + split + " above 1");
     }
   }
   return Status::ok();
@@ -183,15 +184,20 @@ Result<LoadedEngine> load_engine(const std::string& model_dir, const EngineFlags
   VLLM_RETURN_IF_ERROR(kernels::force_cpu_isa(flags.cpu_isa));
   VLLM_RETURN_IF_ERROR(check_parallel_sizes(flags, config));
   LoadedEngine loaded;
-  Communicator* tensor_parallel = flags.tensor_parallel_size > 1 ? &world() : nullptr;
-  VLLM_ASSIGN_OR_RETURN(loaded.model, load_model(model_dir, LoadOptions{flags.quantization, tensor_parallel}));
-  if (tensor_parallel != nullptr && tensor_parallel->rank() != 0) {
+  LoadOptions load{.quantization = flags.quantization};
+  if (world().size() > 1) {
+    load.world = &world();
+    load.tensor_parallel = flags.tensor_parallel_size > 1 ? &consecutive_ranks(flags.tensor_parallel_size) : nullptr;
+    load.pipeline_parallel_size = flags.pipeline_parallel_size;
+  }
+  VLLM_ASSIGN_OR_RETURN(loaded.model, load_model(model_dir, load));
+  if (load.world != nullptr && load.world->rank() != 0) {
     ThreadPool pool(engine_threads(flags));
     VLLM_RETURN_IF_ERROR(run_worker(*loaded.model, pool));
     loaded.worker_finished = true;
     return loaded;
   }
-  loaded.workers = WorkerStop(tensor_parallel);
+  loaded.workers = WorkerStop(load.world);
   VLLM_ASSIGN_OR_RETURN(loaded.tokenizer, load_tokenizer(tokenizer_dir.empty() ? model_dir : tokenizer_dir));
   // Without chunked prefill a step must hold a whole prompt: no shorter budget helps.
   if (!flags.max_num_batched_tokens && workload == Workload::kServing && flags.enable_chunked_prefill) {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 
 namespace vllm {
 
@@ -36,6 +37,9 @@ class Communicator {
   // steps while the server is idle): it sleeps between polls instead of
   // spinning a core.
   virtual void broadcast_idle(void* data, int64_t bytes, int root) = 0;
+  // Point to point, between two ranks of the group (a pipeline's stages).
+  virtual void send(const float* data, int64_t n, int to) = 0;
+  virtual void receive(float* data, int64_t n, int from) = 0;
 
   virtual CommunicationStats stats() const = 0;
 };

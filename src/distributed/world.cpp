@@ -25,6 +25,8 @@ class SingleRank final : public Communicator {
   void all_gather(const float* data, int64_t n, float* out) override { std::copy_n(data, n, out); }
   void broadcast(void*, int64_t, int) override {}
   void broadcast_idle(void*, int64_t, int) override {}
+  void send(const float*, int64_t, int) override { VLLM_CHECK(false, "a group of one rank sends to none"); }
+  void receive(float*, int64_t, int) override { VLLM_CHECK(false, "a group of one rank receives from none"); }
   CommunicationStats stats() const override { return {}; }
 };
 
@@ -33,11 +35,12 @@ int mpi_count(int64_t n) {
   return static_cast<int>(n);
 }
 
-class MpiWorld final : public Communicator {
+// A group of ranks: the world, or a part of it split off.
+class MpiGroup final : public Communicator {
  public:
-  MpiWorld() {
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
-    MPI_Comm_size(MPI_COMM_WORLD, &size_);
+  explicit MpiGroup(MPI_Comm comm) : comm_(comm) {
+    MPI_Comm_rank(comm_, &rank_);
+    MPI_Comm_size(comm_, &size_);
   }
   int rank() const override { return rank_; }
   int size() const override { return size_; }
@@ -47,7 +50,7 @@ class MpiWorld final : public Communicator {
     // Gathered, then added in rank order here: MPI_Allreduce leaves the
     // order of the additions to the library, and so the bits to the rank.
     gathered_.resize(static_cast<size_t>(n) * static_cast<size_t>(size_));
-    MPI_Allgather(data, mpi_count(n), MPI_FLOAT, gathered_.data(), mpi_count(n), MPI_FLOAT, MPI_COMM_WORLD);
+    MPI_Allgather(data, mpi_count(n), MPI_FLOAT, gathered_.data(), mpi_count(n), MPI_FLOAT, comm_);
     std::copy_n(gathered_.data(), n, data);
     for (int r = 1; r < size_; ++r) {
       const float* part = gathered_.data() + static_cast<size_t>(r) * static_cast<size_t>(n);
@@ -57,18 +60,18 @@ class MpiWorld final : public Communicator {
 
   void all_gather(const float* data, int64_t n, float* out) override {
     const Timed timed(stats_, n * static_cast<int64_t>(sizeof(float)));
-    MPI_Allgather(data, mpi_count(n), MPI_FLOAT, out, mpi_count(n), MPI_FLOAT, MPI_COMM_WORLD);
+    MPI_Allgather(data, mpi_count(n), MPI_FLOAT, out, mpi_count(n), MPI_FLOAT, comm_);
   }
 
   void broadcast(void* data, int64_t bytes, int root) override {
     const Timed timed(stats_, bytes);
-    MPI_Bcast(data, mpi_count(bytes), MPI_BYTE, root, MPI_COMM_WORLD);
+    MPI_Bcast(data, mpi_count(bytes), MPI_BYTE, root, comm_);
   }
 
   void broadcast_idle(void* data, int64_t bytes, int root) override {
     const Timed timed(stats_, bytes);
     MPI_Request request;
-    MPI_Ibcast(data, mpi_count(bytes), MPI_BYTE, root, MPI_COMM_WORLD, &request);
+    MPI_Ibcast(data, mpi_count(bytes), MPI_BYTE, root, comm_, &request);
     // Poll at once for a while (a step follows the last closely), then
     // sleep between polls, longer the longer the wait, up to a millisecond.
     int done = 0;
@@ -81,9 +84,21 @@ class MpiWorld final : public Communicator {
     }
   }
 
+  void send(const float* data, int64_t n, int to) override {
+    const Timed timed(stats_, n * static_cast<int64_t>(sizeof(float)));
+    MPI_Send(data, mpi_count(n), MPI_FLOAT, to, kPointToPointTag, comm_);
+  }
+
+  void receive(float* data, int64_t n, int from) override {
+    const Timed timed(stats_, 0);
+    MPI_Recv(data, mpi_count(n), MPI_FLOAT, from, kPointToPointTag, comm_, MPI_STATUS_IGNORE);
+  }
+
   CommunicationStats stats() const override { return stats_; }
 
  private:
+  static constexpr int kPointToPointTag = 1;
+
   // Counts one collective into the stats, with the time until it goes out of scope.
   class Timed {
    public:
@@ -100,6 +115,7 @@ class MpiWorld final : public Communicator {
     double start_;
   };
 
+  MPI_Comm comm_;
   int rank_ = 0, size_ = 1;
   std::vector<float> gathered_;
   CommunicationStats stats_;
@@ -136,7 +152,7 @@ Status init_world() {
         "this MPI library does not let a thread other than main's make its calls "
         "(MPI_THREAD_SERIALIZED)");
   }
-  world = std::make_unique<MpiWorld>();
+  world = std::make_unique<MpiGroup>(MPI_COMM_WORLD);
   return Status::ok();
 }
 
@@ -144,6 +160,22 @@ Communicator& world() {
   std::unique_ptr<Communicator>& world = world_slot();
   if (world == nullptr) world = std::make_unique<SingleRank>();  // a test, or a tool that never calls init_world
   return *world;
+}
+
+Communicator& consecutive_ranks(int size) {
+  Communicator& all = world();
+  VLLM_CHECK(size >= 1 && all.size() % size == 0, "groups of consecutive ranks that divide the world");
+  if (size == all.size()) return all;
+  static std::unique_ptr<Communicator> group;
+  static int group_size = 0;
+  if (group == nullptr) {
+    MPI_Comm comm;
+    MPI_Comm_split(MPI_COMM_WORLD, all.rank() / size, all.rank(), &comm);
+    group = std::make_unique<MpiGroup>(comm);
+    group_size = size;
+  }
+  VLLM_CHECK(group_size == size, "one size of consecutive groups per process");
+  return *group;
 }
 
 int finish_world(int exit_code) {

@@ -15,6 +15,13 @@ Status init_world();
 // Every rank of the job (a group of one without mpirun).
 Communicator& world();
 
+// The group of `size` consecutive ranks this rank belongs to (ranks
+// r - r % size up to r - r % size + size - 1: vLLM's tensor-parallel
+// groups, the innermost), made once and kept for the process's life; the
+// world itself when size is the world's size.  Every rank must ask for it
+// at the same point (making it is a collective).
+Communicator& consecutive_ranks(int size);
+
 // The process's exit status after the job's ranks part: MPI is finished
 // when `exit_code` is 0; otherwise every rank of the job is ended (MPI_Abort),
 // so that none is left waiting for a rank that gave up.

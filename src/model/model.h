@@ -127,9 +127,13 @@ struct LoadOptions {
   // unquantized checkpoint's linear layers (not the LM head) quantized as
   // they load (model/quant/dynamic_quantization.h).
   std::string quantization;
-  // Tensor parallelism: the group whose ranks each load and run their share
-  // of the layers (null: the whole model here).
+  // A distributed job's (null: the whole model in this process): every rank
+  // of it; the group of ranks each stage's layers are split across (tensor
+  // parallelism; null: none); and how many stages the layers are split into
+  // (pipeline parallelism), each of tensor_parallel's size.
+  Communicator* world = nullptr;
   Communicator* tensor_parallel = nullptr;
+  int pipeline_parallel_size = 1;
 };
 
 // Reads a model directory (config.json, generation_config.json, the

@@ -88,26 +88,30 @@ Status check_tensor_parallel_size(const ModelConfig& c, const Communicator* grou
 
 namespace {
 
-// Builds the architecture `config` names from `weights`, split across
-// `tensor_parallel`'s ranks when there is such a group.
+// Builds the architecture `config` names from `weights`: this rank's share
+// of it in a distributed job.
 Result<std::unique_ptr<Model>> build_model(const ModelConfig& config, const WeightSource& weights,
-                                           Communicator* tensor_parallel) {
+                                           const LoadOptions& options) {
   Result<ArchitectureBuilder> build = architecture_builder(config.architecture);
   if (!build.is_ok()) return build.status().with_context(config.source);
   VLLM_RETURN_IF_ERROR(check_layers_present(config, weights, "model.layers."));
   ThreadPool packers(ThreadPool::default_num_threads());
   SourceWeightReader reader(weights, packers);
-  reader.set_tensor_parallel({tensor_parallel});
+  reader.set_tensor_parallel({options.tensor_parallel});
+  const int ranks_per_stage = options.tensor_parallel != nullptr ? options.tensor_parallel->size() : 1;
+  VLLM_ASSIGN_OR_RETURN(const PipelineStage stage, PipelineStage::of(options.world, options.pipeline_parallel_size,
+                                                                     ranks_per_stage, config.num_hidden_layers));
+  reader.set_pipeline_stage(stage);
   return (*build)(config, reader);
 }
 
-Result<std::unique_ptr<Model>> load_gguf_model(const std::string& path, Communicator* tensor_parallel) {
+Result<std::unique_ptr<Model>> load_gguf_model(const std::string& path, const LoadOptions& options) {
   VLLM_ASSIGN_OR_RETURN(GgufFile file, GgufFile::open(path));
   VLLM_ASSIGN_OR_RETURN(Json json, gguf_model_config(file));
   VLLM_ASSIGN_OR_RETURN(ModelConfig config, parse_model_config(json, path + " (GGUF metadata)"));
-  VLLM_RETURN_IF_ERROR(check_tensor_parallel_size(config, tensor_parallel));
+  VLLM_RETURN_IF_ERROR(check_tensor_parallel_size(config, options.tensor_parallel));
   VLLM_ASSIGN_OR_RETURN(GgufCheckpoint checkpoint, GgufCheckpoint::open(file));
-  return build_model(config, checkpoint, tensor_parallel);
+  return build_model(config, checkpoint, options);
 }
 
 }  // namespace
@@ -119,15 +123,15 @@ Result<std::unique_ptr<Model>> load_model(const std::string& model_path, const L
     if (!q.empty() && q != "none" && q != "gguf") {
       return invalid_argument("--quantization " + q + ": " + gguf + " is a GGUF file, quantized as it is stored");
     }
-    return load_gguf_model(gguf, options.tensor_parallel);
+    return load_gguf_model(gguf, options);
   }
   VLLM_ASSIGN_OR_RETURN(ModelConfig config, load_model_config(model_path));
   VLLM_RETURN_IF_ERROR(check_tensor_parallel_size(config, options.tensor_parallel));
   VLLM_ASSIGN_OR_RETURN(const std::unique_ptr<QuantMethod> quantization,
                         quant_method_for(config, model_path, options.quantization));
   VLLM_ASSIGN_OR_RETURN(Checkpoint checkpoint, Checkpoint::open(model_path));
-  if (quantization) return build_model(config, *quantization->wrap(checkpoint), options.tensor_parallel);
-  return build_model(config, checkpoint, options.tensor_parallel);
+  if (quantization) return build_model(config, *quantization->wrap(checkpoint), options);
+  return build_model(config, checkpoint, options);
 }
 
 }  // namespace vllm

@@ -23,6 +23,17 @@ Result<std::shared_ptr<const kernels::PackedMatrix>> load_embedding(WeightReader
   return std::make_shared<const kernels::PackedMatrix>(std::move(table));
 }
 
+Status load_decoder_embedding(WeightReader& weights, const ModelConfig& c, DecoderParts& parts) {
+  const PipelineStage& stage = weights.pipeline_stage();
+  parts.stage = stage;
+  parts.vocab = VocabShard::of(weights.tensor_parallel(), c.vocab_size);
+  if (stage.first() || (stage.last() && c.tie_word_embeddings)) {
+    VLLM_ASSIGN_OR_RETURN(parts.embed_tokens, load_embedding(weights, c));
+    parts.embed_tokens_module = kEmbeddingModule;
+  }
+  return Status::ok();
+}
+
 Result<Linear> load_lm_head(WeightReader& weights, const ModelConfig& c,
                             const std::shared_ptr<const kernels::PackedMatrix>& embedding) {
   if (c.tie_word_embeddings) return Linear::shared(embedding, "lm_head");

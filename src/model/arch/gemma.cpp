@@ -74,9 +74,7 @@ Result<std::unique_ptr<Model>> build_gemma(const ModelConfig& parsed, WeightRead
   const auto one_plus = Norm::Form::kRmsOnePlus;
 
   DecoderParts parts;
-  VLLM_ASSIGN_OR_RETURN(parts.embed_tokens, load_embedding(w, c));
-  parts.vocab = VocabShard::of(w.tensor_parallel(), c.vocab_size);
-  parts.embed_tokens_module = kEmbeddingModule;
+  VLLM_RETURN_IF_ERROR(load_decoder_embedding(w, c, parts));
   parts.embedding_scale = embedding_scale(c);
   // Rope 0 for the global layers (and all of Gemma 2's); Gemma 3's sliding
   // layers get rope 1, of rope_local_base_freq and never scaled.
@@ -85,7 +83,7 @@ Result<std::unique_ptr<Model>> build_gemma(const ModelConfig& parsed, WeightRead
     VLLM_ASSIGN_OR_RETURN(const double local_theta, r.number("rope_local_base_freq", 10000.0));
     parts.ropes.emplace_back(c.rotary_dim, local_theta, RopeScaling{});
   }
-  for (int64_t i = 0; i < c.num_hidden_layers; ++i) {
+  for (int64_t i = parts.stage.first_layer; i < parts.stage.end(c.num_hidden_layers); ++i) {
     const std::string p = layer_prefix(i);
     DecoderLayer& layer = parts.layers.emplace_back();
     AttentionConfig attention = standard_attention(c);
@@ -111,8 +109,10 @@ Result<std::unique_ptr<Model>> build_gemma(const ModelConfig& parsed, WeightRead
     VLLM_ASSIGN_OR_RETURN(layer.post_ffn_norm,
                           Norm::load(w, p + "post_feedforward_layernorm", c.hidden_size, c.rms_norm_eps, one_plus));
   }
-  VLLM_ASSIGN_OR_RETURN(parts.final_norm, Norm::load(w, "model.norm", c.hidden_size, c.rms_norm_eps, one_plus));
-  VLLM_ASSIGN_OR_RETURN(parts.lm_head, load_lm_head(w, c, parts.embed_tokens));
+  if (parts.stage.last()) {
+    VLLM_ASSIGN_OR_RETURN(parts.final_norm, Norm::load(w, "model.norm", c.hidden_size, c.rms_norm_eps, one_plus));
+    VLLM_ASSIGN_OR_RETURN(parts.lm_head, load_lm_head(w, c, parts.embed_tokens));
+  }
   parts.logit_softcap = static_cast<float>(final_softcap);
   return std::unique_ptr<Model>(new DecoderModel(c, std::move(parts)));
 }

@@ -16,9 +16,7 @@ Result<std::unique_ptr<Model>> build_llama_family(const ModelConfig& c, WeightRe
     return unimplemented(c.source + ": unsupported hidden_act '" + c.hidden_act + "'; supported: silu");
   }
   DecoderParts parts;
-  VLLM_ASSIGN_OR_RETURN(parts.embed_tokens, load_embedding(w, c));
-  parts.vocab = VocabShard::of(w.tensor_parallel(), c.vocab_size);
-  parts.embed_tokens_module = kEmbeddingModule;
+  VLLM_RETURN_IF_ERROR(load_decoder_embedding(w, c, parts));
   parts.embedding_scale = options.embedding_scale;
   parts.residual_scale = options.residual_scale;
   parts.logit_scale = options.logit_scale;
@@ -30,7 +28,7 @@ Result<std::unique_ptr<Model>> build_llama_family(const ModelConfig& c, WeightRe
   attention.qk_norm = options.qk_norm;
   const double eps = options.norm_eps != 0.0 ? options.norm_eps : c.rms_norm_eps;
   auto load_norm = [&](const std::string& module) { return Norm::load(w, module, c.hidden_size, eps, options.norm); };
-  for (int64_t i = 0; i < c.num_hidden_layers; ++i) {
+  for (int64_t i = parts.stage.first_layer; i < parts.stage.end(c.num_hidden_layers); ++i) {
     const std::string p = layer_prefix(i);
     DecoderLayer& layer = parts.layers.emplace_back();
     VLLM_ASSIGN_OR_RETURN(layer.input_norm, load_norm(p + "input_layernorm"));
@@ -47,8 +45,10 @@ Result<std::unique_ptr<Model>> build_llama_family(const ModelConfig& c, WeightRe
       VLLM_ASSIGN_OR_RETURN(layer.ffn, GatedMlp::load(w, {p + "mlp.", fused}, c.hidden_size, c.intermediate_size));
     }
   }
-  VLLM_ASSIGN_OR_RETURN(parts.final_norm, load_norm("model.norm"));
-  VLLM_ASSIGN_OR_RETURN(parts.lm_head, load_lm_head(w, c, parts.embed_tokens));
+  if (parts.stage.last()) {
+    VLLM_ASSIGN_OR_RETURN(parts.final_norm, load_norm("model.norm"));
+    VLLM_ASSIGN_OR_RETURN(parts.lm_head, load_lm_head(w, c, parts.embed_tokens));
+  }
   return std::unique_ptr<Model>(new DecoderModel(c, std::move(parts)));
 }
 

@@ -56,18 +56,29 @@ std::span<const float> DecoderModel::forward(const ForwardBatch& batch, const KV
   ensure_size(last_, batch.num_logits * h);
   rope_.compute(p_.ropes, batch);
 
-  if (p_.vocab.group != nullptr) {
-    embed_vocab_shard(batch);
+  if (p_.stage.first()) {
+    if (p_.vocab.group != nullptr) {
+      embed_vocab_shard(batch);
+    } else {
+      kernels::embedding(*p_.embed_tokens, batch.token_ids, t, hidden_.data());
+    }
+    if (batch.lora_slots != nullptr) add_embedding_lora(batch);
+    if (p_.embedding_scale != 1.0f) scale(hidden_.data(), t * h, p_.embedding_scale);
+    if (p_.input_fc) fuse_input_hidden(batch, pool);
+    p_.layers[0].input_norm.forward(hidden_.data(), t, normed_.data(), pool);
   } else {
-    kernels::embedding(*p_.embed_tokens, batch.token_ids, t, hidden_.data());
+    // The stage before passes its residual stream and its last sub-layer's
+    // output, not yet added: the add and the norm are this stage's first, as
+    // they would be in one process.
+    p_.stage.world->receive(hidden_.data(), t * h, p_.stage.previous_rank());
+    p_.stage.world->receive(out_.data(), t * h, p_.stage.previous_rank());
+    p_.layers[0].input_norm.add_and_forward(hidden_.data(), out_.data(), t, normed_.data(), pool);
   }
-  if (batch.lora_slots != nullptr) add_embedding_lora(batch);
-  if (p_.embedding_scale != 1.0f) scale(hidden_.data(), t * h, p_.embedding_scale);
-  if (p_.input_fc) fuse_input_hidden(batch, pool);
   // Each residual add is fused with the norm that follows it.
-  p_.layers[0].input_norm.forward(hidden_.data(), t, normed_.data(), pool);
   for (size_t i = 0; i < p_.layers.size(); ++i) {
-    if (batch.tap != nullptr && !batch.tap->layers.empty()) keep_layer_input(batch, static_cast<int32_t>(i));
+    if (batch.tap != nullptr && !batch.tap->layers.empty()) {
+      keep_layer_input(batch, static_cast<int32_t>(p_.stage.first_layer + static_cast<int64_t>(i)));
+    }
     const DecoderLayer& layer = p_.layers[i];
     const LayerContext ctx{batch, kv_cache.layers[i], rope_, scratch_, pool};
     layer.mixer->forward(normed_.data(), ctx, out_.data());
@@ -77,6 +88,11 @@ std::span<const float> DecoderModel::forward(const ForwardBatch& batch, const KV
     finish_sublayer(layer.post_ffn_norm, out_.data(), t, pool);
     if (i + 1 == p_.layers.size()) break;
     p_.layers[i + 1].input_norm.add_and_forward(hidden_.data(), out_.data(), t, normed_.data(), pool);
+  }
+  if (!p_.stage.last()) {
+    p_.stage.world->send(hidden_.data(), t * h, p_.stage.next_rank());
+    p_.stage.world->send(out_.data(), t * h, p_.stage.next_rank());
+    return {last_.data(), static_cast<size_t>(batch.num_logits * h)};  // the last stage's to compute
   }
   if (float* all = batch.tap != nullptr && batch.tap->layers.empty() ? batch.hidden_states_out : nullptr) {
     // Every row takes the last residual add and the final norm; the wanted ones are copied.
@@ -138,6 +154,22 @@ int64_t DecoderModel::prompt_cache_key(int32_t num_prompt_tokens) const {
 
 void DecoderModel::compute_logits(const float* hidden, int64_t num_rows, float* logits, ThreadPool& pool,
                                   const int32_t* lora_slots) const {
+  const PipelineStage& stage = p_.stage;
+  if (!stage.last()) {
+    // The last stage computes them; rank 0, where the engine samples, is sent them.
+    if (stage.world->rank() == 0) {
+      stage.world->receive(logits, num_rows * config_.vocab_size, stage.logits_rank());
+    }
+    return;
+  }
+  compute_stage_logits(hidden, num_rows, logits, pool, lora_slots);
+  if (stage.world != nullptr && stage.world->rank() == stage.logits_rank()) {
+    stage.world->send(logits, num_rows * config_.vocab_size, 0);
+  }
+}
+
+void DecoderModel::compute_stage_logits(const float* hidden, int64_t num_rows, float* logits, ThreadPool& pool,
+                                        const int32_t* lora_slots) const {
   if (p_.vocab.group != nullptr) {
     // Each rank's [num_rows, rows_per_rank] (the last rank's padded), gathered
     // in rank order, then laid out as [num_rows, vocab].
@@ -173,7 +205,7 @@ ModelCost DecoderModel::cost() const {
     l.mixer->add_cost(cost);
     l.ffn->add_cost(cost);
   }
-  p_.lm_head.add_cost(cost, /*lm_head=*/true);
+  if (p_.stage.last()) p_.lm_head.add_cost(cost, /*lm_head=*/true);
   return cost;
 }
 
@@ -216,7 +248,7 @@ void DecoderModel::add_embedding_lora(const ForwardBatch& batch) {
 
 LoraTargets DecoderModel::lora_targets() const {
   LoraTargets targets;
-  if (!p_.embed_tokens_module.empty()) {
+  if (!p_.embed_tokens_module.empty() && p_.embed_tokens != nullptr) {
     targets[p_.embed_tokens_module] = {p_.embed_tokens->rows, p_.embed_tokens->cols, /*embedding=*/true};
   }
   for (const DecoderLayer& l : p_.layers) {

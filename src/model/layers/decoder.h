@@ -14,6 +14,7 @@
 #include "model/layers/layer.h"
 #include "model/layers/linear.h"
 #include "model/layers/norm.h"
+#include "model/layers/pipeline_stage.h"
 #include "model/layers/rotary.h"
 #include "model/layers/tensor_parallel.h"
 
@@ -43,6 +44,10 @@ struct DecoderParts {
   // Under tensor parallelism: the rows of embed_tokens and lm_head this rank
   // holds, and the group the layers are split across.
   VocabShard vocab;
+  // Under pipeline parallelism, this rank's stage: `layers` are its range
+  // (embed_tokens only on the first stage, or the last when lm_head is tied
+  // to it; final_norm and lm_head only on the last).
+  PipelineStage stage;
   float logit_softcap = 0;   // Gemma 2: logits = cap * tanh(logits / cap); 0: none
   float logit_scale = 1.0f;  // Granite: 1 / logits_scaling
 };
@@ -62,7 +67,7 @@ class DecoderModel : public Model {
   int64_t prompt_cache_key(int32_t num_prompt_tokens) const override;
   // An EAGLE head (input_fc) reads its target's final hidden state.
   std::optional<HiddenStateTap> target_hidden_states() const override;
-  Communicator* parallel_group() const override { return p_.vocab.group; }
+  Communicator* parallel_group() const override { return p_.stage.world != nullptr ? p_.stage.world : p_.vocab.group; }
 
   // What an EAGLE head shares with its target: the embedding and its scale,
   // the LM head and what is done to the logits.
@@ -71,6 +76,9 @@ class DecoderModel : public Model {
  private:
   // The residual stream entering `layer` (hidden_), where batch.tap names it.
   void keep_layer_input(const ForwardBatch& batch, int32_t layer) const;
+  // compute_logits on the last pipeline stage (all of the model without stages).
+  void compute_stage_logits(const float* hidden, int64_t num_rows, float* logits, ThreadPool& pool,
+                            const int32_t* lora_slots) const;
   // hidden_ = the embedding rows of the batch's tokens, looked up by the
   // ranks that hold them (VocabShard) and summed over the group.
   void embed_vocab_shard(const ForwardBatch& batch);

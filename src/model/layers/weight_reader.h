@@ -12,6 +12,7 @@
 #include "base/status.h"
 #include "base/thread_pool.h"
 #include "kernels/packed_matrix.h"
+#include "model/layers/pipeline_stage.h"
 #include "model/layers/tensor_parallel.h"
 #include "model/loader/weight_source.h"
 
@@ -75,9 +76,14 @@ class WeightReader {
   // The group the layers read for are split across (none: whole layers).
   const TensorParallel& tensor_parallel() const { return tensor_parallel_; }
   void set_tensor_parallel(const TensorParallel& tp) { tensor_parallel_ = tp; }
+  // The pipeline stage the layers are read for: its layers only, the
+  // embedding on the first stage, the final norm and LM head on the last.
+  const PipelineStage& pipeline_stage() const { return pipeline_stage_; }
+  void set_pipeline_stage(const PipelineStage& stage) { pipeline_stage_ = stage; }
 
  private:
   TensorParallel tensor_parallel_;
+  PipelineStage pipeline_stage_;
 };
 
 // Reads from a source, packing matrices over `pool`.

@@ -1,11 +1,13 @@
-"""Tensor parallelism under mpirun (two ranks on this host): every tiny
-architecture of the dense family, split across two ranks, gives the
-single-process run's greedy tokens, and its prompt and sampled logprobs
-within 1e-4 (the row-parallel sums change the order of a few additions);
-each request alone gives the bits it gives in a batch; stories260k's golden
+"""Tensor and pipeline parallelism under mpirun (ranks on this host).  Every
+tiny architecture of the dense family split across two ranks by tensor
+parallelism gives the single-process run's greedy tokens, and its prompt and
+sampled logprobs within 1e-4 (the row-parallel sums change the order of a
+few additions); split into two pipeline stages (and a mixture of experts
+too) it gives the same bits; both at once (4 ranks) within 1e-4.  Each
+request alone gives the bits it gives in a batch; stories260k's golden
 continuations come out exactly under a KV pool small enough to preempt; and
 a job that cannot run says why in one line and ends every rank.
-Usage: check_tensor_parallel.py VLLM_CPP GOLDEN_JSON SCRATCH_DIR"""
+Usage: check_model_parallel.py VLLM_CPP GOLDEN_JSON SCRATCH_DIR"""
 import json
 import os
 import random
@@ -35,18 +37,19 @@ def run(args, ranks=None):
         sys.exit(f"FAIL: {' '.join(cmd)} did not end within {TIMEOUT} s")
 
 
-def generate(model, requests, name, ranks=None, extra=()):
+def generate(model, requests, name, tp=1, pp=1, extra=()):
     path = f"{scratch}/{name}.jsonl"
     with open(path, "w") as f:
         for r in requests:
             f.write(json.dumps(r) + "\n")
     args = ["generate", "--model", model, "--input", path, "--output", f"{scratch}/{name}.out.jsonl",
             "--temperature", "0", *extra]
-    if ranks is not None:
-        args += ["--tensor-parallel-size", str(ranks), "--threads", "1"]
+    ranks = tp * pp
+    if ranks > 1:
+        args += ["-tp", str(tp), "-pp", str(pp), "--threads", "1"]
     else:
         args += ["--threads", "2"]
-    p = run(args, ranks)
+    p = run(args, ranks if ranks > 1 else None)
     if p.returncode != 0:
         failures.append(f"{name}: exited {p.returncode}: {p.stderr.strip()[-600:]}")
         return None
@@ -92,22 +95,28 @@ requests = [{"prompt_token_ids": [rng.randrange(3, 512) for _ in range(n)], "max
 
 # Every dense architecture: attention biases (llama, granite), one KV head
 # for two ranks (qwen2, gemma3: replicated), fused q/k/v and gate/up (phi3),
-# an untied LM head (mistral, qwen3, phi3, stablelm), soft-capping (gemma2).
-for arch in ["llama", "mistral", "qwen2", "qwen3", "gemma2", "gemma3", "phi3", "granite", "stablelm"]:
+# an untied LM head (mistral, qwen3, phi3, stablelm), soft-capping (gemma2);
+# and a mixture of experts in pipeline stages (mixtral).
+for arch in ["llama", "mistral", "qwen2", "qwen3", "gemma2", "gemma3", "phi3", "granite", "stablelm", "mixtral"]:
     model = f"{scratch}/{arch}"
     p = run(["make-test-model", "--preset", "tiny", "--arch", arch, "--seed", "3", "--out", model])
     if p.returncode != 0:
         failures.append(f"make-test-model {arch}: {p.stderr.strip()}")
         continue
     single = generate(model, requests, f"{arch}_single")
-    split = generate(model, requests, f"{arch}_tp2", ranks=2)
+    # Stages pass the residual stream on exactly as one process does: the same bits.
+    compare(f"{arch} -pp 2", single, generate(model, requests, f"{arch}_pp2", pp=2), 0)
+    if arch == "mixtral":
+        continue  # mixtures of experts are not split by tensor parallelism yet
+    split = generate(model, requests, f"{arch}_tp2", tp=2)
     compare(f"{arch} -tp 2", single, split, 1e-4)
     if arch == "llama":
         # Four ranks for two KV heads: ranks 0 and 1 hold the first, 2 and 3 the second.
-        compare(f"{arch} -tp 4", single, generate(model, requests, f"{arch}_tp4", ranks=4), 1e-4)
+        compare(f"{arch} -tp 4", single, generate(model, requests, f"{arch}_tp4", tp=4), 1e-4)
+        compare(f"{arch} -tp 2 -pp 2", single, generate(model, requests, f"{arch}_tp2_pp2", tp=2, pp=2), 1e-4)
         # Batch invariance within the configuration: each request alone, bit for bit.
         for i, r in enumerate(requests):
-            alone = generate(model, [r], f"{arch}_tp2_alone{i}", ranks=2)
+            alone = generate(model, [r], f"{arch}_tp2_alone{i}", tp=2)
             if split is not None:
                 compare(f"{arch} -tp 2 request {i} alone", split[i:i + 1], alone, 0)
 
@@ -116,14 +125,14 @@ golden = json.load(open(golden_path))
 stories = os.path.dirname(os.path.dirname(os.path.abspath(golden_path)))
 stories = os.path.join(os.path.dirname(stories), "..", "models", "stories260k")
 cases = golden["cases"]
-outs = generate(os.path.normpath(stories),
-                [{"prompt_token_ids": c["prompt_token_ids"], "max_tokens": c["max_new_tokens"], "ignore_eos": True}
-                 for c in cases], "stories260k_tp2", ranks=2,
-                extra=("--max-num-batched-tokens", "16", "--kv-cache-memory-bytes", "1MiB"))
-if outs is not None:
-    for c, o in zip(cases, outs):
+for tp, pp in [(2, 1), (1, 2)]:
+    outs = generate(os.path.normpath(stories),
+                    [{"prompt_token_ids": c["prompt_token_ids"], "max_tokens": c["max_new_tokens"], "ignore_eos": True}
+                     for c in cases], f"stories260k_tp{tp}_pp{pp}", tp=tp, pp=pp,
+                    extra=("--max-num-batched-tokens", "16", "--kv-cache-memory-bytes", "1MiB"))
+    for c, o in zip(cases, outs or []):
         if o["outputs"][0]["token_ids"] != c["output_token_ids"]:
-            failures.append(f"stories260k -tp 2 {c['name']}: tokens differ from the golden ones")
+            failures.append(f"stories260k -tp {tp} -pp {pp} {c['name']}: tokens differ from the golden ones")
 
 # Jobs that cannot run: one clear line, every rank ended, no hang.
 llama = f"{scratch}/llama"
@@ -132,7 +141,7 @@ run(["make-test-model", "--preset", "tiny", "--arch", "mixtral", "--out", mixtra
 refusals = [
     (None, ["-tp", "2"], llama, "= 2 ranks, but the job has 1 (start one process per rank: mpirun -np 2)"),
     (2, [], llama, "= 1 ranks, but the job has 2"),
-    (2, ["-pp", "2"], llama, "--pipeline-parallel-size above 1 is not supported yet"),
+    (3, ["-pp", "3"], llama, "pipeline stage 2 of 3 would hold none of the model's 2 layers"),
     (2, ["-dp", "2"], llama, "--data-parallel-size above 1 is not supported yet"),
     (3, ["-tp", "3"], llama, "tensor parallel size 3 does not divide the 4 attention heads"),
     (2, ["-tp", "2", "--enable-lora"], llama, "--enable-lora with --tensor-parallel-size above 1"),
@@ -147,5 +156,5 @@ for f in failures:
     print("FAIL:", f)
 if failures:
     sys.exit(1)
-print(f"OK: tensor parallelism over 2 ranks matches the single process on 9 architectures (largest logprob "
-      f"difference {largest[0]:.2e} relative) and the goldens")
+print(f"OK: tensor (2 ranks) and pipeline (2 stages) parallelism match the single process on 10 architectures "
+      f"(largest logprob difference {largest[0]:.2e} relative) and the goldens")
