@@ -78,6 +78,9 @@ void add_engine_flags(CLI::App& app, EngineFlags& f) {
   app.add_option("--data-parallel-size", f.data_parallel_size, "Not yet: only 1 (-dp)")
       ->capture_default_str()
       ->check(CLI::Range(1, 1 << 16));
+  app.add_flag("--enable-expert-parallel", f.enable_expert_parallel,
+               "Mixture-of-experts layers: each expert whole on one of the tensor-parallel ranks, instead of every "
+               "expert split across them (-ep)");
 }
 
 namespace {
@@ -95,6 +98,11 @@ Status check_parallel_sizes(const EngineFlags& f, const EngineConfig& config) {
   }
   auto not_yet = [](const std::string& what) { return unimplemented(what + " is not supported yet"); };
   if (f.data_parallel_size != 1) return not_yet("--data-parallel-size above 1");
+  if (f.enable_expert_parallel && f.tensor_parallel_size == 1) {
+    return invalid_argument(
+        "--enable-expert-parallel places experts on the tensor-parallel ranks: it needs "
+        "--tensor-parallel-size above 1");
+  }
   if (ranks > 1) {
     const std::string split = f.tensor_parallel_size > 1 ? "--tensor-parallel-size" : "--pipeline-parallel-size";
     if (config.lora) return not_yet("--enable-lora with " + split + " above 1");
@@ -189,6 +197,7 @@ Result<LoadedEngine> load_engine(const std::string& model_dir, const EngineFlags
     load.world = &world();
     load.tensor_parallel = flags.tensor_parallel_size > 1 ? &consecutive_ranks(flags.tensor_parallel_size) : nullptr;
     load.pipeline_parallel_size = flags.pipeline_parallel_size;
+    load.expert_parallel = flags.enable_expert_parallel;
   }
   VLLM_ASSIGN_OR_RETURN(loaded.model, load_model(model_dir, load));
   if (load.world != nullptr && load.world->rank() != 0) {

@@ -39,6 +39,7 @@ struct EngineFlags {
   int tensor_parallel_size = 1;
   int pipeline_parallel_size = 1;
   int data_parallel_size = 1;
+  bool enable_expert_parallel = false;  // mixtures' experts placed whole on the tensor-parallel ranks
 };
 
 void add_engine_flags(CLI::App& app, EngineFlags& flags);

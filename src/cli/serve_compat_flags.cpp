@@ -28,6 +28,7 @@ void expand_vllm_short_flags(std::vector<std::string>& args) {
     if (a == "-tp") a = "--tensor-parallel-size";
     if (a == "-pp") a = "--pipeline-parallel-size";
     if (a == "-dp") a = "--data-parallel-size";
+    if (a == "-ep") a = "--enable-expert-parallel";
   }
 }
 

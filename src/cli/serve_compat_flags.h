@@ -31,7 +31,7 @@ struct CompatFlags {
 
 void add_compat_flags(CLI::App& app, CompatFlags& flags);
 
-// vLLM's two-letter short flags (-tp, -pp, -dp), which CLI11 cannot declare,
+// vLLM's two-letter short flags (-tp, -pp, -dp, -ep), which CLI11 cannot declare,
 // spelled out in `args` (argv without the program name).
 void expand_vllm_short_flags(std::vector<std::string>& args);
 

@@ -134,6 +134,9 @@ struct LoadOptions {
   Communicator* world = nullptr;
   Communicator* tensor_parallel = nullptr;
   int pipeline_parallel_size = 1;
+  // Mixtures of experts: experts placed whole on tensor_parallel's ranks
+  // instead of each split across them (TensorParallel::expert_parallel).
+  bool expert_parallel = false;
 };
 
 // Reads a model directory (config.json, generation_config.json, the

@@ -96,8 +96,10 @@ requests = [{"prompt_token_ids": [rng.randrange(3, 512) for _ in range(n)], "max
 # Every dense architecture: attention biases (llama, granite), one KV head
 # for two ranks (qwen2, gemma3: replicated), fused q/k/v and gate/up (phi3),
 # an untied LM head (mistral, qwen3, phi3, stablelm), soft-capping (gemma2);
-# and a mixture of experts in pipeline stages (mixtral).
-for arch in ["llama", "mistral", "qwen2", "qwen3", "gemma2", "gemma3", "phi3", "granite", "stablelm", "mixtral"]:
+# and mixtures of experts (a shared expert with its gate: qwen2_moe), their
+# experts split across the ranks or (-ep) placed whole on them.
+MIXTURES = ["mixtral", "qwen2_moe", "qwen3_moe"]
+for arch in ["llama", "mistral", "qwen2", "qwen3", "gemma2", "gemma3", "phi3", "granite", "stablelm"] + MIXTURES:
     model = f"{scratch}/{arch}"
     p = run(["make-test-model", "--preset", "tiny", "--arch", arch, "--seed", "3", "--out", model])
     if p.returncode != 0:
@@ -106,10 +108,10 @@ for arch in ["llama", "mistral", "qwen2", "qwen3", "gemma2", "gemma3", "phi3", "
     single = generate(model, requests, f"{arch}_single")
     # Stages pass the residual stream on exactly as one process does: the same bits.
     compare(f"{arch} -pp 2", single, generate(model, requests, f"{arch}_pp2", pp=2), 0)
-    if arch == "mixtral":
-        continue  # mixtures of experts are not split by tensor parallelism yet
     split = generate(model, requests, f"{arch}_tp2", tp=2)
     compare(f"{arch} -tp 2", single, split, 1e-4)
+    if arch in MIXTURES:
+        compare(f"{arch} -tp 2 -ep", single, generate(model, requests, f"{arch}_ep2", tp=2, extra=("-ep",)), 1e-4)
     if arch == "llama":
         # Four ranks for two KV heads: ranks 0 and 1 hold the first, 2 and 3 the second.
         compare(f"{arch} -tp 4", single, generate(model, requests, f"{arch}_tp4", tp=4), 1e-4)
@@ -145,7 +147,7 @@ refusals = [
     (2, ["-dp", "2"], llama, "--data-parallel-size above 1 is not supported yet"),
     (3, ["-tp", "3"], llama, "tensor parallel size 3 does not divide the 4 attention heads"),
     (2, ["-tp", "2", "--enable-lora"], llama, "--enable-lora with --tensor-parallel-size above 1"),
-    (2, ["-tp", "2"], mixtral, "tensor parallelism of mixture-of-experts layers is not supported yet"),
+    (None, ["-ep"], mixtral, "--enable-expert-parallel places experts on the tensor-parallel ranks"),
 ]
 for ranks, flags, model, message in refusals:
     p = run(["generate", "--model", model, "--prompt", "a", "--max-tokens", "2", *flags], ranks)
@@ -156,5 +158,5 @@ for f in failures:
     print("FAIL:", f)
 if failures:
     sys.exit(1)
-print(f"OK: tensor (2 ranks) and pipeline (2 stages) parallelism match the single process on 10 architectures "
+print(f"OK: tensor (2 ranks), expert and pipeline (2 stages) parallelism match the single process on 12 architectures "
       f"(largest logprob difference {largest[0]:.2e} relative) and the goldens")

@@ -79,20 +79,44 @@ void route_token(const RouterConfig& c, const float* logits, const float* select
   }
 }
 
+namespace {
+
+// The experts one rank of an expert-parallel group holds: a contiguous run,
+// num_experts / size each and one more for the first num_experts % size
+// ranks (vLLM's "linear" placement).
+IndexRange expert_share(int64_t num_experts, const TensorParallel& tp) {
+  const int64_t base = num_experts / tp.size(), extra = num_experts % tp.size(), r = tp.rank();
+  return {r * base + std::min(r, extra), base + (r < extra ? 1 : 0)};
+}
+
+}  // namespace
+
 Result<MoE::Expert> MoE::load_expert(WeightReader& weights, const std::string& prefix, const MlpNames& n,
-                                     int64_t intermediate_size, int64_t hidden_size) {
+                                     int64_t intermediate_size, int64_t hidden_size, bool split) {
+  MatrixShard gate_up, down;
+  if (split) {
+    const IndexRange share = weights.tensor_parallel().share(intermediate_size);
+    gate_up.rows = {share, share};
+    down.cols = share;
+  }
   Expert expert;
-  VLLM_ASSIGN_OR_RETURN(expert.gate_up, Linear::load(weights, {prefix + n.gate + ".weight", prefix + n.up + ".weight"},
-                                                     {intermediate_size, intermediate_size}, hidden_size));
-  VLLM_ASSIGN_OR_RETURN(expert.down,
-                        Linear::load(weights, {prefix + n.down + ".weight"}, {hidden_size}, intermediate_size));
+  VLLM_ASSIGN_OR_RETURN(expert.gate_up,
+                        Linear::load_shard(weights, {prefix + n.gate + ".weight", prefix + n.up + ".weight"},
+                                           {intermediate_size, intermediate_size}, hidden_size, gate_up));
+  VLLM_ASSIGN_OR_RETURN(
+      expert.down, Linear::load_shard(weights, {prefix + n.down + ".weight"}, {hidden_size}, intermediate_size, down));
   return expert;
 }
 
 Result<std::unique_ptr<MoE>> MoE::load(WeightReader& weights, const MoeWeights& names, int64_t hidden_size,
                                        const RouterConfig& router) {
-  if (weights.tensor_parallel().size() > 1) {
-    return unimplemented(names.prefix + ": tensor parallelism of mixture-of-experts layers is not supported yet");
+  const TensorParallel& tp = weights.tensor_parallel();
+  const bool split = tp.size() > 1 && !tp.expert_parallel;  // each expert split like a dense MLP
+  for (const int64_t inter : {names.expert_intermediate_size, names.shared_intermediate_size}) {
+    if (tp.size() > 1 && inter % tp.size() != 0) {
+      return invalid_argument(names.prefix + ": tensor parallel size " + std::to_string(tp.size()) +
+                              " does not divide the experts' intermediate size " + std::to_string(inter));
+    }
   }
   if (router.top_k < 1 || router.top_k > router.num_experts) {
     return invalid_argument("num_experts_per_tok (" + std::to_string(router.top_k) + ") must be in [1, " +
@@ -114,16 +138,22 @@ Result<std::unique_ptr<MoE>> MoE::load(WeightReader& weights, const MoeWeights& 
     VLLM_ASSIGN_OR_RETURN(m->selection_bias_, weights.vector(p + names.router + ".e_score_correction_bias",
                                                              router.num_experts, WeightKind::kBias));
   }
-  m->expert_intermediate_size_ = names.expert_intermediate_size;
-  for (int32_t e = 0; e < router.num_experts; ++e) {
-    VLLM_ASSIGN_OR_RETURN(Expert expert, load_expert(weights, p + "experts." + std::to_string(e) + ".",
-                                                     names.expert_names, names.expert_intermediate_size, hidden_size));
-    m->experts_.push_back(std::move(expert));
+  m->group_ = tp.size() > 1 ? tp.group : nullptr;
+  m->expert_intermediate_size_ = names.expert_intermediate_size / (split ? tp.size() : 1);
+  const IndexRange held = tp.expert_parallel ? expert_share(router.num_experts, tp) : IndexRange{0, router.num_experts};
+  m->experts_.resize(static_cast<size_t>(router.num_experts));
+  m->held_.assign(static_cast<size_t>(router.num_experts), false);
+  for (int64_t e = held.first; e < held.first + held.count; ++e) {
+    VLLM_ASSIGN_OR_RETURN(m->experts_[static_cast<size_t>(e)],
+                          load_expert(weights, p + "experts." + std::to_string(e) + ".", names.expert_names,
+                                      names.expert_intermediate_size, hidden_size, split));
+    m->held_[static_cast<size_t>(e)] = true;
   }
   if (names.shared_intermediate_size > 0) {
-    m->shared_intermediate_size_ = names.shared_intermediate_size;
+    // Split across the group like a dense MLP, with or without expert parallelism (as vLLM does).
+    m->shared_intermediate_size_ = names.shared_intermediate_size / tp.size();
     VLLM_ASSIGN_OR_RETURN(m->shared_expert_, load_expert(weights, p + names.shared_name, MlpNames{},
-                                                         names.shared_intermediate_size, hidden_size));
+                                                         names.shared_intermediate_size, hidden_size, tp.size() > 1));
   }
   if (names.shared_gate) {
     VLLM_ASSIGN_OR_RETURN(m->shared_gate_, Linear::load(weights, {p + "shared_expert_gate.weight"}, {1}, hidden_size));
@@ -166,7 +196,7 @@ void MoE::forward(const float* x, int64_t num_rows, float* out, Scratch& scratch
   std::vector<Linear::Call> gate_ups, downs;
   for (size_t e = 0; e < experts_.size(); ++e) {
     const auto n = static_cast<int64_t>(first[e + 1] - first[e]);
-    if (n == 0) continue;
+    if (n == 0 || !held_[e]) continue;
     const auto at = static_cast<int64_t>(first[e]);
     gate_ups.push_back({&experts_[e].gate_up, in + at * h, n, gate_up + at * 2 * inter});
     downs.push_back({&experts_[e].down, act + at * inter, n, expert_out + at * h});
@@ -190,6 +220,7 @@ void MoE::forward(const float* x, int64_t num_rows, float* out, Scratch& scratch
 
   std::fill(out, out + num_rows * h, 0.0f);
   for (size_t a = 0; a < assignments; ++a) {
+    if (!held_[static_cast<size_t>(ids[order[a]])]) continue;  // another rank's expert
     float* dst = out + order[a] / k * static_cast<size_t>(h);
     const float w = weights[order[a]];
     const float* src = expert_out + a * h;
@@ -206,14 +237,17 @@ void MoE::forward(const float* x, int64_t num_rows, float* out, Scratch& scratch
       for (int64_t c = 0; c < h; ++c) out[t * h + c] += g * shared[t * h + c];
     }
   }
+  // Each rank's experts (or shares of every expert): the layer's output is their sum.
+  if (group_ != nullptr) group_->all_reduce_sum(out, num_rows * h);
 }
 
 void MoE::add_cost(ModelCost& cost) const {
   router_.add_cost(cost);
   ModelCost experts;
-  for (const Expert& e : experts_) {
-    e.gate_up.add_cost(experts);
-    e.down.add_cost(experts);
+  for (size_t e = 0; e < experts_.size(); ++e) {
+    if (!held_[e]) continue;
+    experts_[e].gate_up.add_cost(experts);
+    experts_[e].down.add_cost(experts);
   }
   const double active = static_cast<double>(config_.top_k) / static_cast<double>(experts_.size());
   cost.layer_params += experts.layer_params * active;

@@ -87,10 +87,17 @@ class MoE : public FeedForward {
     Linear gate_up;  // [2 * intermediate, hidden]: gate rows, then up rows
     Linear down;     // [hidden, intermediate]
   };
+  // `split`: this rank's share of it under tensor parallelism (its
+  // intermediate features; the products are summed over the group once, for
+  // the whole layer).
   static Result<Expert> load_expert(WeightReader& weights, const std::string& prefix, const MlpNames& names,
-                                    int64_t intermediate_size, int64_t hidden_size);
+                                    int64_t intermediate_size, int64_t hidden_size, bool split);
 
+  // Under expert parallelism only this rank's experts are loaded (held_[e]);
+  // the others' assignments are another rank's to compute.
   std::vector<Expert> experts_;
+  std::vector<bool> held_;
+  Communicator* group_ = nullptr;  // tensor or expert parallelism: the ranks whose outputs are summed
   // Run in the same parallel regions as the routed experts.
   std::optional<Expert> shared_expert_;
   int64_t shared_intermediate_size_ = 0;

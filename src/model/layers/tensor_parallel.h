@@ -24,6 +24,10 @@ struct IndexRange {
 
 struct TensorParallel {
   Communicator* group = nullptr;  // null: the layers run whole, in this process
+  // Mixtures of experts: each expert whole on one rank of the group (expert
+  // parallelism, vLLM's placement: the first num_experts % size ranks one
+  // more) instead of every expert split like a dense MLP.
+  bool expert_parallel = false;
 
   int rank() const { return group != nullptr ? group->rank() : 0; }
   int size() const { return group != nullptr ? group->size() : 1; }
