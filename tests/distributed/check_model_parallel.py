@@ -15,14 +15,15 @@ import shutil
 import subprocess
 import sys
 
+from mpi_env import mpi_env
+
 binary, golden_path, scratch = sys.argv[1:4]
 mpirun = shutil.which("mpirun")
 if mpirun is None:
     print("SKIP: mpirun is not installed (Debian's openmpi-bin)")
     sys.exit(77)
 os.makedirs(scratch, exist_ok=True)
-# CI runs as root, which Open MPI refuses unless told otherwise.
-env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+env = mpi_env()
 TIMEOUT = 120  # a hang is a failure, not a stuck CI job
 failures = []
 

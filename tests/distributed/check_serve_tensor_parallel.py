@@ -14,13 +14,14 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "server"))
 from serve_harness import Server, check, finish  # noqa: E402
+from mpi_env import mpi_env  # noqa: E402
 
 binary, golden_path = sys.argv[1:3]
 mpirun = shutil.which("mpirun")
 if mpirun is None:
     print("SKIP: mpirun is not installed (Debian's openmpi-bin)")
     sys.exit(77)
-env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+env = mpi_env()
 stories = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(golden_path)), "..", "..", "..", "models",
                                         "stories260k"))
 cases = json.load(open(golden_path))["cases"]

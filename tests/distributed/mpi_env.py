@@ -1,0 +1,17 @@
+"""The environment the tests run ranks under mpirun with."""
+import os
+
+SUPPRESSIONS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "lsan_mpi.supp")
+
+
+def mpi_env():
+    """os.environ, with Open MPI allowed to run as root (CI runs as root) and, in a
+    sanitizer build's run, LeakSanitizer told which leaks are Open MPI's own (their
+    stacks need the slow unwinder to reach a library frame)."""
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    if env.get("VLLM_TEST_SANITIZED"):
+        lsan = env.get("LSAN_OPTIONS", "")
+        env["LSAN_OPTIONS"] = (lsan + ":" if lsan else "") + f"suppressions={SUPPRESSIONS}:fast_unwind_on_malloc=0"
+        asan = env.get("ASAN_OPTIONS", "")
+        env["ASAN_OPTIONS"] = (asan + ":" if asan else "") + "fast_unwind_on_malloc=0"
+    return env
