@@ -117,6 +117,15 @@ for arch in ["llama", "mistral", "qwen2", "qwen3", "gemma2", "gemma3", "phi3", "
         # Four ranks for two KV heads: ranks 0 and 1 hold the first, 2 and 3 the second.
         compare(f"{arch} -tp 4", single, generate(model, requests, f"{arch}_tp4", tp=4), 1e-4)
         compare(f"{arch} -tp 2 -pp 2", single, generate(model, requests, f"{arch}_tp2_pp2", tp=2, pp=2), 1e-4)
+        # Speculative decoding verifies drafts in the split model's passes (the
+        # drafter runs on rank 0 alone): the greedy tokens stay the single process's.
+        for spec in ({"method": "ngram", "num_speculative_tokens": 3, "prompt_lookup_min": 1, "prompt_lookup_max": 2},
+                     {"method": "draft_model", "model": model, "num_speculative_tokens": 3}):
+            drafted = generate(model, requests, f"{arch}_tp2_{spec['method']}", tp=2,
+                               extra=("--speculative-config", json.dumps(spec)))
+            for i, (w, g) in enumerate(zip(single or [], drafted or [])):
+                if w["outputs"][0]["token_ids"] != g["outputs"][0]["token_ids"]:
+                    failures.append(f"{arch} -tp 2 with {spec['method']} drafts, request {i}: greedy tokens differ")
         # Batch invariance within the configuration: each request alone, bit for bit.
         for i, r in enumerate(requests):
             alone = generate(model, [r], f"{arch}_tp2_alone{i}", tp=2)
