@@ -34,10 +34,6 @@ struct IterationTimes {
   CommunicationStats decode_communication;  // this rank's collectives while decoding (tensor parallelism)
 };
 
-CommunicationStats minus(const CommunicationStats& a, const CommunicationStats& b) {
-  return {a.collectives - b.collectives, a.bytes - b.bytes, a.seconds - b.seconds};
-}
-
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v.size() % 2 == 1 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
@@ -71,7 +67,7 @@ Result<IterationTimes> run_iteration(LLMEngine& engine, int32_t vocab_size, cons
   }
   times.prefill_s = first_tokens_done - start;
   times.decode_s = now_seconds() - first_tokens_done;
-  times.decode_communication = minus(world().stats(), decode_start);
+  times.decode_communication = world().stats() - decode_start;
   return times;
 }
 
@@ -133,9 +129,7 @@ int run(const BenchLatencyOptions& o) {
     if (!times.is_ok()) return report_error(times.status().message());
     const kernels::MachineLimits after = measure_limits(job_flags, cost.weight_bytes, kProbeRepetitions);
     if (i >= o.num_iters_warmup) {
-      const CommunicationStats& d = times->decode_communication;
-      decode_communication = {decode_communication.collectives + d.collectives, decode_communication.bytes + d.bytes,
-                              decode_communication.seconds + d.seconds};
+      decode_communication += times->decode_communication;
       decode_steps += times->decode_steps;
       prefill.push_back(times->prefill_s);
       decode.push_back(times->decode_s / static_cast<double>(std::max<int64_t>(1, times->decode_steps)));

@@ -16,6 +16,16 @@ struct CommunicationStats {
   int64_t collectives = 0;
   int64_t bytes = 0;
   double seconds = 0;
+
+  CommunicationStats operator-(const CommunicationStats& o) const {
+    return {collectives - o.collectives, bytes - o.bytes, seconds - o.seconds};
+  }
+  CommunicationStats& operator+=(const CommunicationStats& o) {
+    collectives += o.collectives;
+    bytes += o.bytes;
+    seconds += o.seconds;
+    return *this;
+  }
 };
 
 class Communicator {

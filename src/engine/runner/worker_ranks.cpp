@@ -138,7 +138,7 @@ Status run_worker(Model& model, ThreadPool& pool) {
 
 WorkerStop& WorkerStop::operator=(WorkerStop&& other) noexcept {
   if (this != &other) {
-    this->~WorkerStop();
+    if (group_ != nullptr) send(*group_, {.message = Message::kStop});
     group_ = std::exchange(other.group_, nullptr);
   }
   return *this;

@@ -141,13 +141,12 @@ Result<std::unique_ptr<MoE>> MoE::load(WeightReader& weights, const MoeWeights& 
   m->group_ = tp.size() > 1 ? tp.group : nullptr;
   m->expert_intermediate_size_ = names.expert_intermediate_size / (split ? tp.size() : 1);
   const IndexRange held = tp.expert_parallel ? expert_share(router.num_experts, tp) : IndexRange{0, router.num_experts};
+  m->held_experts_ = held;
   m->experts_.resize(static_cast<size_t>(router.num_experts));
-  m->held_.assign(static_cast<size_t>(router.num_experts), false);
   for (int64_t e = held.first; e < held.first + held.count; ++e) {
     VLLM_ASSIGN_OR_RETURN(m->experts_[static_cast<size_t>(e)],
                           load_expert(weights, p + "experts." + std::to_string(e) + ".", names.expert_names,
                                       names.expert_intermediate_size, hidden_size, split));
-    m->held_[static_cast<size_t>(e)] = true;
   }
   if (names.shared_intermediate_size > 0) {
     // Split across the group like a dense MLP, with or without expert parallelism (as vLLM does).
@@ -192,11 +191,15 @@ void MoE::forward(const float* x, int64_t num_rows, float* out, Scratch& scratch
   float* gate_up = scratch.get(ScratchSlot::kGateUp, assignments * static_cast<size_t>(2 * inter));
   float* act = scratch.get(ScratchSlot::kAct, assignments * static_cast<size_t>(inter));
   float* expert_out = scratch.get(ScratchSlot::kExpertOut, assignments * static_cast<size_t>(h));
-  for (size_t a = 0; a < assignments; ++a) std::copy_n(x + order[a] / k * static_cast<size_t>(h), h, in + a * h);
+  // This rank's experts' assignments, [lo, hi): all of them unless experts are placed across ranks.
+  const auto held_begin = static_cast<size_t>(held_experts_.first);
+  const size_t held_end = held_begin + static_cast<size_t>(held_experts_.count);
+  const size_t lo = first[held_begin], hi = first[held_end];
+  for (size_t a = lo; a < hi; ++a) std::copy_n(x + order[a] / k * static_cast<size_t>(h), h, in + a * h);
   std::vector<Linear::Call> gate_ups, downs;
-  for (size_t e = 0; e < experts_.size(); ++e) {
+  for (size_t e = held_begin; e < held_end; ++e) {
     const auto n = static_cast<int64_t>(first[e + 1] - first[e]);
-    if (n == 0 || !held_[e]) continue;
+    if (n == 0) continue;
     const auto at = static_cast<int64_t>(first[e]);
     gate_ups.push_back({&experts_[e].gate_up, in + at * h, n, gate_up + at * 2 * inter});
     downs.push_back({&experts_[e].down, act + at * inter, n, expert_out + at * h});
@@ -214,13 +217,13 @@ void MoE::forward(const float* x, int64_t num_rows, float* out, Scratch& scratch
     downs.push_back({&shared_expert_->down, shared_act, num_rows, shared});
   }
   Linear::forward_group(gate_ups, pool);
-  kernels::silu_and_mul(gate_up, static_cast<int64_t>(assignments), inter, act, pool);
+  kernels::silu_and_mul(gate_up + lo * static_cast<size_t>(2 * inter), static_cast<int64_t>(hi - lo), inter,
+                        act + lo * static_cast<size_t>(inter), pool);
   if (shared_expert_) kernels::silu_and_mul(shared_gate_up, num_rows, shared_inter, shared_act, pool);
   Linear::forward_group(downs, pool);
 
   std::fill(out, out + num_rows * h, 0.0f);
-  for (size_t a = 0; a < assignments; ++a) {
-    if (!held_[static_cast<size_t>(ids[order[a]])]) continue;  // another rank's expert
+  for (size_t a = lo; a < hi; ++a) {
     float* dst = out + order[a] / k * static_cast<size_t>(h);
     const float w = weights[order[a]];
     const float* src = expert_out + a * h;
@@ -244,10 +247,9 @@ void MoE::forward(const float* x, int64_t num_rows, float* out, Scratch& scratch
 void MoE::add_cost(ModelCost& cost) const {
   router_.add_cost(cost);
   ModelCost experts;
-  for (size_t e = 0; e < experts_.size(); ++e) {
-    if (!held_[e]) continue;
-    experts_[e].gate_up.add_cost(experts);
-    experts_[e].down.add_cost(experts);
+  for (int64_t e = held_experts_.first; e < held_experts_.first + held_experts_.count; ++e) {
+    experts_[static_cast<size_t>(e)].gate_up.add_cost(experts);
+    experts_[static_cast<size_t>(e)].down.add_cost(experts);
   }
   const double active = static_cast<double>(config_.top_k) / static_cast<double>(experts_.size());
   cost.layer_params += experts.layer_params * active;

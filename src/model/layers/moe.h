@@ -93,10 +93,11 @@ class MoE : public FeedForward {
   static Result<Expert> load_expert(WeightReader& weights, const std::string& prefix, const MlpNames& names,
                                     int64_t intermediate_size, int64_t hidden_size, bool split);
 
-  // Under expert parallelism only this rank's experts are loaded (held_[e]);
-  // the others' assignments are another rank's to compute.
+  // Under expert parallelism only this rank's experts are loaded, a
+  // contiguous run (held_experts_); the others' assignments are another
+  // rank's to compute.
   std::vector<Expert> experts_;
-  std::vector<bool> held_;
+  IndexRange held_experts_;
   Communicator* group_ = nullptr;  // tensor or expert parallelism: the ranks whose outputs are summed
   // Run in the same parallel regions as the routed experts.
   std::optional<Expert> shared_expert_;
