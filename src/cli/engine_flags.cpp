@@ -11,6 +11,8 @@
 #include "cli/step_budget.h"
 #include "cli/tokenizer_source.h"
 #include "distributed/world.h"
+#include "engine/data_parallel/data_parallel_engine.h"
+#include "engine/data_parallel/replica_server.h"
 #include "kernels/kernels.h"
 
 namespace vllm::cli {
@@ -75,7 +77,9 @@ void add_engine_flags(CLI::App& app, EngineFlags& f) {
                  "Stages the layers are split into, each of --tensor-parallel-size ranks (-pp; under mpirun)")
       ->capture_default_str()
       ->check(CLI::Range(1, 1 << 16));
-  app.add_option("--data-parallel-size", f.data_parallel_size, "Not yet: only 1 (-dp)")
+  app.add_option("--data-parallel-size", f.data_parallel_size,
+                 "Replicas of the engine, each of --tensor-parallel-size x --pipeline-parallel-size ranks, behind "
+                 "one endpoint; each request runs on the least loaded (-dp; under mpirun)")
       ->capture_default_str()
       ->check(CLI::Range(1, 1 << 16));
   app.add_flag("--enable-expert-parallel", f.enable_expert_parallel,
@@ -97,13 +101,18 @@ Status check_parallel_sizes(const EngineFlags& f, const EngineConfig& config) {
         (ranks == 1 ? " (start one process per rank: mpirun -np " + std::to_string(wanted) + ")" : " (mpirun -np)"));
   }
   auto not_yet = [](const std::string& what) { return unimplemented(what + " is not supported yet"); };
-  if (f.data_parallel_size != 1) return not_yet("--data-parallel-size above 1");
   if (f.enable_expert_parallel && f.tensor_parallel_size == 1) {
     return invalid_argument(
         "--enable-expert-parallel places experts on the tensor-parallel ranks: it needs "
         "--tensor-parallel-size above 1");
   }
-  if (ranks > 1) {
+  if (f.data_parallel_size > 1 && f.tensor_parallel_size * f.pipeline_parallel_size > 1 &&
+      !concurrent_calls_allowed()) {
+    return unimplemented(
+        "--data-parallel-size above 1 with replicas of several ranks needs an MPI library that lets two threads "
+        "call it at once (MPI_THREAD_MULTIPLE)");
+  }
+  if (f.tensor_parallel_size * f.pipeline_parallel_size > 1) {
     const std::string split = f.tensor_parallel_size > 1 ? "--tensor-parallel-size" : "--pipeline-parallel-size";
     if (config.lora) return not_yet("--enable-lora with " + split + " above 1");
     if (config.speculative && (config.speculative->method == SpeculativeMethod::kEagle ||
@@ -193,8 +202,15 @@ Result<LoadedEngine> load_engine(const std::string& model_dir, const EngineFlags
   VLLM_RETURN_IF_ERROR(check_parallel_sizes(flags, config));
   LoadedEngine loaded;
   LoadOptions load{.quantization = flags.quantization};
-  if (world().size() > 1) {
-    load.world = &world();
+  // Ranks are laid out as vLLM's: tensor-parallel innermost, then pipeline
+  // stages, then replicas.  Every rank makes every group (a collective).
+  const int replica_size = flags.tensor_parallel_size * flags.pipeline_parallel_size;
+  if (flags.data_parallel_size > 1) {
+    Communicator& peers = peer_ranks(replica_size);
+    if (world().rank() % replica_size == 0) loaded.replica_leaders = &peers;
+  }
+  if (replica_size > 1) {
+    load.world = &consecutive_ranks(replica_size);
     load.tensor_parallel = flags.tensor_parallel_size > 1 ? &consecutive_ranks(flags.tensor_parallel_size) : nullptr;
     load.pipeline_parallel_size = flags.pipeline_parallel_size;
     load.expert_parallel = flags.enable_expert_parallel;
@@ -219,6 +235,19 @@ Result<LoadedEngine> load_engine(const std::string& model_dir, const EngineFlags
     VLLM_RETURN_IF_ERROR(loaded.engine->loras()->add(module).with_context("--lora-modules " + module.name));
   }
   return loaded;
+}
+
+Result<std::unique_ptr<EngineClient>> start_engine_client(LoadedEngine& loaded, int32_t max_waiting_requests) {
+  if (loaded.replica_leaders == nullptr) {
+    return std::unique_ptr<EngineClient>(std::make_unique<AsyncEngine>(std::move(loaded.engine), max_waiting_requests));
+  }
+  if (loaded.replica_leaders->rank() == 0) {
+    return std::unique_ptr<EngineClient>(std::make_unique<DataParallelEngine>(
+        std::make_unique<AsyncEngine>(std::move(loaded.engine)), *loaded.replica_leaders, max_waiting_requests));
+  }
+  AsyncEngine replica(std::move(loaded.engine));
+  VLLM_RETURN_IF_ERROR(serve_replica(replica, *loaded.replica_leaders));
+  return std::unique_ptr<EngineClient>();
 }
 
 }  // namespace vllm::cli

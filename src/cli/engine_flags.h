@@ -7,6 +7,8 @@
 #include <string>
 
 #include "base/status.h"
+#include "distributed/communicator.h"
+#include "engine/engine_client.h"
 #include "engine/engine_config.h"
 #include "engine/llm_engine.h"
 #include "engine/runner/worker_ranks.h"
@@ -59,6 +61,9 @@ struct LoadedEngine {
   // A worker rank's (engine null): it ran its share of rank 0's passes until
   // rank 0 stopped it; its command has nothing left to do.
   bool worker_finished = false;
+  // With --data-parallel-size above 1, on each replica's leader (its rank
+  // 0): the group of the leaders, whose rank 0 is the job's.
+  Communicator* replica_leaders = nullptr;
 };
 // What the engine is loaded for, which sets two defaults.
 enum class Workload {
@@ -76,5 +81,12 @@ std::string spec_decoding_summary(const SpecDecodingStats& stats);
 // (mpirun), the model's share is loaded and run for rank 0 until it stops.
 Result<LoadedEngine> load_engine(const std::string& model_dir, const EngineFlags& flags,
                                  const std::string& tokenizer_dir = "", Workload workload = Workload::kOffline);
+
+// The loaded engine (taken) behind a server's front door: an AsyncEngine,
+// or with data parallelism, on the job's rank 0, the DataParallelEngine
+// over every replica.  On another replica's leader it runs rank 0's
+// requests until rank 0 stops it, then returns null: its command is done.
+// `max_waiting_requests` > 0 bounds the requests waiting (all replicas').
+Result<std::unique_ptr<EngineClient>> start_engine_client(LoadedEngine& loaded, int32_t max_waiting_requests = 0);
 
 }  // namespace vllm::cli

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <optional>
 
@@ -10,6 +11,7 @@
 #include "cli/batch_requests.h"
 #include "cli/commands.h"
 #include "cli/engine_flags.h"
+#include "engine/engine_client.h"
 #include "engine/llm_engine.h"
 #include "model/model.h"
 #include "tokenizer/tokenizer.h"
@@ -45,26 +47,25 @@ void print(const std::string& text) {
   std::fflush(stdout);
 }
 
-int run_one_prompt(const GenerateOptions& o, LLMEngine& engine) {
+// Streams the completion of --prompt as it comes (`threads`: the engine's, for the summary).
+int run_one_prompt(const GenerateOptions& o, EngineClient& engine, int threads) {
   SamplingParams params = default_params(o);
   params.output_kind = OutputKind::kDelta;
-  if (Status s = engine.add_request("0", PromptInput::from_text(o.prompt), params); !s.is_ok()) {
-    return report_error(s.message());
-  }
   const double start = now_seconds();
+  Result<std::shared_ptr<RequestStream>> stream = engine.add_request("0", PromptInput::from_text(o.prompt), params);
+  if (!stream.is_ok()) return report_error(stream.status().message());
   double first_token_at = 0.0;
   size_t num_prompt = 0, num_generated = 0;
   std::optional<FinishReason> finish_reason;
-  while (engine.has_unfinished_requests()) {
-    for (const RequestOutput& out : engine.step()) {
-      if (num_generated == 0) {
-        first_token_at = now_seconds();
-        num_prompt = out.prompt_token_ids.size();
-      }
-      num_generated += out.outputs[0].token_ids.size();
-      print(out.outputs[0].text);
-      finish_reason = out.outputs[0].finish_reason;
+  RequestOutput out;
+  while ((*stream)->next(out)) {
+    if (num_generated == 0) {
+      first_token_at = now_seconds();
+      num_prompt = out.prompt_token_ids.size();
     }
+    num_generated += out.outputs[0].token_ids.size();
+    print(out.outputs[0].text);
+    finish_reason = out.outputs[0].finish_reason;
   }
   print("\n");
   const double end = now_seconds();
@@ -74,23 +75,64 @@ int run_one_prompt(const GenerateOptions& o, LLMEngine& engine) {
                "prompt: %zu tokens, prefill %.1f ms (%.1f tokens/s); generated %zu tokens, decode %.1f tokens/s; "
                "finish_reason=%s; threads=%d",
                num_prompt, prefill * 1e3, static_cast<double>(num_prompt) / std::max(prefill, 1e-9), num_generated,
-               decode_rate, finish_reason ? finish_reason_name(*finish_reason) : "none",
-               engine.core().config().config.num_threads);
-  if (const auto spec = engine.stats().spec_decoding)
+               decode_rate, finish_reason ? finish_reason_name(*finish_reason) : "none", threads);
+  if (const auto spec = engine.stats().spec_decoding) {
     std::fprintf(stderr, "; %s", spec_decoding_summary(*spec).c_str());
+  }
   std::fprintf(stderr, "\n");
   return 0;
 }
 
-int run_batch(const GenerateOptions& o, LLMEngine& engine) {
+// What --input's requests run on: the engine itself, or with data
+// parallelism the front door of its replicas.
+struct BatchEngine {
+  std::function<Status(const PromptInput&, const SamplingParams&)> check;
+  std::function<Result<std::vector<RequestOutput>>(const std::vector<PromptInput>&, const std::vector<SamplingParams>&)>
+      generate;
+  std::function<EngineCoreStats()> stats;
+};
+
+BatchEngine batch_engine(LLMEngine& engine) {
+  return {[&engine](const PromptInput& prompt, const SamplingParams& params) {
+            return engine.process_inputs(prompt, params).status();
+          },
+          [&engine](const std::vector<PromptInput>& prompts, const std::vector<SamplingParams>& params) {
+            return engine.generate(prompts, params);
+          },
+          [&engine] { return engine.stats(); }};
+}
+
+// Every request added at once; their final outputs in input order.
+BatchEngine batch_engine(EngineClient& engine) {
+  return {[&engine](const PromptInput& prompt, const SamplingParams& params) {
+            return engine.check_request(prompt, params);
+          },
+          [&engine](const std::vector<PromptInput>& prompts,
+                    const std::vector<SamplingParams>& params) -> Result<std::vector<RequestOutput>> {
+            std::vector<std::shared_ptr<RequestStream>> streams;
+            for (size_t i = 0; i < prompts.size(); ++i) {
+              VLLM_ASSIGN_OR_RETURN(streams.emplace_back(),
+                                    engine.add_request(std::to_string(i), prompts[i], params[i]));
+            }
+            std::vector<RequestOutput> outputs(prompts.size());
+            for (size_t i = 0; i < streams.size(); ++i) {
+              while (streams[i]->next(outputs[i])) {
+              }
+            }
+            return outputs;
+          },
+          [&engine] { return engine.stats(); }};
+}
+
+int run_batch(const GenerateOptions& o, const BatchEngine& engine) {
   Result<std::vector<BatchRequest>> requests = read_batch_requests(o.input, default_params(o));
   if (!requests.is_ok()) return report_error(requests.status().message());
   std::vector<PromptInput> prompts;
   std::vector<SamplingParams> params;
   for (const BatchRequest& r : *requests) {
     // Checked here to name the line; generate() checks again.
-    if (Result<ProcessedRequest> p = engine.process_inputs(r.prompt, r.params); !p.is_ok()) {
-      return report_error(o.input + " line " + std::to_string(r.line_number) + ": " + p.status().message());
+    if (Status s = engine.check(r.prompt, r.params); !s.is_ok()) {
+      return report_error(o.input + " line " + std::to_string(r.line_number) + ": " + s.message());
     }
     prompts.push_back(r.prompt);
     params.push_back(r.params);
@@ -137,7 +179,13 @@ int run_generate(const GenerateOptions& o) {
   Result<LoadedEngine> loaded = load_engine(o.model, o.engine, o.tokenizer);
   if (!loaded.is_ok()) return report_error(loaded.status().message());
   if (loaded->worker_finished) return 0;
-  return o.input.empty() ? run_one_prompt(o, *loaded->engine) : run_batch(o, *loaded->engine);
+  const int threads = loaded->engine->core().config().config.num_threads;
+  if (loaded->replica_leaders == nullptr && !o.input.empty()) return run_batch(o, batch_engine(*loaded->engine));
+  Result<std::unique_ptr<EngineClient>> client = start_engine_client(*loaded);
+  if (!client.is_ok()) return report_error(client.status().message());
+  if (*client == nullptr) return 0;  // a data-parallel replica's leader, which rank 0 has stopped
+  if (o.input.empty()) return run_one_prompt(o, **client, threads);
+  return run_batch(o, batch_engine(**client));
 }
 
 }  // namespace

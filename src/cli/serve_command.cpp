@@ -13,7 +13,6 @@
 #include "cli/commands.h"
 #include "cli/engine_flags.h"
 #include "cli/serve_compat_flags.h"
-#include "engine/async_engine.h"
 #include "server/http_server.h"
 #include "server/openai_server.h"
 
@@ -125,7 +124,10 @@ int run_serve(ServeOptions o) {
   if (!loaded.is_ok()) return report_error(loaded.status().message());
   if (loaded->worker_finished) return 0;
   const int32_t max_model_len = loaded->engine->core().config().config.scheduler.max_model_len;
-  AsyncEngine engine(std::move(loaded->engine), o.max_waiting_requests);
+  Result<std::unique_ptr<EngineClient>> client = start_engine_client(*loaded, o.max_waiting_requests);
+  if (!client.is_ok()) return report_error(client.status().message());
+  if (*client == nullptr) return 0;  // a data-parallel replica's leader, which rank 0 has stopped
+  EngineClient& engine = **client;
   server::ServerConfig config;
   config.served_model_names = o.served_model_names.empty() ? std::vector<std::string>{model_dir} : o.served_model_names;
   config.model_path = model_dir;

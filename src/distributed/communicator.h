@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 
 namespace vllm {
 
@@ -50,6 +51,17 @@ class Communicator {
   // Point to point, between two ranks of the group (a pipeline's stages).
   virtual void send(const float* data, int64_t n, int to) = 0;
   virtual void receive(float* data, int64_t n, int from) = 0;
+
+  // Messages of any length between two ranks that neither side waits for
+  // (data-parallel replicas' requests and outputs): post() returns at once
+  // and keeps the bytes until they have gone; poll() returns a message that
+  // has arrived from any rank, if one has.  Both move posted messages on;
+  // a rank's messages to another arrive in the order posted.  One thread of
+  // a rank uses them.
+  virtual void post(std::string bytes, int to) = 0;
+  virtual bool poll(std::string& bytes, int& from) = 0;
+  // Returns once every posted message has gone (before the ranks part).
+  virtual void wait_posted() = 0;
 
   virtual CommunicationStats stats() const = 0;
 };

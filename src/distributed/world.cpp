@@ -6,7 +6,10 @@
 #include <chrono>
 #include <climits>
 #include <cstdlib>
+#include <list>
+#include <map>
 #include <memory>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -26,6 +29,9 @@ class SingleRank final : public Communicator {
   void broadcast_idle(void*, int64_t, int) override {}
   void send(const float*, int64_t, int) override { VLLM_CHECK(false, "a group of one rank sends to none"); }
   void receive(float*, int64_t, int) override { VLLM_CHECK(false, "a group of one rank receives from none"); }
+  void post(std::string, int) override { VLLM_CHECK(false, "a group of one rank posts to none"); }
+  bool poll(std::string&, int&) override { return false; }
+  void wait_posted() override {}
   CommunicationStats stats() const override { return {}; }
 };
 
@@ -93,10 +99,52 @@ class MpiGroup final : public Communicator {
     MPI_Recv(data, mpi_count(n), MPI_FLOAT, from, kPointToPointTag, comm_, MPI_STATUS_IGNORE);
   }
 
+  void post(std::string bytes, int to) override {
+    stats_.bytes += static_cast<int64_t>(bytes.size());
+    // Kept where it is (a list's elements stay put) until the send completes.
+    Posted& posted = posted_.emplace_back(Posted{std::move(bytes), MPI_REQUEST_NULL});
+    MPI_Isend(posted.bytes.data(), mpi_count(static_cast<int64_t>(posted.bytes.size())), MPI_BYTE, to, kMessageTag,
+              comm_, &posted.request);
+    drop_sent();
+  }
+
+  bool poll(std::string& bytes, int& from) override {
+    drop_sent();
+    int arrived = 0;
+    MPI_Status status;
+    MPI_Iprobe(MPI_ANY_SOURCE, kMessageTag, comm_, &arrived, &status);
+    if (!arrived) return false;
+    int count = 0;
+    MPI_Get_count(&status, MPI_BYTE, &count);
+    bytes.resize(static_cast<size_t>(count));
+    from = status.MPI_SOURCE;
+    MPI_Recv(bytes.data(), count, MPI_BYTE, from, kMessageTag, comm_, MPI_STATUS_IGNORE);
+    return true;
+  }
+
   CommunicationStats stats() const override { return stats_; }
+
+  void wait_posted() override {
+    for (Posted& posted : posted_) MPI_Wait(&posted.request, MPI_STATUS_IGNORE);
+    posted_.clear();
+  }
 
  private:
   static constexpr int kPointToPointTag = 1;
+  static constexpr int kMessageTag = 2;
+
+  struct Posted {
+    std::string bytes;
+    MPI_Request request;
+  };
+
+  void drop_sent() {
+    for (auto it = posted_.begin(); it != posted_.end();) {
+      int done = 0;
+      MPI_Test(&it->request, &done, MPI_STATUS_IGNORE);
+      it = done ? posted_.erase(it) : std::next(it);
+    }
+  }
 
   // Counts one collective into the stats, with the time until it goes out of scope.
   class Timed {
@@ -117,6 +165,7 @@ class MpiGroup final : public Communicator {
   MPI_Comm comm_;
   int rank_ = 0, size_ = 1;
   std::vector<float> gathered_;
+  std::list<Posted> posted_;
   CommunicationStats stats_;
 };
 
@@ -131,6 +180,11 @@ bool launched_as_rank() {
   return std::getenv("OMPI_COMM_WORLD_SIZE") != nullptr || std::getenv("PMIX_RANK") != nullptr;
 }
 
+bool& concurrent_calls_slot() {
+  static bool allowed = true;
+  return allowed;
+}
+
 }  // namespace
 
 Status init_world() {
@@ -140,9 +194,10 @@ Status init_world() {
     world = std::make_unique<SingleRank>();
     return Status::ok();
   }
-  // The engine thread (not main's) makes the calls, never two threads at once.
+  // The engine thread (not main's) makes the calls; with data parallelism a
+  // replica's message thread too, at the same time as its engine's passes.
   int provided = 0;
-  if (MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided) != MPI_SUCCESS) {
+  if (MPI_Init_thread(nullptr, nullptr, MPI_THREAD_MULTIPLE, &provided) != MPI_SUCCESS) {
     return internal_error("MPI_Init_thread failed");
   }
   if (provided < MPI_THREAD_SERIALIZED) {
@@ -151,9 +206,12 @@ Status init_world() {
         "this MPI library does not let a thread other than main's make its calls "
         "(MPI_THREAD_SERIALIZED)");
   }
+  concurrent_calls_slot() = provided >= MPI_THREAD_MULTIPLE;
   world = std::make_unique<MpiGroup>(MPI_COMM_WORLD);
   return Status::ok();
 }
+
+bool concurrent_calls_allowed() { return concurrent_calls_slot(); }
 
 Communicator& world() {
   std::unique_ptr<Communicator>& world = world_slot();
@@ -161,20 +219,34 @@ Communicator& world() {
   return *world;
 }
 
+namespace {
+
+// A split of the world into groups of ranks alike in `color`, made once per `key`.
+Communicator& split_world(const std::string& key, int color) {
+  static std::map<std::string, std::unique_ptr<Communicator>> groups;
+  std::unique_ptr<Communicator>& group = groups[key];
+  if (group == nullptr) {
+    MPI_Comm comm;
+    MPI_Comm_split(MPI_COMM_WORLD, color, world().rank(), &comm);
+    group = std::make_unique<MpiGroup>(comm);
+  }
+  return *group;
+}
+
+}  // namespace
+
 Communicator& consecutive_ranks(int size) {
   Communicator& all = world();
   VLLM_CHECK(size >= 1 && all.size() % size == 0, "groups of consecutive ranks that divide the world");
   if (size == all.size()) return all;
-  static std::unique_ptr<Communicator> group;
-  static int group_size = 0;
-  if (group == nullptr) {
-    MPI_Comm comm;
-    MPI_Comm_split(MPI_COMM_WORLD, all.rank() / size, all.rank(), &comm);
-    group = std::make_unique<MpiGroup>(comm);
-    group_size = size;
-  }
-  VLLM_CHECK(group_size == size, "one size of consecutive groups per process");
-  return *group;
+  return split_world("consecutive " + std::to_string(size), all.rank() / size);
+}
+
+Communicator& peer_ranks(int group_size) {
+  Communicator& all = world();
+  VLLM_CHECK(group_size >= 1 && all.size() % group_size == 0, "groups of consecutive ranks that divide the world");
+  if (group_size == 1) return all;
+  return split_world("peers " + std::to_string(group_size), all.rank() % group_size);
 }
 
 int finish_world(int exit_code) {

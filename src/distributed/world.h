@@ -22,6 +22,16 @@ Communicator& world();
 // at the same point (making it is a collective).
 Communicator& consecutive_ranks(int size);
 
+// The ranks at the same place in each group of `group_size` consecutive
+// ranks (ranks r % group_size alike: vLLM's data-parallel group, which
+// links the replicas' leaders), made once per size; a collective, as above.
+Communicator& peer_ranks(int group_size);
+
+// Whether two threads of a rank may make MPI calls at once (a replica's
+// engine thread running its tensor-parallel passes while another thread
+// exchanges requests with the other replicas); always true without mpirun.
+bool concurrent_calls_allowed();
+
 // The process's exit status after the job's ranks part: MPI is finished
 // when `exit_code` is 0; otherwise every rank of the job is ended (MPI_Abort),
 // so that none is left waiting for a rank that gave up.

@@ -64,8 +64,17 @@ void AsyncEngine::shutdown() {
 Result<std::shared_ptr<RequestStream>> AsyncEngine::add_request(const std::string& request_id,
                                                                 const PromptInput& prompt,
                                                                 const SamplingParams& params) {
-  // Tokenising here keeps the engine thread free for steps.
-  VLLM_ASSIGN_OR_RETURN(ProcessedRequest processed, engine_->process_inputs(prompt, params));
+  VLLM_ASSIGN_OR_RETURN(ProcessedRequest processed, process_inputs(prompt, params));
+  return add_processed(request_id, std::move(processed));
+}
+
+Result<ProcessedRequest> AsyncEngine::process_inputs(const PromptInput& prompt, const SamplingParams& params) const {
+  // On the caller's thread: it keeps the engine thread free for steps.
+  return engine_->process_inputs(prompt, params);
+}
+
+Result<std::shared_ptr<RequestStream>> AsyncEngine::add_processed(const std::string& request_id,
+                                                                  ProcessedRequest request) {
   auto stream = std::make_shared<RequestStream>();
   {
     std::lock_guard lock(mutex_);
@@ -79,11 +88,16 @@ Result<std::shared_ptr<RequestStream>> AsyncEngine::add_request(const std::strin
     if (!streams_.emplace(request_id, stream).second) {
       return invalid_argument("request id '" + request_id + "' is already in use");
     }
-    inbox_.push_back(AddCommand{request_id, std::move(processed)});
+    inbox_.push_back(AddCommand{request_id, std::move(request)});
     ++num_adds_in_inbox_;
   }
   wake_.notify_one();
   return stream;
+}
+
+bool AsyncEngine::has_request(const std::string& request_id) const {
+  std::lock_guard lock(mutex_);
+  return streams_.count(request_id) != 0;
 }
 
 void AsyncEngine::abort(const std::string& request_id) {
@@ -96,7 +110,9 @@ void AsyncEngine::abort(const std::string& request_id) {
 
 EngineCoreStats AsyncEngine::stats() const {
   std::lock_guard lock(mutex_);
-  return stats_;
+  EngineCoreStats stats = stats_;
+  stats.num_waiting += num_adds_in_inbox_;
+  return stats;
 }
 
 void AsyncEngine::deliver(RequestOutput out) {

@@ -35,12 +35,21 @@ class AsyncEngine final : public EngineClient {
   // one that has finished = true.
   Result<std::shared_ptr<RequestStream>> add_request(const std::string& request_id, const PromptInput& prompt,
                                                      const SamplingParams& params) override;
+  Status check_request(const PromptInput& prompt, const SamplingParams& params) const override {
+    return process_inputs(prompt, params).status();
+  }
+  // add_request's two halves: the checks and tokenisation (thread-safe),
+  // then the queueing, which refuses a busy queue or an id in use.
+  Result<ProcessedRequest> process_inputs(const PromptInput& prompt, const SamplingParams& params) const;
+  Result<std::shared_ptr<RequestStream>> add_processed(const std::string& request_id, ProcessedRequest request);
+  // Whether a request of this id is unfinished.
+  bool has_request(const std::string& request_id) const;
 
   // Ends the request before the next step (its stream ends with "abort");
   // nothing if it has already finished.
   void abort(const std::string& request_id) override;
 
-  // The core's counters as of the last step.
+  // The core's counters as of the last step; the requests posted since count as waiting.
   EngineCoreStats stats() const override;
 
   Status load_lora(const LoraModule& module, bool replace) override;

@@ -36,9 +36,15 @@ class RequestStream {
   // are already waiting.  It should only schedule the reading elsewhere.
   void set_listener(std::function<void()> listener);
 
+  // The engine replica that runs the request (data parallelism), from 0.
+  int engine_index() const { return engine_index_; }
+
  private:
-  friend class AsyncEngine;  // the one writer
+  friend class AsyncEngine;         // the writer of a local request's stream
+  friend class DataParallelEngine;  // and of a remote replica's
   void push(RequestOutput out);
+
+  int engine_index_ = 0;
 
   std::mutex mutex_;
   std::condition_variable ready_;
@@ -57,11 +63,16 @@ class EngineClient {
   // finished = true.
   virtual Result<std::shared_ptr<RequestStream>> add_request(const std::string& request_id, const PromptInput& prompt,
                                                              const SamplingParams& params) = 0;
+  // add_request's checks alone: whether it would be accepted (but for a busy queue).
+  virtual Status check_request(const PromptInput& prompt, const SamplingParams& params) const = 0;
   // Ends the request before the next step (its stream ends with "abort");
   // nothing if it has already finished.
   virtual void abort(const std::string& request_id) = 0;
-  // The core's counters as of the last step.
+  // The core's counters as of the last step (with data parallelism, all
+  // replicas' added up).
   virtual EngineCoreStats stats() const = 0;
+  // Each replica's counters, by engine index (one without data parallelism).
+  virtual std::vector<EngineCoreStats> engine_stats() const { return {stats()}; }
 
   // LoRA adapters (vLLM's add_lora / remove_lora); refused without --enable-lora.
   // Reads and checks an adapter and serves it under its name: refused when

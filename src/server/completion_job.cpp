@@ -91,13 +91,13 @@ void CompletionJob::drain(size_t p) {
   while (!failed_ && !prompt.finished && prompt.stream->try_next(out)) {
     if (!out.prompt_token_ids.empty() && prompt.num_prompt_tokens == 0) {
       prompt.num_prompt_tokens = static_cast<int64_t>(out.prompt_token_ids.size());
-      metrics_.observe_tokens(prompt.num_prompt_tokens, 0);
+      metrics_.observe_tokens(prompt.stream->engine_index(), prompt.num_prompt_tokens, 0);
       for (Choice& c : prompt.choices) c.logprobs_cursor.previous_token = out.prompt_token_ids.back();
     }
     if (out.prompt_logprobs && prompt.prompt_logprobs.is_null()) {
       prompt.prompt_logprobs = prompt_logprobs_json(tokenizer_, *out.prompt_logprobs);
     }
-    for (double q : out.queue_times) metrics_.observe_queue_time(q);
+    for (double q : out.queue_times) metrics_.observe_queue_time(prompt.stream->engine_index(), q);
     for (const CompletionOutput& c : out.outputs) {
       if (c.finish_reason == FinishReason::kQueueTimeout) return fail_queue_timeout();
       Choice& choice = prompt.choices[static_cast<size_t>(c.index)];
@@ -142,18 +142,20 @@ void CompletionJob::drain(size_t p) {
 
 void CompletionJob::observe(Prompt& prompt, Choice& choice, const CompletionOutput& output) {
   const double now = now_seconds();
+  const int engine = prompt.stream->engine_index();
   if (!output.token_ids.empty()) {
     if (choice.num_tokens == 0) {
-      metrics_.observe_first_token(now - arrival_time_);
+      metrics_.observe_first_token(engine, now - arrival_time_);
     } else {
-      metrics_.observe_inter_token(now - choice.last_token_time);
+      metrics_.observe_inter_token(engine, now - choice.last_token_time);
     }
     choice.last_token_time = now;
     choice.num_tokens += static_cast<int64_t>(output.token_ids.size());
-    metrics_.observe_tokens(0, static_cast<int64_t>(output.token_ids.size()));
+    metrics_.observe_tokens(engine, 0, static_cast<int64_t>(output.token_ids.size()));
   }
   if (output.finish_reason) {
-    metrics_.observe_finished(*output.finish_reason, now - arrival_time_, prompt.num_prompt_tokens, choice.num_tokens);
+    metrics_.observe_finished(engine, *output.finish_reason, now - arrival_time_, prompt.num_prompt_tokens,
+                              choice.num_tokens);
   }
 }
 

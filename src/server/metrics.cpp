@@ -84,44 +84,56 @@ void Histogram::render(std::string& out, const std::string& name, const std::str
   sample(out, name + "_count", labels, static_cast<double>(count_));
 }
 
-ServerMetrics::ServerMetrics(std::string model_name, int32_t max_model_len)
-    : labels_("engine=\"0\",model_name=\"" + label_value(model_name) + "\""),
-      ttft_(kTtftBuckets),
-      inter_token_(kInterTokenBuckets),
-      e2e_(kRequestBuckets),
-      queue_time_(kRequestBuckets),
-      request_prompt_tokens_(token_buckets(max_model_len)),
-      request_generation_tokens_(token_buckets(max_model_len)) {}
+ServerMetrics::EngineMetrics::EngineMetrics(int32_t max_model_len)
+    : ttft(kTtftBuckets),
+      inter_token(kInterTokenBuckets),
+      e2e(kRequestBuckets),
+      queue_time(kRequestBuckets),
+      request_prompt_tokens(token_buckets(max_model_len)),
+      request_generation_tokens(token_buckets(max_model_len)) {}
 
-void ServerMetrics::observe_first_token(double seconds) {
-  std::lock_guard lock(mutex_);
-  ttft_.observe(seconds);
+ServerMetrics::ServerMetrics(std::string model_name, int32_t max_model_len, int num_engines)
+    : engines_(static_cast<size_t>(num_engines), EngineMetrics(max_model_len)) {
+  for (int e = 0; e < num_engines; ++e) {
+    labels_.push_back("engine=\"" + std::to_string(e) + "\",model_name=\"" + label_value(model_name) + "\"");
+  }
 }
 
-void ServerMetrics::observe_queue_time(double seconds) {
-  std::lock_guard lock(mutex_);
-  queue_time_.observe(seconds);
+ServerMetrics::EngineMetrics& ServerMetrics::engine(int index) {
+  VLLM_CHECK(index >= 0 && static_cast<size_t>(index) < engines_.size(), "an engine the metrics do not know");
+  return engines_[static_cast<size_t>(index)];
 }
 
-void ServerMetrics::observe_inter_token(double seconds) {
+void ServerMetrics::observe_first_token(int e, double seconds) {
   std::lock_guard lock(mutex_);
-  inter_token_.observe(seconds);
+  engine(e).ttft.observe(seconds);
 }
 
-void ServerMetrics::observe_tokens(int64_t prompt_tokens, int64_t generated_tokens) {
+void ServerMetrics::observe_queue_time(int e, double seconds) {
   std::lock_guard lock(mutex_);
-  prompt_tokens_ += prompt_tokens;
-  generation_tokens_ += generated_tokens;
+  engine(e).queue_time.observe(seconds);
 }
 
-void ServerMetrics::observe_finished(FinishReason reason, double seconds, int64_t prompt_tokens,
+void ServerMetrics::observe_inter_token(int e, double seconds) {
+  std::lock_guard lock(mutex_);
+  engine(e).inter_token.observe(seconds);
+}
+
+void ServerMetrics::observe_tokens(int e, int64_t prompt_tokens, int64_t generated_tokens) {
+  std::lock_guard lock(mutex_);
+  engine(e).prompt_tokens += prompt_tokens;
+  engine(e).generation_tokens += generated_tokens;
+}
+
+void ServerMetrics::observe_finished(int e, FinishReason reason, double seconds, int64_t prompt_tokens,
                                      int64_t generated_tokens) {
   std::lock_guard lock(mutex_);
   VLLM_CHECK(reason != FinishReason::kQueueTimeout, "a request that timed out in the queue is a rejection");
-  ++finished_[static_cast<int>(reason)];
-  e2e_.observe(seconds);
-  request_prompt_tokens_.observe(static_cast<double>(prompt_tokens));
-  request_generation_tokens_.observe(static_cast<double>(generated_tokens));
+  EngineMetrics& m = engine(e);
+  ++m.finished[static_cast<int>(reason)];
+  m.e2e.observe(seconds);
+  m.request_prompt_tokens.observe(static_cast<double>(prompt_tokens));
+  m.request_generation_tokens.observe(static_cast<double>(generated_tokens));
 }
 
 void ServerMetrics::observe_rejected(Rejection reason) {
@@ -129,45 +141,51 @@ void ServerMetrics::observe_rejected(Rejection reason) {
   ++rejected_[static_cast<int>(reason)];
 }
 
-std::string ServerMetrics::render(const EngineCoreStats& engine) const {
+std::string ServerMetrics::render(const std::vector<EngineCoreStats>& stats) const {
+  VLLM_CHECK(stats.size() == engines_.size(), "the counters of every engine the metrics know");
   std::string out;
-  const double usage =
-      engine.num_blocks > 0 ? 1.0 - static_cast<double>(engine.num_free_blocks) / engine.num_blocks : 0.0;
-  auto gauge = [&](const char* name, const char* help, double value) {
-    header(out, name, "gauge", help);
-    sample(out, name, labels_, value);
+  // One family: its header, then each engine's sample.
+  auto family = [&](const char* name, const char* type, const char* help, auto value_of) {
+    header(out, name, type, help);
+    for (size_t e = 0; e < stats.size(); ++e) sample(out, name, labels_[e], value_of(stats[e]));
   };
-  auto counter = [&](const char* name, const char* help, double value) {
-    header(out, std::string(name), "counter", help);
-    sample(out, std::string(name), labels_, value);
+  auto usage = [](const EngineCoreStats& s) {
+    return s.num_blocks > 0 ? 1.0 - static_cast<double>(s.num_free_blocks) / s.num_blocks : 0.0;
   };
-  gauge("vllm:num_requests_running", "Requests in the running batch.", engine.num_running);
-  gauge("vllm:num_requests_waiting", "Requests waiting to run, including preempted ones.", engine.num_waiting);
-  gauge("vllm:kv_cache_usage_perc", "Fraction of KV cache blocks in use (0..1).", usage);
-  gauge("vllm:gpu_cache_usage_perc", "Deprecated alias of vllm:kv_cache_usage_perc.", usage);
-  counter("vllm:prefix_cache_queries_total", "Prompt tokens looked up in the prefix cache.",
-          static_cast<double>(engine.prefix_cache.queries_tokens));
-  counter("vllm:prefix_cache_hits_total", "Prompt tokens found in the prefix cache.",
-          static_cast<double>(engine.prefix_cache.hits_tokens));
-  counter("vllm:num_preemptions_total", "Sequences preempted for lack of KV cache space.",
-          static_cast<double>(engine.num_preemptions));
-  if (const auto& spec = engine.spec_decoding) {
-    counter("vllm:spec_decode_num_drafts_total", "Speculative decoding drafts verified.",
-            static_cast<double>(spec->num_drafts));
-    counter("vllm:spec_decode_num_draft_tokens_total", "Draft tokens verified.",
-            static_cast<double>(spec->num_draft_tokens));
-    counter("vllm:spec_decode_num_accepted_tokens_total", "Draft tokens accepted.",
-            static_cast<double>(spec->num_accepted_tokens));
+  family("vllm:num_requests_running", "gauge", "Requests in the running batch.",
+         [](const EngineCoreStats& s) { return static_cast<double>(s.num_running); });
+  family("vllm:num_requests_waiting", "gauge", "Requests waiting to run, including preempted ones.",
+         [](const EngineCoreStats& s) { return static_cast<double>(s.num_waiting); });
+  family("vllm:kv_cache_usage_perc", "gauge", "Fraction of KV cache blocks in use (0..1).", usage);
+  family("vllm:gpu_cache_usage_perc", "gauge", "Deprecated alias of vllm:kv_cache_usage_perc.", usage);
+  family("vllm:prefix_cache_queries_total", "counter", "Prompt tokens looked up in the prefix cache.",
+         [](const EngineCoreStats& s) { return static_cast<double>(s.prefix_cache.queries_tokens); });
+  family("vllm:prefix_cache_hits_total", "counter", "Prompt tokens found in the prefix cache.",
+         [](const EngineCoreStats& s) { return static_cast<double>(s.prefix_cache.hits_tokens); });
+  family("vllm:num_preemptions_total", "counter", "Sequences preempted for lack of KV cache space.",
+         [](const EngineCoreStats& s) { return static_cast<double>(s.num_preemptions); });
+  if (stats[0].spec_decoding) {
+    // Every replica runs the same speculative config.
+    auto spec = [](const EngineCoreStats& s) { return s.spec_decoding.value_or(SpecDecodingStats{}); };
+    family("vllm:spec_decode_num_drafts_total", "counter", "Speculative decoding drafts verified.",
+           [&](const EngineCoreStats& s) { return static_cast<double>(spec(s).num_drafts); });
+    family("vllm:spec_decode_num_draft_tokens_total", "counter", "Draft tokens verified.",
+           [&](const EngineCoreStats& s) { return static_cast<double>(spec(s).num_draft_tokens); });
+    family("vllm:spec_decode_num_accepted_tokens_total", "counter", "Draft tokens accepted.",
+           [&](const EngineCoreStats& s) { return static_cast<double>(spec(s).num_accepted_tokens); });
     header(out, "vllm:spec_decode_num_accepted_tokens_per_pos_total", "counter",
            "Draft tokens accepted, by their position in the draft.");
-    for (size_t i = 0; i < spec->num_accepted_tokens_per_pos.size(); ++i) {
-      sample(out, "vllm:spec_decode_num_accepted_tokens_per_pos_total",
-             labels_ + ",position=\"" + std::to_string(i) + "\"",
-             static_cast<double>(spec->num_accepted_tokens_per_pos[i]));
+    for (size_t e = 0; e < stats.size(); ++e) {
+      const std::vector<int64_t> per_pos = spec(stats[e]).num_accepted_tokens_per_pos;
+      for (size_t i = 0; i < per_pos.size(); ++i) {
+        sample(out, "vllm:spec_decode_num_accepted_tokens_per_pos_total",
+               labels_[e] + ",position=\"" + std::to_string(i) + "\"", static_cast<double>(per_pos[i]));
+      }
     }
   }
-  if (const auto& lora = engine.lora) {
-    // As vLLM: the adapters by name in the labels, the time of the step that counted them as the value.
+  if (const auto& lora = stats[0].lora) {
+    // As vLLM: the adapters by name in the labels, the time of the step that counted them as the value
+    // (the first engine's: every replica serves the same adapters).
     header(out, "vllm:lora_requests_info", "gauge", "Running stats on lora requests.");
     sample(out, "vllm:lora_requests_info",
            "max_lora=\"" + std::to_string(lora->max_loras) + "\",waiting_lora_adapters=\"" +
@@ -176,31 +194,42 @@ std::string ServerMetrics::render(const EngineCoreStats& engine) const {
            lora->unix_time);
   }
   std::lock_guard lock(mutex_);
-  counter("vllm:prompt_tokens_total", "Prompt tokens of admitted requests.", static_cast<double>(prompt_tokens_));
-  counter("vllm:generation_tokens_total", "Generated tokens.", static_cast<double>(generation_tokens_));
+  auto request_family = [&](const char* name, const char* type, const char* help, auto value_of) {
+    header(out, name, type, help);
+    for (size_t e = 0; e < engines_.size(); ++e) sample(out, name, labels_[e], value_of(engines_[e]));
+  };
+  request_family("vllm:prompt_tokens_total", "counter", "Prompt tokens of admitted requests.",
+                 [](const EngineMetrics& m) { return static_cast<double>(m.prompt_tokens); });
+  request_family("vllm:generation_tokens_total", "counter", "Generated tokens.",
+                 [](const EngineMetrics& m) { return static_cast<double>(m.generation_tokens); });
   header(out, "vllm:request_success_total", "counter", "Finished requests by finish reason.");
-  for (FinishReason r : {FinishReason::kStop, FinishReason::kLength, FinishReason::kAbort}) {
-    sample(out, "vllm:request_success_total", labels_ + ",finished_reason=\"" + finish_reason_name(r) + "\"",
-           static_cast<double>(finished_[static_cast<int>(r)]));
+  for (size_t e = 0; e < engines_.size(); ++e) {
+    for (FinishReason r : {FinishReason::kStop, FinishReason::kLength, FinishReason::kAbort}) {
+      sample(out, "vllm:request_success_total", labels_[e] + ",finished_reason=\"" + finish_reason_name(r) + "\"",
+             static_cast<double>(engines_[e].finished[static_cast<int>(r)]));
+    }
   }
   // Not a vLLM metric: vLLM queues without bound (--max-waiting-requests 0).
   header(out, "vllm:request_rejected_total", "counter",
          "Requests answered 503: the waiting queue was full, or they waited past --request-timeout.");
-  sample(out, "vllm:request_rejected_total", labels_ + ",reason=\"queue_full\"",
+  sample(out, "vllm:request_rejected_total", labels_[0] + ",reason=\"queue_full\"",
          static_cast<double>(rejected_[static_cast<int>(Rejection::kQueueFull)]));
-  sample(out, "vllm:request_rejected_total", labels_ + ",reason=\"queue_timeout\"",
+  sample(out, "vllm:request_rejected_total", labels_[0] + ",reason=\"queue_timeout\"",
          static_cast<double>(rejected_[static_cast<int>(Rejection::kQueueTimeout)]));
-  auto histogram = [&](const char* name, const char* help, const Histogram& h) {
+  auto histogram = [&](const char* name, const char* help, Histogram EngineMetrics::*h) {
     header(out, name, "histogram", help);
-    h.render(out, name, labels_);
+    for (size_t e = 0; e < engines_.size(); ++e) (engines_[e].*h).render(out, name, labels_[e]);
   };
-  histogram("vllm:time_to_first_token_seconds", "Arrival to first output token.", ttft_);
-  histogram("vllm:inter_token_latency_seconds", "Time between consecutive output tokens.", inter_token_);
-  histogram("vllm:time_per_output_token_seconds", "Deprecated name of vllm:inter_token_latency_seconds.", inter_token_);
-  histogram("vllm:e2e_request_latency_seconds", "Arrival to finish.", e2e_);
-  histogram("vllm:request_queue_time_seconds", "Time waiting before first being scheduled.", queue_time_);
-  histogram("vllm:request_prompt_tokens", "Prompt tokens per request.", request_prompt_tokens_);
-  histogram("vllm:request_generation_tokens", "Generated tokens per request.", request_generation_tokens_);
+  histogram("vllm:time_to_first_token_seconds", "Arrival to first output token.", &EngineMetrics::ttft);
+  histogram("vllm:inter_token_latency_seconds", "Time between consecutive output tokens.", &EngineMetrics::inter_token);
+  histogram("vllm:time_per_output_token_seconds", "Deprecated name of vllm:inter_token_latency_seconds.",
+            &EngineMetrics::inter_token);
+  histogram("vllm:e2e_request_latency_seconds", "Arrival to finish.", &EngineMetrics::e2e);
+  histogram("vllm:request_queue_time_seconds", "Time waiting before first being scheduled.",
+            &EngineMetrics::queue_time);
+  histogram("vllm:request_prompt_tokens", "Prompt tokens per request.", &EngineMetrics::request_prompt_tokens);
+  histogram("vllm:request_generation_tokens", "Generated tokens per request.",
+            &EngineMetrics::request_generation_tokens);
   return out;
 }
 

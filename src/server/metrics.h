@@ -30,36 +30,47 @@ class Histogram {
 // Why a request was refused without being served (the server answered 503).
 enum class Rejection { kQueueFull, kQueueTimeout };
 
+// Every metric carries vLLM's `engine` label: the data-parallel replica
+// whose engine ran the request (0 without data parallelism).
 class ServerMetrics {
  public:
-  explicit ServerMetrics(std::string model_name, int32_t max_model_len);
+  ServerMetrics(std::string model_name, int32_t max_model_len, int num_engines = 1);
 
-  // Thread-safe observations, in seconds.
-  void observe_first_token(double seconds_since_arrival);
-  void observe_queue_time(double seconds);
-  void observe_inter_token(double seconds);
-  void observe_tokens(int64_t prompt_tokens, int64_t generated_tokens);
+  // Thread-safe observations of a request that `engine` runs, in seconds.
+  void observe_first_token(int engine, double seconds_since_arrival);
+  void observe_queue_time(int engine, double seconds);
+  void observe_inter_token(int engine, double seconds);
+  void observe_tokens(int engine, int64_t prompt_tokens, int64_t generated_tokens);
   // A request's sequence ended with `reason` (stop, length or abort).
-  void observe_finished(FinishReason reason, double seconds_since_arrival, int64_t prompt_tokens,
+  void observe_finished(int engine, FinishReason reason, double seconds_since_arrival, int64_t prompt_tokens,
                         int64_t generated_tokens);
+  // Refusals happen before a request has an engine: they count under engine 0.
   void observe_rejected(Rejection reason);
 
-  // The Prometheus text exposition (format 0.0.4).
-  std::string render(const EngineCoreStats& engine) const;
+  // The Prometheus text exposition (format 0.0.4); `engines[i]`: engine i's counters.
+  std::string render(const std::vector<EngineCoreStats>& engines) const;
 
  private:
-  std::string labels_;
+  // The request-level metrics of one engine.
+  struct EngineMetrics {
+    explicit EngineMetrics(int32_t max_model_len);
+    Histogram ttft;
+    Histogram inter_token;
+    Histogram e2e;
+    Histogram queue_time;
+    Histogram request_prompt_tokens;
+    Histogram request_generation_tokens;
+    int64_t prompt_tokens = 0;
+    int64_t generation_tokens = 0;
+    int64_t finished[3] = {0, 0, 0};  // by FinishReason: stop, length, abort
+  };
+
+  EngineMetrics& engine(int index);
+
+  std::vector<std::string> labels_;  // by engine
   mutable std::mutex mutex_;
-  Histogram ttft_;
-  Histogram inter_token_;
-  Histogram e2e_;
-  Histogram queue_time_;
-  Histogram request_prompt_tokens_;
-  Histogram request_generation_tokens_;
-  int64_t prompt_tokens_ = 0;
-  int64_t generation_tokens_ = 0;
-  int64_t finished_[3] = {0, 0, 0};  // by FinishReason: stop, length, abort
-  int64_t rejected_[2] = {0, 0};     // by Rejection
+  std::vector<EngineMetrics> engines_;
+  int64_t rejected_[2] = {0, 0};  // by Rejection
 };
 
 }  // namespace vllm::server

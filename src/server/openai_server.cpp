@@ -67,7 +67,8 @@ OpenAIServer::OpenAIServer(EngineClient& engine, const Tokenizer& tokenizer, Cha
       chat_renderer_(std::move(chat_renderer)),
       config_(std::move(config)),
       created_(now_unix_seconds()),
-      metrics_(config_.served_model_names.front(), config_.max_model_len),
+      metrics_(config_.served_model_names.front(), config_.max_model_len,
+               static_cast<int>(engine.engine_stats().size())),
       seeds_(config_.seed),
       input_workers_("vllm-input", kNumInputWorkers) {
   for (const std::string& key : config_.api_keys) tenant_salts_.push_back(sha256_hex(key));
@@ -253,7 +254,7 @@ void OpenAIServer::handle(HttpRequest request, std::shared_ptr<ResponseChannel> 
     return channel->respond({200, "application/json", std::string(R"({"version": ")") + kServerVersion + "\"}"});
   if (path == "/v1/models") return channel->respond(models());
   if (path == "/metrics") {
-    return channel->respond({200, "text/plain; version=0.0.4", metrics_.render(engine_.stats())});
+    return channel->respond({200, "text/plain; version=0.0.4", metrics_.render(engine_.engine_stats())});
   }
   input_workers_.post([this, path, api_key, request = std::move(request), channel] {
     std::stop_source cancel;

@@ -14,7 +14,7 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "server"))
 from serve_harness import Server, check, finish  # noqa: E402
-from mpi_env import mpi_env  # noqa: E402
+from mpi_env import mpi_env, rank_pid  # noqa: E402
 
 binary, golden_path = sys.argv[1:3]
 mpirun = shutil.which("mpirun")
@@ -25,23 +25,6 @@ env = mpi_env()
 stories = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(golden_path)), "..", "..", "..", "models",
                                         "stories260k"))
 cases = json.load(open(golden_path))["cases"]
-
-
-def rank_pid(server, rank):
-    """The process of `rank` among mpirun's children (Open MPI names it in each one's environment)."""
-    for pid in os.listdir("/proc"):
-        if not pid.isdigit():
-            continue
-        try:
-            with open(f"/proc/{pid}/environ", "rb") as f:
-                environ = f.read().split(b"\0")
-            with open(f"/proc/{pid}/stat") as f:
-                parent = int(f.read().rsplit(")", 1)[1].split()[1])
-        except OSError:
-            continue
-        if parent == server.proc.pid and f"OMPI_COMM_WORLD_RANK={rank}".encode() in environ:
-            return int(pid)
-    sys.exit(f"FAIL: no process of rank {rank} under mpirun")
 
 
 def start():

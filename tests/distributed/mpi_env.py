@@ -1,5 +1,6 @@
-"""The environment the tests run ranks under mpirun with."""
+"""The environment the tests run ranks under mpirun with, and the processes of its ranks."""
 import os
+import sys
 
 SUPPRESSIONS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "lsan_mpi.supp")
 
@@ -15,3 +16,20 @@ def mpi_env():
         asan = env.get("ASAN_OPTIONS", "")
         env["ASAN_OPTIONS"] = (asan + ":" if asan else "") + "fast_unwind_on_malloc=0"
     return env
+
+
+def rank_pid(server, rank):
+    """The process of `rank` among mpirun's children (Open MPI names it in each one's environment)."""
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open(f"/proc/{pid}/environ", "rb") as f:
+                environ = f.read().split(b"\0")
+            with open(f"/proc/{pid}/stat") as f:
+                parent = int(f.read().rsplit(")", 1)[1].split()[1])
+        except OSError:
+            continue
+        if parent == server.proc.pid and f"OMPI_COMM_WORLD_RANK={rank}".encode() in environ:
+            return int(pid)
+    sys.exit(f"FAIL: no process of rank {rank} under mpirun")
