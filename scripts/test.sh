@@ -31,11 +31,12 @@ echo "== ThreadSanitizer build and tests of the engine and the server"
 CC=clang CXX=clang++ cmake -S "$root" -B "$root/build-tsan" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DVLLM_WERROR=ON -DVLLM_SANITIZE=thread >/dev/null
 cmake --build "$root/build-tsan" --parallel "$(nproc)" \
-  --target base_tests engine_sched_tests engine_tests engine_model_tests server_tests vllm-cpp
+  --target base_tests engine_sched_tests engine_tests engine_model_tests engine_data_parallel_tests \
+  server_tests vllm-cpp
 # The suites of those binaries that run threads or the engine, and the server driven over HTTP
 # (the random-workload leak test is one thread's bookkeeping, and takes minutes under TSan).
 tsan_tests='^(ThreadPoolTest|WorkQueueTest|SchedulerTest|OutputProcessorTest|EngineCoreTest|AsyncEngineTest|'
-tsan_tests+='SamplingEngineTest|EngineModelTest|HttpRequestParserTest|ConnectionTableTest)\.|^server_(e2e|hardening|structured|tools|lora)$'
+tsan_tests+='SamplingEngineTest|EngineModelTest|DataParallelEngineTest|HttpRequestParserTest|ConnectionTableTest)\.|^server_(e2e|hardening|structured|tools|lora)$'
 VLLM_TEST_SANITIZED=1 TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
   ctest --test-dir "$root/build-tsan" --output-on-failure --parallel "$(nproc)" -R "$tsan_tests" \
   -E NoBlockLeaksUnderRandomWorkloads

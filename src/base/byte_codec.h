@@ -64,11 +64,13 @@ class ByteReader {
   }
   template <typename T>
   void get(std::optional<T>& value) {
+    value.reset();
     if (get<bool>()) {
-      value.emplace();
-      get(*value);
-    } else {
-      value.reset();
+      // Not value.emplace(): clang takes a nested struct with member
+      // initializers for one not default-constructible inside its class.
+      T v{};
+      get(v);
+      value = std::move(v);
     }
   }
   template <typename T>

@@ -168,12 +168,19 @@ Status DataParallelEngine::load_lora(const LoraModule& module, bool replace) {
   std::lock_guard serial(lora_mutex_);
   VLLM_RETURN_IF_ERROR(local_->load_lora(module, replace));
   for (int r = 1; r < num_replicas_; ++r) {
-    {
-      std::lock_guard lock(mutex_);
-      outbox_.emplace_back(r, encode(LoadLora{module, replace}));
+    post_to(r, encode(LoadLora{module, replace}));
+    Status status = await_lora_answer(r);
+    if (status.is_ok()) continue;
+    // A new adapter comes off the replicas that took it, so that no request
+    // naming it lands where it is missing.  (One loaded in place stays.)
+    if (!replace) {
+      (void)local_->unload_lora(module.name);
+      for (int taken = 1; taken < r; ++taken) {
+        post_to(taken, encode(UnloadLora{module.name}));
+        (void)await_lora_answer(taken);
+      }
     }
-    wake_.notify_one();
-    VLLM_RETURN_IF_ERROR(await_lora_answer(r).with_context("data-parallel replica " + std::to_string(r)));
+    return status.with_context("data-parallel replica " + std::to_string(r));
   }
   return Status::ok();
 }
@@ -182,14 +189,18 @@ Status DataParallelEngine::unload_lora(const std::string& name) {
   std::lock_guard serial(lora_mutex_);
   VLLM_RETURN_IF_ERROR(local_->unload_lora(name));
   for (int r = 1; r < num_replicas_; ++r) {
-    {
-      std::lock_guard lock(mutex_);
-      outbox_.emplace_back(r, encode(UnloadLora{name}));
-    }
-    wake_.notify_one();
+    post_to(r, encode(UnloadLora{name}));
     VLLM_RETURN_IF_ERROR(await_lora_answer(r).with_context("data-parallel replica " + std::to_string(r)));
   }
   return Status::ok();
+}
+
+void DataParallelEngine::post_to(int replica, std::string message) {
+  {
+    std::lock_guard lock(mutex_);
+    outbox_.emplace_back(replica, std::move(message));
+  }
+  wake_.notify_one();
 }
 
 void DataParallelEngine::shutdown() {

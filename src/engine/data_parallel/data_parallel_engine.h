@@ -49,7 +49,8 @@ class DataParallelEngine final : public EngineClient {
   std::vector<EngineCoreStats> engine_stats() const override;
 
   // On every replica, one after another; the first refusal is the answer
-  // (replicas read the same files, so one refuses what all would).
+  // (replicas read the same files, so one refuses what all would), and a
+  // new adapter a replica refused comes off the others.
   Status load_lora(const LoraModule& module, bool replace) override;
   Status unload_lora(const std::string& name) override;
   std::vector<LoraModule> lora_modules() const override { return local_->lora_modules(); }
@@ -66,6 +67,8 @@ class DataParallelEngine final : public EngineClient {
 
   // The replica a new request goes to; mutex_ held.
   int choose_replica();
+  // Queues a message for the message thread to post.
+  void post_to(int replica, std::string message);
   // A replica's answer to the LoRA change just posted to it.
   Status await_lora_answer(int replica);
   // The message thread: posts the outbox, and delivers what the replicas send.
