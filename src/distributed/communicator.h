@@ -49,6 +49,7 @@ class Communicator {
   // spinning a core.
   virtual void broadcast_idle(void* data, int64_t bytes, int root) = 0;
   // Point to point, between two ranks of the group (a pipeline's stages).
+  // send() returns at once: the data is copied and goes out meanwhile.
   virtual void send(const float* data, int64_t n, int to) = 0;
   virtual void receive(float* data, int64_t n, int from) = 0;
 
@@ -60,7 +61,7 @@ class Communicator {
   // a rank uses them.
   virtual void post(std::string bytes, int to) = 0;
   virtual bool poll(std::string& bytes, int& from) = 0;
-  // Returns once every posted message has gone (before the ranks part).
+  // Returns once every posted message and sent buffer has gone (before the ranks part).
   virtual void wait_posted() = 0;
 
   virtual CommunicationStats stats() const = 0;

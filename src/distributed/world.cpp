@@ -91,7 +91,14 @@ class MpiGroup final : public Communicator {
 
   void send(const float* data, int64_t n, int to) override {
     const Timed timed(stats_, n * static_cast<int64_t>(sizeof(float)));
-    MPI_Send(data, mpi_count(n), MPI_FLOAT, to, kPointToPointTag, comm_);
+    // A copy goes out while the sender moves on: a pipeline stage hands its
+    // batch on and starts the next, while the receiver may itself still be
+    // sending (logits back to rank 0) -- two blocking sends would wait on
+    // each other.
+    std::string bytes(reinterpret_cast<const char*>(data), static_cast<size_t>(n) * sizeof(float));
+    Posted& posted = posted_.emplace_back(Posted{std::move(bytes), MPI_REQUEST_NULL});
+    MPI_Isend(posted.bytes.data(), mpi_count(n), MPI_FLOAT, to, kPointToPointTag, comm_, &posted.request);
+    drop_sent();
   }
 
   void receive(float* data, int64_t n, int from) override {
@@ -221,10 +228,14 @@ Communicator& world() {
 
 namespace {
 
+std::map<std::string, std::unique_ptr<Communicator>>& split_groups() {
+  static std::map<std::string, std::unique_ptr<Communicator>> groups;
+  return groups;
+}
+
 // A split of the world into groups of ranks alike in `color`, made once per `key`.
 Communicator& split_world(const std::string& key, int color) {
-  static std::map<std::string, std::unique_ptr<Communicator>> groups;
-  std::unique_ptr<Communicator>& group = groups[key];
+  std::unique_ptr<Communicator>& group = split_groups()[key];
   if (group == nullptr) {
     MPI_Comm comm;
     MPI_Comm_split(MPI_COMM_WORLD, color, world().rank(), &comm);
@@ -255,6 +266,9 @@ int finish_world(int exit_code) {
   MPI_Finalized(&finalized);
   if (!initialized || finalized) return exit_code;
   if (exit_code != 0) MPI_Abort(MPI_COMM_WORLD, exit_code);
+  // Every send has been received by now; MPI wants their requests completed.
+  world().wait_posted();
+  for (auto& [key, group] : split_groups()) group->wait_posted();
   MPI_Finalize();
   return exit_code;
 }

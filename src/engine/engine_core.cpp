@@ -98,7 +98,8 @@ EngineCore::EngineCore(Model& model, const ResolvedEngineConfig& config, std::un
               ? make_proposer(*config.config.speculative,
                               DraftModelResources{draft_model_.get(), &pool_, config.draft_kv_shape, config.num_blocks,
                                                   config.config.cache.resident, target_hidden_width_})
-              : nullptr) {}
+              : nullptr),
+      max_steps_in_flight_(proposer_ ? 1 : runner_.max_steps_in_flight()) {}
 
 Status EngineCore::check_request(const std::vector<int32_t>& prompt, const SamplingParams& params) const {
   VLLM_RETURN_IF_ERROR(params.validate());
@@ -162,14 +163,24 @@ Status EngineCore::add_request(EngineCoreRequest request) {
 
 bool EngineCore::abort_request(RequestId id) { return scheduler_.abort_request(id); }
 
-std::vector<EngineCoreOutput> EngineCore::step() {
-  const SchedulerOutput scheduled = scheduler_.schedule();
+namespace {
+
+std::vector<EngineCoreOutput> timed_out_outputs(const SchedulerOutput& scheduled) {
   std::vector<EngineCoreOutput> timed_out;
   for (RequestId id : scheduled.timed_out) {
     EngineCoreOutput& out = timed_out.emplace_back();
     out.request_id = id;
     out.finish_reason = FinishReason::kQueueTimeout;
   }
+  return timed_out;
+}
+
+}  // namespace
+
+std::vector<EngineCoreOutput> EngineCore::step() {
+  if (max_steps_in_flight_ > 1) return step_pipelined();
+  const SchedulerOutput scheduled = scheduler_.schedule();
+  std::vector<EngineCoreOutput> timed_out = timed_out_outputs(scheduled);
   // Even with nothing to run: the runner forgets the requests that finished.
   const ModelRunnerOutput sampled = runner_.execute_model(scheduled);
   if (scheduled.chunks.empty()) return timed_out;
@@ -178,6 +189,34 @@ std::vector<EngineCoreOutput> EngineCore::step() {
   std::vector<EngineCoreOutput> outputs = scheduler_.update_from_output(scheduled, sampled);
   if (proposer_) propose_drafts(scheduled, outputs);
   outputs.insert(outputs.end(), timed_out.begin(), timed_out.end());
+  return outputs;
+}
+
+std::vector<EngineCoreOutput> EngineCore::step_pipelined() {
+  // vLLM's batch queue: while a stage is free, a new step of the requests
+  // not in flight is submitted; when none can be (or every stage is busy),
+  // the oldest step's output is awaited.
+  std::vector<EngineCoreOutput> outputs;
+  if (static_cast<int>(in_flight_.size()) < max_steps_in_flight_) {
+    // A stage's share of the requests, so that every stage has a micro-batch to work on.
+    const int32_t unfinished = scheduler_.num_running() + scheduler_.num_waiting();
+    const int32_t share = std::max<int32_t>(1, (unfinished + max_steps_in_flight_ - 1) / max_steps_in_flight_);
+    SchedulerOutput scheduled = scheduler_.schedule(share);
+    outputs = timed_out_outputs(scheduled);
+    runner_.submit(scheduled);  // without chunks: the runner only forgets the finished requests
+    if (!scheduled.chunks.empty()) {
+      ++num_steps_;
+      num_scheduled_tokens_ += scheduled.total_num_scheduled_tokens;
+      in_flight_.push_back(std::move(scheduled));
+      return outputs;
+    }
+  }
+  if (in_flight_.empty()) return outputs;
+  const SchedulerOutput oldest = std::move(in_flight_.front());
+  in_flight_.pop_front();
+  const ModelRunnerOutput sampled = runner_.finish(oldest);
+  std::vector<EngineCoreOutput> updated = scheduler_.update_from_output(oldest, sampled);
+  outputs.insert(outputs.end(), updated.begin(), updated.end());
   return outputs;
 }
 

@@ -8,6 +8,7 @@
 #error "this target sees the engine only through engine/engine_client.h, never model/ or kernels/ headers"
 #endif
 
+#include <deque>
 #include <memory>
 #include <vector>
 
@@ -59,6 +60,8 @@ class EngineCore {
 
  private:
   EngineCore(Model& model, const ResolvedEngineConfig& config, std::unique_ptr<Model> draft_model);
+  // step() with a step in flight per pipeline stage.
+  std::vector<EngineCoreOutput> step_pipelined();
   // Speculative decoding: drafts for the next step of the requests that the
   // step `scheduled` ran and did not finish (`outputs`), from the runner's state of them.
   void propose_drafts(const SchedulerOutput& scheduled, const std::vector<EngineCoreOutput>& outputs);
@@ -73,6 +76,11 @@ class EngineCore {
   std::unique_ptr<Model> draft_model_;  // speculative decoding's draft model or EAGLE head, else null
   int64_t target_hidden_width_;         // an EAGLE head's: what it reads of the target per token; else 0
   std::unique_ptr<Proposer> proposer_;  // null without speculative decoding
+  // Steps submitted whose outputs have not come back, oldest first: a
+  // pipeline's stages each work on one (1: no pipeline, or speculative
+  // decoding, whose drafts need the step before).
+  int max_steps_in_flight_ = 1;
+  std::deque<SchedulerOutput> in_flight_;
   int64_t num_steps_ = 0;
   int64_t num_scheduled_tokens_ = 0;
 };

@@ -111,6 +111,8 @@ class Model {
   // each of which must run every forward pass and compute_logits with it, in
   // the same order; null when it runs whole in this process.
   virtual Communicator* parallel_group() const { return nullptr; }
+  // The pipeline stages the model is split into (1: none).
+  virtual int pipeline_stages() const { return 1; }
 
   // Prompts of the same tokens but different keys here hold different keys
   // and values in the cache (a rotary scaling that follows the prompt's

@@ -33,14 +33,19 @@ struct Harness {
   // Schedules one step and feeds back `token` for every chunk that samples.
   std::pair<SchedulerOutput, std::vector<EngineCoreOutput>> step(int32_t token = 7) {
     SchedulerOutput out = scheduler.schedule();
+    std::vector<EngineCoreOutput> outputs = update(out, token);
+    return {std::move(out), std::move(outputs)};
+  }
+
+  // Feeds back `token` for every chunk of `out` that samples.
+  std::vector<EngineCoreOutput> update(const SchedulerOutput& out, int32_t token = 7) {
     ModelRunnerOutput sampled;
     sampled.prompt_logprobs.resize(out.chunks.size());
     for (const ScheduledChunk& c : out.chunks) {
       sampled.sampled_tokens.emplace_back();
       if (c.sample) sampled.sampled_tokens.back().push_back(SampledToken{token, 0.0f, std::nullopt});
     }
-    std::vector<EngineCoreOutput> outputs = scheduler.update_from_output(out, sampled);
-    return {std::move(out), std::move(outputs)};
+    return scheduler.update_from_output(out, sampled);
   }
 
   KVCacheManager kv;
@@ -436,6 +441,44 @@ TEST(SchedulerTest, AdaptersInTheRunningBatchAreCappedAtMaxLoras) {
   EXPECT_EQ(ids(fourth), (std::vector<RequestId>{2, 4, 3}));
   EXPECT_EQ(h.scheduler.running_lora_names(), (std::vector<std::string>{"b", "c"}));
   EXPECT_TRUE(h.scheduler.waiting_lora_names().empty());
+}
+
+// Pipeline stages keep several steps in flight: a request in one is not
+// scheduled again, nor preempted, until its step is back.
+TEST(SchedulerTest, RequestsInFlightAreNeitherScheduledAgainNorPreempted) {
+  Harness h(6, 1, config(100));
+  h.scheduler.add_request(make_request(1, 2));
+  h.scheduler.add_request(make_request(2, 2));
+  h.step();                                         // both prompts: 4 of 6 blocks, 3 tokens each
+  SchedulerOutput first = h.scheduler.schedule(1);  // request 1's token: in flight
+  ASSERT_EQ(first.chunks.size(), 1u);
+  EXPECT_EQ(first.chunks[0].request_id, 1);
+  SchedulerOutput second = h.scheduler.schedule();  // request 1 is in flight: only 2 runs
+  ASSERT_EQ(second.chunks.size(), 1u);
+  EXPECT_EQ(second.chunks[0].request_id, 2);
+  EXPECT_EQ(h.scheduler.schedule().chunks.size(), 0u);  // both in flight
+  h.update(first);
+  // Request 1 needs a block and none is free: request 2, behind it, is in
+  // flight, so request 1 is the one preempted.
+  SchedulerOutput third = h.scheduler.schedule();
+  EXPECT_EQ(third.preempted, std::vector<RequestId>{1});
+  EXPECT_TRUE(third.chunks.empty());
+  h.update(second);
+  EXPECT_EQ(h.scheduler.num_running(), 1);
+  EXPECT_EQ(h.scheduler.find_request(2)->num_tokens(), 4);
+}
+
+TEST(SchedulerTest, AnAbortInFlightFreesTheBlocksWhenTheStepIsBack) {
+  Harness h(10, 1, config(100));
+  h.scheduler.add_request(make_request(1, 3));
+  SchedulerOutput first = h.scheduler.schedule();
+  EXPECT_TRUE(h.scheduler.abort_request(1));
+  EXPECT_EQ(h.kv.pool().num_free_blocks(), 7);  // a later stage may still write them
+  EXPECT_TRUE(h.scheduler.has_unfinished_requests());
+  EXPECT_TRUE(h.update(first).empty());  // no output for an aborted request
+  EXPECT_EQ(h.kv.pool().num_free_blocks(), 10);
+  EXPECT_FALSE(h.scheduler.has_unfinished_requests());
+  EXPECT_EQ(h.scheduler.schedule().finished, std::vector<RequestId>{1});  // the runner forgets it
 }
 
 }  // namespace

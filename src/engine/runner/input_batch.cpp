@@ -22,13 +22,20 @@ void InputBatch::update(const SchedulerOutput& step) {
     const bool inserted = requests_.try_emplace(data.request_id, data).second;
     VLLM_CHECK(inserted, "a new request is new to the runner");
   }
-  scheduled_.clear();
+  if (step.chunks.empty()) return;
+  std::vector<CachedRequestState*>& chunks = in_flight_.emplace_back();
   for (const ScheduledChunk& c : step.chunks) {
-    CachedRequestState& r = *scheduled_.emplace_back(&request(c.request_id));
+    CachedRequestState& r = *chunks.emplace_back(&request(c.request_id));
     if (!std::exchange(r.admitting, false)) continue;
     r.num_computed_tokens = c.num_computed_tokens;
     r.num_draft_kv_tokens = c.num_computed_tokens;
   }
+}
+
+void InputBatch::finish_oldest() {
+  VLLM_CHECK(!in_flight_.empty(), "a step in flight");
+  scheduled_ = std::move(in_flight_.front());
+  in_flight_.pop_front();
 }
 
 void InputBatch::computed(size_t i, const ScheduledChunk& chunk, int32_t num_rejected_drafts) {
@@ -39,7 +46,7 @@ std::span<const ForwardChunk> InputBatch::forward_chunks(std::span<const Schedul
   forward_chunks_.clear();
   for (size_t i = 0; i < chunks.size(); ++i) {
     const ScheduledChunk& c = chunks[i];
-    const CachedRequestState& r = scheduled(i);
+    const CachedRequestState& r = submitted(i);
     VLLM_CHECK(c.num_computed_tokens + c.num_known_tokens <= static_cast<int32_t>(r.token_ids.size()),
                "the runner knows every token the scheduler schedules");
     ForwardChunk& f = forward_chunks_.emplace_back();

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <span>
 #include <unordered_map>
@@ -51,16 +52,23 @@ struct CachedRequestState {
 class InputBatch {
  public:
   // Drops the finished requests, marks the preempted ones and adds the new
-  // ones of a step; then finds each chunk's request (scheduled()) and takes
-  // the chunks' start positions.
+  // ones of a step; then finds each chunk's request (submitted()) and takes
+  // the chunks' start positions.  A step with chunks is then in flight
+  // until finish_oldest().
   void update(const SchedulerOutput& step);
 
-  // The request of the step's chunk i (update's), until the next update.
-  CachedRequestState& scheduled(size_t i) { return *scheduled_[i]; }
+  // The request of the newest step's chunk i (update's).
+  CachedRequestState& submitted(size_t i) { return *in_flight_.back()[i]; }
 
-  // The step's chunks as forward passes see them, their known tokens taken
-  // from the kept history; valid until the next call.
+  // The newest step's chunks as forward passes see them, their known tokens
+  // taken from the kept history; valid until the next call.
   std::span<const ForwardChunk> forward_chunks(std::span<const ScheduledChunk> chunks);
+
+  // The oldest step in flight is done: scheduled() and computed() are then its.
+  void finish_oldest();
+
+  // The request of the finished step's chunk i, until the next finish_oldest().
+  CachedRequestState& scheduled(size_t i) { return *scheduled_[i]; }
 
   // After the step: chunk i's request has its tokens computed, less the
   // rejected drafts, whose cache slots the next step overwrites.
@@ -72,7 +80,9 @@ class InputBatch {
   CachedRequestState& request(RequestId id);
 
   std::unordered_map<RequestId, CachedRequestState> requests_;  // its nodes stay put: scheduled_ points at them
-  std::vector<CachedRequestState*> scheduled_;                  // per chunk of the step
+  // Per chunk of each step in flight (a pipeline's several), oldest first.
+  std::deque<std::vector<CachedRequestState*>> in_flight_;
+  std::vector<CachedRequestState*> scheduled_;  // per chunk of the step last finished
   std::vector<ForwardChunk> forward_chunks_;
 };
 

@@ -66,15 +66,39 @@ void ModelRunner::build_batch(std::span<const ForwardChunk> chunks) {
 
 std::span<float> ModelRunner::execute(std::span<const ForwardChunk> chunks, const float* input_hidden,
                                       bool input_hidden_from_head) {
+  VLLM_CHECK(in_flight_.empty(), "execute() runs a batch alone");
   if (workers_) {
     VLLM_CHECK(input_hidden == nullptr, "an EAGLE head does not run under tensor parallelism");
     workers_->execute(chunks);
   }
   build_batch(chunks);
   if (token_ids_.empty()) return {};
-  const int64_t vocab = model_.config().vocab_size;
-  logits_.resize(logits_indices_.size() * static_cast<size_t>(vocab));
+  run_forward(chunks, input_hidden, input_hidden_from_head);
+  return collect();
+}
 
+void ModelRunner::submit(std::span<const ForwardChunk> chunks) {
+  VLLM_CHECK(static_cast<int>(in_flight_.size()) < model_.pipeline_stages(), "a batch in flight per pipeline stage");
+  if (workers_) workers_->execute(chunks);
+  build_batch(chunks);
+  VLLM_CHECK(!token_ids_.empty(), "a submitted batch has tokens");
+  run_forward(chunks, nullptr, false);
+}
+
+std::span<float> ModelRunner::collect() {
+  VLLM_CHECK(!in_flight_.empty(), "a batch was submitted");
+  const InFlight batch = std::move(in_flight_.front());
+  in_flight_.pop_front();
+  // A later stage's rank computes a submitted batch's logits and sends them here.
+  VLLM_CHECK(in_flight_.empty() || model_.pipeline_stages() > 1, "only pipeline stages keep batches in flight");
+  logits_.resize(static_cast<size_t>(batch.num_logits) * static_cast<size_t>(model_.config().vocab_size));
+  model_.compute_logits(batch.logits_hidden.data(), batch.num_logits, logits_.data(), pool_,
+                        batch.logits_lora_slots.empty() ? nullptr : batch.logits_lora_slots.data());
+  return logits_;
+}
+
+void ModelRunner::run_forward(std::span<const ForwardChunk> chunks, const float* input_hidden,
+                              bool input_hidden_from_head) {
   ForwardBatch batch;
   batch.token_ids = token_ids_.data();
   batch.positions = positions_.data();
@@ -97,9 +121,7 @@ std::span<float> ModelRunner::execute(std::span<const ForwardChunk> chunks, cons
     batch.tap = &*tap_;
   }
   logits_hidden_states_ = model_.forward(batch, storage_.view(), pool_);
-  model_.compute_logits(logits_hidden_states_.data(), batch.num_logits, logits_.data(), pool_,
-                        logits_lora_slots_.empty() ? nullptr : logits_lora_slots_.data());
-  return logits_;
+  in_flight_.push_back(InFlight{batch.num_logits, logits_lora_slots_, logits_hidden_states_});
 }
 
 }  // namespace vllm

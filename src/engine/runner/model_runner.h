@@ -8,6 +8,7 @@
 #error "this target sees the engine only through engine/engine_client.h, never model/ or kernels/ headers"
 #endif
 
+#include <deque>
 #include <memory>
 #include <optional>
 #include <span>
@@ -38,6 +39,16 @@ class ModelRunner {
   std::span<float> execute(std::span<const ForwardChunk> chunks, const float* input_hidden = nullptr,
                            bool input_hidden_from_head = false);
 
+  // execute() in two halves, for a model split into pipeline stages: submit()
+  // runs this rank's stage and hands the batch on; collect() returns the
+  // logits of the oldest batch submitted and not yet collected (valid until
+  // the next collect or execute).  Up to pipeline_stages() batches may be in
+  // flight at once, the first stage working on one while later ones work on
+  // those before it.  Any other model computes its logits in collect().
+  void submit(std::span<const ForwardChunk> chunks);
+  std::span<float> collect();
+  int pipeline_stages() const { return model_.pipeline_stages(); }
+
   // Of the last execute(), valid until the next: the kept hidden states of
   // every token, chunk by chunk ([num_tokens, tap's width]), and those of
   // the rows whose logits it returned, as the model gave them.
@@ -48,6 +59,8 @@ class ModelRunner {
 
  private:
   void build_batch(std::span<const ForwardChunk> chunks);
+  // The model's forward pass over the built batch; its logits are then in flight.
+  void run_forward(std::span<const ForwardChunk> chunks, const float* input_hidden, bool input_hidden_from_head);
 
   Model& model_;
   ThreadPool& pool_;
@@ -67,6 +80,13 @@ class ModelRunner {
   // Each token's and each logits row's LoRA slot; empty when no chunk has one.
   std::vector<int32_t> lora_slots_, logits_lora_slots_;
   std::vector<float> logits_;  // [num_logits, vocab_size]
+  // Submitted batches whose logits are not collected yet, oldest first.
+  struct InFlight {
+    int64_t num_logits = 0;
+    std::vector<int32_t> logits_lora_slots;
+    std::span<const float> logits_hidden;  // the model's: valid until its next forward
+  };
+  std::deque<InFlight> in_flight_;
   std::optional<HiddenStateTap> tap_;
   std::vector<float> hidden_states_;  // [num_tokens, tap's width] with a tap
   std::span<const float> logits_hidden_states_;

@@ -32,17 +32,28 @@ void StepRunner::score_prompt(CachedRequestState& r, const ScheduledChunk& chunk
 }
 
 ModelRunnerOutput StepRunner::execute_model(const SchedulerOutput& step) {
+  submit(step);
+  return finish(step);
+}
+
+void StepRunner::submit(const SchedulerOutput& step) {
   batch_.update(step);
+  if (step.chunks.empty()) return;
+  lora_slots_.begin_step();
+  for (size_t i = 0; i < step.chunks.size(); ++i) {
+    CachedRequestState& r = batch_.submitted(i);
+    r.lora_slot = r.lora != nullptr ? lora_slots_.slot_for(*r.lora) : -1;
+  }
+  forward_.submit(batch_.forward_chunks(step.chunks));
+}
+
+ModelRunnerOutput StepRunner::finish(const SchedulerOutput& step) {
   ModelRunnerOutput out;
   out.sampled_tokens.resize(step.chunks.size());
   out.prompt_logprobs.resize(step.chunks.size());
   if (step.chunks.empty()) return out;
-  lora_slots_.begin_step();
-  for (size_t i = 0; i < step.chunks.size(); ++i) {
-    CachedRequestState& r = batch_.scheduled(i);
-    r.lora_slot = r.lora != nullptr ? lora_slots_.slot_for(*r.lora) : -1;
-  }
-  const std::span<float> logits = forward_.execute(batch_.forward_chunks(step.chunks));
+  batch_.finish_oldest();
+  const std::span<float> logits = forward_.collect();
 
   const auto vocab = static_cast<size_t>(model_.config().vocab_size);
   rows_.clear();

@@ -34,6 +34,15 @@ class StepRunner {
 
   ModelRunnerOutput execute_model(const SchedulerOutput& step);
 
+  // execute_model in two halves, for a model in pipeline stages: submit()
+  // runs the step as far as this rank's stage and hands it on; finish()
+  // samples the oldest step submitted (`step` must be it).  Up to
+  // max_steps_in_flight() steps may be submitted before the oldest finishes;
+  // a step without chunks is never in flight.
+  void submit(const SchedulerOutput& step);
+  ModelRunnerOutput finish(const SchedulerOutput& step);
+  int max_steps_in_flight() const { return forward_.pipeline_stages(); }
+
   // Of the last step: the kept hidden states of every token, chunk by chunk
   // (ModelRunner::hidden_states).
   std::span<const float> hidden_states() const { return forward_.hidden_states(); }

@@ -64,6 +64,11 @@ struct Request {
   // state until it hears that the request finished.
   bool sent_to_runner = false;
   int32_t num_computed_tokens = 0;  // leading tokens whose K/V are in the cache
+  // Scheduled in a step whose output has not come back yet (pipeline stages
+  // keep several in flight): not scheduled again, nor preempted, until it has.
+  bool in_flight = false;
+  // Aborted while in flight: its blocks are freed once its step is back.
+  bool aborted = false;
   // Speculative decoding: the proposer's guesses of the tokens after
   // all_token_ids, verified in the next step (which may schedule fewer).
   std::vector<int32_t> draft_token_ids;

@@ -46,11 +46,17 @@ Request* Scheduler::find_request(RequestId id) {
 
 bool Scheduler::abort_request(RequestId id) {
   Request* r = find_request(id);
-  if (r == nullptr) return false;
+  if (r == nullptr || r->aborted) return false;
   if (r->status == RequestStatus::kRunning) {
     running_.erase(std::find(running_.begin(), running_.end(), r));
   } else {
     waiting_.erase(std::find(waiting_.begin(), waiting_.end(), r));
+  }
+  if (r->in_flight) {
+    // A later pipeline stage may still write its keys and values: its blocks wait for its step.
+    r->aborted = true;
+    r->status = RequestStatus::kFinished;
+    return true;
   }
   finish(*r);
   return true;
@@ -71,9 +77,16 @@ int32_t Scheduler::with_lookahead(const Request& r, int32_t num_tokens) const {
       std::max<int64_t>(num_tokens, std::min<int64_t>(int64_t{num_tokens} + config_.num_lookahead_tokens, most)));
 }
 
-void Scheduler::preempt_last_running(SchedulerOutput& output) {
-  Request* victim = running_.back();
-  running_.pop_back();
+Request* Scheduler::preemption_victim() const {
+  // The most recently admitted request that is not in flight.
+  for (auto it = running_.rbegin(); it != running_.rend(); ++it) {
+    if (!(*it)->in_flight) return *it;
+  }
+  return nullptr;
+}
+
+void Scheduler::preempt(Request* victim, SchedulerOutput& output) {
+  running_.erase(std::find(running_.begin(), running_.end(), victim));
   kv_cache_.free(victim->id);
   victim->num_computed_tokens = 0;
   victim->draft_token_ids.clear();
@@ -83,9 +96,11 @@ void Scheduler::preempt_last_running(SchedulerOutput& output) {
   output.preempted.push_back(victim->id);
 }
 
-void Scheduler::schedule_running(int32_t& budget, std::vector<Scheduled>& scheduled, SchedulerOutput& output) {
-  for (size_t i = 0; i < running_.size() && budget > 0; ++i) {
+void Scheduler::schedule_running(int32_t& budget, int32_t max_requests, std::vector<Scheduled>& scheduled,
+                                 SchedulerOutput& output) {
+  for (size_t i = 0; i < running_.size() && budget > 0 && static_cast<int32_t>(scheduled.size()) < max_requests; ++i) {
     Request* r = running_[i];
+    if (r->in_flight) continue;  // its next token is not known yet
     VLLM_CHECK(r->num_tokens_to_compute() > 0, "a running request always has a token to compute");
     // Drafts ride along with the last known token; a short budget trims them.
     const int32_t num_new =
@@ -93,11 +108,13 @@ void Scheduler::schedule_running(int32_t& budget, std::vector<Scheduled>& schedu
     const int32_t num_drafts = std::max(0, num_new - r->num_tokens_to_compute());
     r->draft_token_ids.resize(static_cast<size_t>(num_drafts));
     const int32_t num_tokens = r->num_computed_tokens + num_new;
-    // Victims come from the back, so none was scheduled earlier in this step.
+    // Victims come from the back, so none was scheduled earlier in this step
+    // (r itself is not in flight: there is always one).
     bool preempted_self = false;
     while (!preempted_self && !kv_cache_.allocate_slots(r->id, with_lookahead(*r, num_tokens))) {
-      preempted_self = running_.back() == r;
-      preempt_last_running(output);
+      Request* victim = preemption_victim();
+      preempted_self = victim == r;
+      preempt(victim, output);
     }
     if (preempted_self) return;
     // Drafts are guesses: no block holding one is cached for other requests.
@@ -133,11 +150,12 @@ std::vector<std::string> lora_names(const Requests& requests) {
 std::vector<std::string> Scheduler::running_lora_names() const { return lora_names(running_); }
 std::vector<std::string> Scheduler::waiting_lora_names() const { return lora_names(waiting_); }
 
-void Scheduler::admit_waiting(int32_t& budget, std::vector<Scheduled>& scheduled) {
+void Scheduler::admit_waiting(int32_t& budget, int32_t max_requests, std::vector<Scheduled>& scheduled) {
   std::vector<int64_t> running_loras;
   for (const Request* r : distinct_loras(running_)) running_loras.push_back(r->lora_id());
   auto it = waiting_.begin();
-  while (it != waiting_.end() && budget > 0 && static_cast<int32_t>(running_.size()) < config_.max_num_seqs) {
+  while (it != waiting_.end() && budget > 0 && static_cast<int32_t>(running_.size()) < config_.max_num_seqs &&
+         static_cast<int32_t>(scheduled.size()) < max_requests) {
     Request* r = *it;
     const bool new_lora =
         r->lora_id() != 0 && std::find(running_loras.begin(), running_loras.end(), r->lora_id()) == running_loras.end();
@@ -177,14 +195,14 @@ void Scheduler::expire_waiting(SchedulerOutput& output) {
   });
 }
 
-SchedulerOutput Scheduler::schedule() {
+SchedulerOutput Scheduler::schedule(int32_t max_requests) {
   SchedulerOutput output;
   if (config_.max_queue_seconds > 0) expire_waiting(output);
   int32_t budget = config_.max_num_batched_tokens;
   std::vector<Scheduled> scheduled;
-  schedule_running(budget, scheduled, output);
+  schedule_running(budget, max_requests, scheduled, output);
   // After a preemption the pool is short: admitting more would only preempt again.
-  if (output.preempted.empty()) admit_waiting(budget, scheduled);
+  if (output.preempted.empty()) admit_waiting(budget, max_requests, scheduled);
 
   output.finished = std::exchange(finished_since_last_step_, {});
   // Spans are taken only now: every block table has reached its size for the step.
@@ -195,6 +213,7 @@ SchedulerOutput Scheduler::schedule() {
           r.id, std::vector<int32_t>(r.prompt_token_ids().begin(), r.prompt_token_ids().end()), r.params, r.lora});
       r.sent_to_runner = true;
     }
+    r.in_flight = true;
     ScheduledChunk chunk;
     chunk.request_id = r.id;
     chunk.num_computed_tokens = r.num_computed_tokens;
@@ -257,7 +276,12 @@ std::vector<EngineCoreOutput> Scheduler::update_from_output(const SchedulerOutpu
   for (size_t i = 0; i < output.chunks.size(); ++i) {
     const ScheduledChunk& chunk = output.chunks[i];
     Request* r = find_request(chunk.request_id);
-    VLLM_CHECK(r != nullptr, "scheduled requests stay until their step is updated");
+    VLLM_CHECK(r != nullptr && r->in_flight, "scheduled requests stay until their step is updated");
+    r->in_flight = false;
+    if (r->aborted) {
+      finish(*r);
+      continue;
+    }
     r->num_computed_tokens += chunk.num_new_tokens();
     const int32_t num_drafts = chunk.num_draft_tokens();
     r->draft_token_ids.clear();  // the chunk's span is not read again

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <deque>
+#include <limits>
 #include <memory>
 #include <unordered_map>
 
@@ -49,7 +50,8 @@ class Scheduler {
   // Drops the request wherever it is and frees its blocks; false if unknown.
   bool abort_request(RequestId id);
 
-  SchedulerOutput schedule();
+  // `max_requests`: requests in the step at most (a pipeline's micro-batch).
+  SchedulerOutput schedule(int32_t max_requests = std::numeric_limits<int32_t>::max());
 
   // Advances the computed tokens of every scheduled request (less its
   // rejected drafts, whose cache slots the next step overwrites), appends the
@@ -79,15 +81,18 @@ class Scheduler {
   };
   // Schedules running requests in order, preempting from the back of the
   // running list when blocks run out.
-  void schedule_running(int32_t& budget, std::vector<Scheduled>& scheduled, SchedulerOutput& output);
-  void preempt_last_running(SchedulerOutput& output);
+  void schedule_running(int32_t& budget, int32_t max_requests, std::vector<Scheduled>& scheduled,
+                        SchedulerOutput& output);
+  // The request to preempt for blocks: the most recently admitted one not in flight.
+  Request* preemption_victim() const;
+  void preempt(Request* victim, SchedulerOutput& output);
   // KV slots to hold once `num_tokens` of `r` are computed: those, and the lookahead.
   int32_t with_lookahead(const Request& r, int32_t num_tokens) const;
   // Finishes the waiting requests that were never scheduled and have waited
   // past max_queue_seconds (preempted ones have run: they wait on).
   void expire_waiting(SchedulerOutput& output);
   // Admits waiting requests while budget, sequence slots and blocks last.
-  void admit_waiting(int32_t& budget, std::vector<Scheduled>& scheduled);
+  void admit_waiting(int32_t& budget, int32_t max_requests, std::vector<Scheduled>& scheduled);
   // The reason `r` ends after its newest token, and the stop token id if one did it.
   std::optional<FinishReason> check_stop(const Request& r, EngineCoreOutput& out) const;
   void finish(Request& r);

@@ -68,6 +68,7 @@ class DecoderModel : public Model {
   // An EAGLE head (input_fc) reads its target's final hidden state.
   std::optional<HiddenStateTap> target_hidden_states() const override;
   Communicator* parallel_group() const override { return p_.stage.world != nullptr ? p_.stage.world : p_.vocab.group; }
+  int pipeline_stages() const override { return p_.stage.num_stages; }
 
   // What an EAGLE head shares with its target: the embedding and its scale,
   // the LM head and what is done to the logits.
