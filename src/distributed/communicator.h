@@ -46,8 +46,12 @@ class Communicator {
   virtual void broadcast(void* data, int64_t bytes, int root) = 0;
   // The same, for a rank that may wait long for the root (a worker between
   // steps while the server is idle): it sleeps between polls instead of
-  // spinning a core.
+  // spinning a core.  (A nonblocking broadcast: it matches post_broadcast,
+  // not broadcast.)
   virtual void broadcast_idle(void* data, int64_t bytes, int root) = 0;
+  // Rank 0's side of a broadcast that the others receive with
+  // broadcast_idle(): it returns at once, the bytes copied and sent meanwhile.
+  virtual void post_broadcast(const void* data, int64_t bytes) = 0;
   // Point to point, between two ranks of the group (a pipeline's stages).
   // send() returns at once: the data is copied and goes out meanwhile.
   virtual void send(const float* data, int64_t n, int to) = 0;

@@ -27,6 +27,7 @@ class SingleRank final : public Communicator {
   void all_gather(const float* data, int64_t n, float* out) override { std::copy_n(data, n, out); }
   void broadcast(void*, int64_t, int) override {}
   void broadcast_idle(void*, int64_t, int) override {}
+  void post_broadcast(const void*, int64_t) override {}
   void send(const float*, int64_t, int) override { VLLM_CHECK(false, "a group of one rank sends to none"); }
   void receive(float*, int64_t, int) override { VLLM_CHECK(false, "a group of one rank receives from none"); }
   void post(std::string, int) override { VLLM_CHECK(false, "a group of one rank posts to none"); }
@@ -87,6 +88,15 @@ class MpiGroup final : public Communicator {
       pause = std::min(pause * 2, std::chrono::microseconds(1000));
       MPI_Test(&request, &done, MPI_STATUS_IGNORE);
     }
+  }
+
+  void post_broadcast(const void* data, int64_t bytes) override {
+    const Timed timed(stats_, bytes);
+    VLLM_CHECK(rank_ == 0, "rank 0 posts the broadcasts");
+    Posted& posted = posted_.emplace_back(
+        Posted{std::string(static_cast<const char*>(data), static_cast<size_t>(bytes)), MPI_REQUEST_NULL});
+    MPI_Ibcast(posted.bytes.data(), mpi_count(bytes), MPI_BYTE, 0, comm_, &posted.request);
+    drop_sent();
   }
 
   void send(const float* data, int64_t n, int to) override {

@@ -51,6 +51,7 @@ class Mailboxes {
     void all_gather(const float*, int64_t, float*) override { ADD_FAILURE(); }
     void broadcast(void*, int64_t, int) override { ADD_FAILURE(); }
     void broadcast_idle(void*, int64_t, int) override { ADD_FAILURE(); }
+    void post_broadcast(const void*, int64_t) override { ADD_FAILURE(); }
     void send(const float*, int64_t, int) override { ADD_FAILURE(); }
     void receive(float*, int64_t, int) override { ADD_FAILURE(); }
     CommunicationStats stats() const override { return {}; }

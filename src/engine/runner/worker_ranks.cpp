@@ -26,11 +26,13 @@ struct Header {
 
 constexpr int kRoot = 0;
 
+// Posted, not waited for: under pipeline parallelism rank 0 runs its stage
+// of the next step while the later stages are still busy with the last.
 void send(Communicator& group, Header header, std::vector<int32_t>* payload = nullptr) {
   header.payload_ints = payload != nullptr ? static_cast<int64_t>(payload->size()) : 0;
-  group.broadcast_idle(&header, sizeof header, kRoot);
+  group.post_broadcast(&header, sizeof header);
   if (header.payload_ints > 0) {
-    group.broadcast(payload->data(), header.payload_ints * static_cast<int64_t>(sizeof(int32_t)), kRoot);
+    group.post_broadcast(payload->data(), header.payload_ints * static_cast<int64_t>(sizeof(int32_t)));
   }
 }
 
@@ -108,7 +110,7 @@ Status run_worker(Model& model, ThreadPool& pool) {
     group->broadcast_idle(&header, sizeof header, kRoot);
     payload.resize(static_cast<size_t>(header.payload_ints));
     if (header.payload_ints > 0) {
-      group->broadcast(payload.data(), header.payload_ints * static_cast<int64_t>(sizeof(int32_t)), kRoot);
+      group->broadcast_idle(payload.data(), header.payload_ints * static_cast<int64_t>(sizeof(int32_t)), kRoot);
     }
     switch (header.message) {
       case Message::kOpen: {
