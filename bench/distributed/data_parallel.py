@@ -13,7 +13,6 @@ import argparse
 import json
 import os
 import re
-import shutil
 import signal
 import statistics
 import subprocess
@@ -21,6 +20,8 @@ import sys
 import tempfile
 import time
 import urllib.request
+
+from mpi_jobs import mpirun_and_env, test_model
 
 parser = argparse.ArgumentParser()
 parser.add_argument("binary")
@@ -33,18 +34,8 @@ parser.add_argument("--output-len", type=int, default=64)
 parser.add_argument("--request-rate", default="inf")
 parser.add_argument("--models", default="/tmp/vllm-cpp-models")
 args = parser.parse_args()
-mpirun = shutil.which("mpirun")
-if mpirun is None:
-    sys.exit("mpirun is not installed (Debian's openmpi-bin)")
-env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+mpirun, env = mpirun_and_env()
 
-
-def model_dir(preset):
-    path = os.path.join(args.models, preset)
-    if not os.path.isfile(os.path.join(path, "config.json")):
-        subprocess.run([args.binary, "make-test-model", "--arch", "llama", "--preset", preset, "--dtype", "bf16",
-                        "--out", path], check=True)
-    return path
 
 
 def start(model, replicas):
@@ -97,7 +88,7 @@ def serve_bench(model, replicas):
         stop(proc, replicas)
 
 
-model = model_dir(args.preset)
+model = test_model(args.binary, args.models, args.preset)
 single, split = [], []
 for i in range(args.pairs):
     for replicas in ([False, True] if i % 2 == 0 else [True, False]):

@@ -10,12 +10,11 @@ Usage: pipeline_parallel.py VLLM_CPP [--preset llama-3.2-1b] [--ranks 2] [--pair
                             [--input-len 16] [--output-len 32] [--other BINARY] [--models /tmp/vllm-cpp-models]"""
 import argparse
 import json
-import os
-import shutil
 import statistics
 import subprocess
-import sys
 import tempfile
+
+from mpi_jobs import mpirun_and_env, test_model
 
 parser = argparse.ArgumentParser()
 parser.add_argument("binary")
@@ -28,15 +27,9 @@ parser.add_argument("--output-len", type=int, default=32)
 parser.add_argument("--other")
 parser.add_argument("--models", default="/tmp/vllm-cpp-models")
 args = parser.parse_args()
-mpirun = shutil.which("mpirun")
-if mpirun is None:
-    sys.exit("mpirun is not installed (Debian's openmpi-bin)")
-env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+mpirun, env = mpirun_and_env()
 
-model = os.path.join(args.models, args.preset)
-if not os.path.isfile(os.path.join(model, "config.json")):
-    subprocess.run([args.binary, "make-test-model", "--arch", "llama", "--preset", args.preset, "--dtype", "bf16",
-                    "--out", model], check=True)
+model = test_model(args.binary, args.models, args.preset)
 
 
 def throughput(binary, stages):

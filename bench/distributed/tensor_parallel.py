@@ -11,12 +11,11 @@ Usage: tensor_parallel.py VLLM_CPP [--presets llama-3.2-1b] [--ranks 2] [--pairs
                           [--input-len 8] [--output-len 64] [--models /tmp/vllm-cpp-models]"""
 import argparse
 import json
-import os
-import shutil
 import statistics
 import subprocess
-import sys
 import tempfile
+
+from mpi_jobs import mpirun_and_env, test_model
 
 parser = argparse.ArgumentParser()
 parser.add_argument("binary")
@@ -27,18 +26,8 @@ parser.add_argument("--input-len", type=int, default=8)
 parser.add_argument("--output-len", type=int, default=64)
 parser.add_argument("--models", default="/tmp/vllm-cpp-models")
 args = parser.parse_args()
-mpirun = shutil.which("mpirun")
-if mpirun is None:
-    sys.exit("mpirun is not installed (Debian's openmpi-bin)")
-env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+mpirun, env = mpirun_and_env()
 
-
-def model_dir(preset):
-    path = os.path.join(args.models, preset)
-    if not os.path.isfile(os.path.join(path, "config.json")):
-        subprocess.run([args.binary, "make-test-model", "--arch", "llama", "--preset", preset, "--dtype", "bf16",
-                        "--out", path], check=True)
-    return path
 
 
 def latency(model, split):
@@ -54,7 +43,7 @@ def latency(model, split):
 
 
 for preset in args.presets.split(","):
-    model = model_dir(preset)
+    model = test_model(args.binary, args.models, preset)
     single, split = [], []
     for i in range(args.pairs):
         order = [False, True] if i % 2 == 0 else [True, False]

@@ -127,25 +127,11 @@ void AsyncEngine::deliver(RequestOutput out) {
   stream->push(std::move(out));
 }
 
-namespace {
-
-// The one output of a request that ended before it reached the engine.
-RequestOutput aborted_before_start(const std::string& request_id) {
-  RequestOutput out;
-  out.request_id = request_id;
-  out.finished = true;
-  out.outputs.emplace_back();
-  out.outputs.back().finish_reason = FinishReason::kAbort;
-  return out;
-}
-
-}  // namespace
-
 void AsyncEngine::apply(Command& command) {
   if (auto* add = std::get_if<AddCommand>(&command)) {
     const Status status = engine_->add_request(add->request_id, std::move(add->request));
     // Checked before it was posted; only a changed engine could refuse it now.
-    if (!status.is_ok()) deliver(aborted_before_start(add->request_id));
+    if (!status.is_ok()) deliver(RequestOutput::aborted(add->request_id));
   } else if (auto* abort = std::get_if<AbortCommand>(&command)) {
     if (std::optional<RequestOutput> out = engine_->abort_request(abort->request_id)) deliver(std::move(*out));
   }
@@ -187,7 +173,7 @@ void AsyncEngine::run_engine_loop() {
   }
   for (const std::string& id : unfinished) {
     std::optional<RequestOutput> out = engine_->abort_request(id);
-    if (!out) out = aborted_before_start(id);  // posted but never added
+    if (!out) out = RequestOutput::aborted(id);  // posted but never added
     deliver(std::move(*out));
   }
 }

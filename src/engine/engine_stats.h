@@ -30,6 +30,11 @@ struct EngineCoreStats {
   int64_t num_scheduled_tokens = 0;                // tokens run through the model, all steps
   std::optional<SpecDecodingStats> spec_decoding;  // with speculative decoding
   std::optional<LoraStats> lora;                   // with --enable-lora
+
+  // The fraction of KV blocks in use (vllm:kv_cache_usage_perc), 0..1.
+  double kv_cache_usage() const {
+    return num_blocks > 0 ? 1.0 - static_cast<double>(num_free_blocks) / num_blocks : 0.0;
+  }
 };
 
 }  // namespace vllm

@@ -44,6 +44,16 @@ struct RequestOutput {
   bool finished = false;
   // Seconds from arrival to first being scheduled, of the sequences whose first token this output carries.
   std::vector<double> queue_times;
+
+  // The one, final output of a request that ended before it ran (aborted
+  // while queued, or refused where it was sent): finish_reason "abort".
+  static RequestOutput aborted(std::string request_id) {
+    RequestOutput out;
+    out.request_id = std::move(request_id);
+    out.finished = true;
+    out.outputs.emplace_back().finish_reason = FinishReason::kAbort;
+    return out;
+  }
 };
 
 class OutputProcessor {

@@ -149,9 +149,7 @@ std::string ServerMetrics::render(const std::vector<EngineCoreStats>& stats) con
     header(out, name, type, help);
     for (size_t e = 0; e < stats.size(); ++e) sample(out, name, labels_[e], value_of(stats[e]));
   };
-  auto usage = [](const EngineCoreStats& s) {
-    return s.num_blocks > 0 ? 1.0 - static_cast<double>(s.num_free_blocks) / s.num_blocks : 0.0;
-  };
+  auto usage = [](const EngineCoreStats& s) { return s.kv_cache_usage(); };
   family("vllm:num_requests_running", "gauge", "Requests in the running batch.",
          [](const EngineCoreStats& s) { return static_cast<double>(s.num_running); });
   family("vllm:num_requests_waiting", "gauge", "Requests waiting to run, including preempted ones.",

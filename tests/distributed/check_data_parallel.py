@@ -20,15 +20,13 @@ import os
 import random
 import shutil
 import signal
-import subprocess
 import sys
 import threading
-import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "server"))
 sys.path.insert(0, os.path.join(HERE, "..", "model", "lora"))
-from mpi_env import mpi_env, rank_pid  # noqa: E402
+from mpi_env import mpi_env, rank_pid, run_job  # noqa: E402
 from serve_harness import Server, check, failures, finish  # noqa: E402
 
 binary, stories, scratch = sys.argv[1:4]
@@ -52,13 +50,7 @@ WORDS = "once upon a time there was a little girl named lily she loved to play o
 
 
 def run(args, ranks=None):
-    cmd = [binary] + args
-    if ranks is not None:
-        cmd = [mpirun, "--oversubscribe", "-np", str(ranks)] + cmd
-    try:
-        return subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=TIMEOUT)
-    except subprocess.TimeoutExpired:
-        sys.exit(f"FAIL: {' '.join(cmd)} did not end within {TIMEOUT} s")
+    return run_job(binary, args, ranks, env, TIMEOUT)
 
 
 def mixed_requests(rng):
@@ -121,17 +113,6 @@ for name, ranks, flags, want in [("dp2", 2, ("-dp", "2"), single), ("dp4", 4, ("
         failures.append(f"generate {' '.join(flags)}: lines {differing[:8]} differ from the run without -dp")
 
 
-def idle_metrics(server):
-    """/metrics once no request runs or waits on any replica (their reports come after their last steps)."""
-    for _ in range(100):
-        m = server.metrics()
-        busy = sum(v for k, v in m.items() if k.startswith(("vllm:num_requests_running", "vllm:num_requests_waiting")))
-        if busy == 0:
-            return m
-        time.sleep(0.1)
-    return m
-
-
 def stop(server):
     """SIGTERM to rank 0 (mpirun would forward it to every rank): the whole job exits 0."""
     os.kill(rank_pid(server, 0), signal.SIGTERM)
@@ -165,7 +146,7 @@ try:
     for i, (status, out) in enumerate(results):
         texts = [c["text"] for c in sorted(out["choices"], key=lambda c: c["index"])] if status == 200 else None
         check(i < len(want_texts) and texts == want_texts[i], f"served request {i}: {status} {texts} != single")
-    m = idle_metrics(server)
+    m = server.idle_metrics()
     finished = {e: sum(v for k, v in m.items() if k.startswith("vllm:request_success_total{") and
                        f'engine="{e}"' in k) for e in ("0", "1")}
     check(sum(finished.values()) == sum(r.get("n", 1) for r in served) and min(finished.values()) >= 8,
@@ -183,7 +164,7 @@ try:
         t.start()
     for t in clients:
         t.join()
-    m = idle_metrics(server)
+    m = server.idle_metrics()
     aborted = by_engine(m, "vllm:request_success_total", 'finished_reason="abort"')
     check(sum(aborted.values()) == 16 and min(aborted.values()) > 0, f"aborted by replica: {aborted}")
     usage = by_engine(m, "vllm:kv_cache_usage_perc")
@@ -223,7 +204,7 @@ try:
         t.join()
     texts = [out["choices"][0]["text"] if status == 200 else status for status, out in answers]
     check(len(want) == 2 and texts == [want[1]] * 8, f"the adapter's requests: {texts} != {want[1:]}")
-    m = idle_metrics(server)
+    m = server.idle_metrics()
     finished = by_engine(m, "vllm:request_success_total", 'finished_reason="length"')
     check(min(finished.values(), default=0) > 0, f"the adapter's requests ran on both replicas: {finished}")
     status, _, payload = server.request("POST", "/v1/unload_lora_adapter", {"lora_name": "alpha"})

@@ -12,10 +12,9 @@ import json
 import os
 import random
 import shutil
-import subprocess
 import sys
 
-from mpi_env import mpi_env
+from mpi_env import mpi_env, run_job
 
 binary, golden_path, scratch = sys.argv[1:4]
 mpirun = shutil.which("mpirun")
@@ -29,13 +28,7 @@ failures = []
 
 
 def run(args, ranks=None):
-    cmd = [binary] + args
-    if ranks is not None:
-        cmd = [mpirun, "--oversubscribe", "-np", str(ranks)] + cmd
-    try:
-        return subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=TIMEOUT)
-    except subprocess.TimeoutExpired:
-        sys.exit(f"FAIL: {' '.join(cmd)} did not end within {TIMEOUT} s")
+    return run_job(binary, args, ranks, env, TIMEOUT)
 
 
 def generate(model, requests, name, tp=1, pp=1, extra=()):

@@ -31,18 +31,6 @@ def start():
     return Server(binary, stories, "-tp", "2", "--threads", "1", launcher=(mpirun, "-np", "2"), env=env)
 
 
-def idle_metrics(server):
-    """/metrics once no request runs or waits (the engine thread updates them after its last step)."""
-    for _ in range(100):
-        m = server.metrics()
-        running = sum(v for k, v in m.items() if k.startswith("vllm:num_requests_running"))
-        waiting = sum(v for k, v in m.items() if k.startswith("vllm:num_requests_waiting"))
-        if running == 0 and waiting == 0:
-            return m
-        time.sleep(0.1)
-    return m
-
-
 server = start()
 try:
     for c in cases[:4]:
@@ -57,7 +45,7 @@ try:
         t.start()
     for t in clients:
         t.join()
-    m = idle_metrics(server)
+    m = server.idle_metrics()
     usage = [v for k, v in m.items() if k.startswith("vllm:kv_cache_usage_perc")]
     check(usage == [0], f"KV cache usage after the aborts: {usage}")
     aborted = sum(v for k, v in m.items() if k.startswith("vllm:request_success_total") and 'reason="abort"' in k)

@@ -1,5 +1,7 @@
 """The environment the tests run ranks under mpirun with, and the processes of its ranks."""
 import os
+import shutil
+import subprocess
 import sys
 
 SUPPRESSIONS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "lsan_mpi.supp")
@@ -33,3 +35,15 @@ def rank_pid(server, rank):
         if parent == server.proc.pid and f"OMPI_COMM_WORLD_RANK={rank}".encode() in environ:
             return int(pid)
     sys.exit(f"FAIL: no process of rank {rank} under mpirun")
+
+
+def run_job(binary, args, ranks=None, env=None, timeout=120):
+    """`binary args` (its output captured), under `mpirun --oversubscribe -np ranks` when `ranks` is
+    given; one that does not end within `timeout` seconds fails the test rather than hanging CI."""
+    cmd = [binary] + args
+    if ranks is not None:
+        cmd = [shutil.which("mpirun"), "--oversubscribe", "-np", str(ranks)] + cmd
+    try:
+        return subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        sys.exit(f"FAIL: {' '.join(cmd)} did not end within {timeout} s")

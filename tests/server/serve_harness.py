@@ -8,6 +8,7 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 
 failures = []
 
@@ -103,6 +104,17 @@ class Server:
                 key, value = line.rsplit(" ", 1)
                 values[key] = float(value)
         return values
+
+    def idle_metrics(self):
+        """/metrics once no request runs or waits on any engine (each updates them after its last step)."""
+        for _ in range(100):
+            m = self.metrics()
+            busy = sum(v for k, v in m.items()
+                       if k.startswith(("vllm:num_requests_running{", "vllm:num_requests_waiting{")))
+            if busy == 0:
+                return m
+            time.sleep(0.1)
+        return m
 
     def rss_mb(self):
         with open(f"/proc/{self.proc.pid}/status") as f:

@@ -14,32 +14,6 @@ namespace {
 
 using namespace data_parallel;
 
-double kv_usage(const EngineCoreStats& s) {
-  return s.num_blocks > 0 ? 1.0 - static_cast<double>(s.num_free_blocks) / s.num_blocks : 0.0;
-}
-
-// The final output of a request whose replica ended without one.
-RequestOutput aborted(const std::string& request_id) {
-  RequestOutput out;
-  out.request_id = request_id;
-  out.finished = true;
-  out.outputs.emplace_back();
-  out.outputs.back().finish_reason = FinishReason::kAbort;
-  return out;
-}
-
-void add_spec_decoding(SpecDecodingStats& sum, const SpecDecodingStats& s) {
-  sum.num_drafts += s.num_drafts;
-  sum.num_draft_tokens += s.num_draft_tokens;
-  sum.num_accepted_tokens += s.num_accepted_tokens;
-  if (sum.num_accepted_tokens_per_pos.size() < s.num_accepted_tokens_per_pos.size()) {
-    sum.num_accepted_tokens_per_pos.resize(s.num_accepted_tokens_per_pos.size(), 0);
-  }
-  for (size_t i = 0; i < s.num_accepted_tokens_per_pos.size(); ++i) {
-    sum.num_accepted_tokens_per_pos[i] += s.num_accepted_tokens_per_pos[i];
-  }
-}
-
 }  // namespace
 
 DataParallelEngine::DataParallelEngine(std::unique_ptr<AsyncEngine> local, Communicator& leaders,
@@ -65,7 +39,7 @@ int DataParallelEngine::choose_replica() {
     const int r = (last_chosen_ + 1 + i) % num_replicas_;
     const EngineCoreStats s = r == 0 ? local_->stats() : replica_stats_[static_cast<size_t>(r)];
     const int64_t waiting = int64_t{s.num_waiting} + (r == 0 ? 0 : sent_since_report_[static_cast<size_t>(r)]);
-    const std::tuple<int64_t, double> load{4 * waiting + s.num_running, kv_usage(s)};
+    const std::tuple<int64_t, double> load{4 * waiting + s.num_running, s.kv_cache_usage()};
     if (best < 0 || load < best_load) {
       best = r;
       best_load = load;
@@ -148,8 +122,7 @@ EngineCoreStats DataParallelEngine::stats() const {
     sum.num_preemptions += s.num_preemptions;
     sum.num_steps += s.num_steps;
     sum.num_scheduled_tokens += s.num_scheduled_tokens;
-    if (s.spec_decoding)
-      add_spec_decoding(sum.spec_decoding ? *sum.spec_decoding : sum.spec_decoding.emplace(), *s.spec_decoding);
+    if (s.spec_decoding) (sum.spec_decoding ? *sum.spec_decoding : sum.spec_decoding.emplace()) += *s.spec_decoding;
   }
   return sum;
 }
@@ -221,7 +194,7 @@ void DataParallelEngine::shutdown() {
     std::lock_guard lock(mutex_);
     left.swap(remote_);
   }
-  for (auto& [id, request] : left) request.stream->push(aborted(id));
+  for (auto& [id, request] : left) request.stream->push(RequestOutput::aborted(id));
 }
 
 bool DataParallelEngine::receive(int replica, const std::string& bytes) {

@@ -104,11 +104,7 @@ Status serve_replica(AsyncEngine& engine, Communicator& leaders) {
           running.add(add->request_id, std::move(*stream));
         } else {
           // Rank 0 checked it on an engine like this one; only a full queue could refuse it.
-          RequestOutput out;
-          out.request_id = add->request_id;
-          out.finished = true;
-          out.outputs.emplace_back().finish_reason = FinishReason::kAbort;
-          leaders.post(encode(Outputs{{std::move(out)}}), kFront);
+          leaders.post(encode(Outputs{{RequestOutput::aborted(add->request_id)}}), kFront);
         }
       } else if (auto* abort = std::get_if<AbortRequest>(&message)) {
         engine.abort(abort->request_id);

@@ -24,6 +24,19 @@ struct SpecDecodingStats {
     }
     for (int32_t i = 0; i < num_accepted; ++i) ++num_accepted_tokens_per_pos[static_cast<size_t>(i)];
   }
+  // Another engine's counts added (data-parallel replicas' together).
+  SpecDecodingStats& operator+=(const SpecDecodingStats& o) {
+    num_drafts += o.num_drafts;
+    num_draft_tokens += o.num_draft_tokens;
+    num_accepted_tokens += o.num_accepted_tokens;
+    if (num_accepted_tokens_per_pos.size() < o.num_accepted_tokens_per_pos.size()) {
+      num_accepted_tokens_per_pos.resize(o.num_accepted_tokens_per_pos.size(), 0);
+    }
+    for (size_t i = 0; i < o.num_accepted_tokens_per_pos.size(); ++i) {
+      num_accepted_tokens_per_pos[i] += o.num_accepted_tokens_per_pos[i];
+    }
+    return *this;
+  }
   // Accepted draft tokens over drafted ones; 0 before any draft.
   double acceptance_rate() const {
     return num_draft_tokens > 0 ? static_cast<double>(num_accepted_tokens) / static_cast<double>(num_draft_tokens)
