@@ -106,6 +106,7 @@ ModelCost job_cost(ModelCost rank, int ranks) {
 
 int run(const BenchLatencyOptions& o) {
   const OfflineBenchOptions& c = o.common;
+  if (Status s = one_engine_only(c.engine, "bench latency"); !s.is_ok()) return report_error(s.message());
   Result<LoadedEngine> loaded = load_engine(c.model, c.engine);
   if (!loaded.is_ok()) return report_error(loaded.status().message());
   if (loaded->worker_finished) return 0;

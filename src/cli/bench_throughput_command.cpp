@@ -18,6 +18,7 @@ struct BenchThroughputOptions {
 
 int run(const BenchThroughputOptions& o) {
   const OfflineBenchOptions& c = o.common;
+  if (Status s = one_engine_only(c.engine, "bench throughput"); !s.is_ok()) return report_error(s.message());
   Result<LoadedEngine> loaded = load_engine(c.model, c.engine);
   if (!loaded.is_ok()) return report_error(loaded.status().message());
   if (loaded->worker_finished) return 0;

@@ -179,6 +179,13 @@ Result<EngineConfig> make_engine_config(const EngineFlags& f) {
   return config;
 }
 
+Status one_engine_only(const EngineFlags& flags, const std::string& command) {
+  if (flags.data_parallel_size == 1) return Status::ok();
+  return invalid_argument(command +
+                          " measures one engine: --data-parallel-size is for serve and generate (measure a served "
+                          "job with bench serve)");
+}
+
 std::string spec_decoding_summary(const SpecDecodingStats& stats) {
   char head[160];
   std::snprintf(head, sizeof head, "speculative decoding: acceptance rate %.1f%%, mean acceptance length %.2f",

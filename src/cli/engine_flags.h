@@ -74,6 +74,9 @@ enum class Workload {
   kServing,
 };
 
+// Refuses --data-parallel-size above 1 for `command`, which measures one engine.
+Status one_engine_only(const EngineFlags& flags, const std::string& command);
+
 // "speculative decoding: acceptance rate ..., mean acceptance length ..., ..." for a run's final line.
 std::string spec_decoding_summary(const SpecDecodingStats& stats);
 

@@ -156,6 +156,9 @@ for ranks, flags, model, message in refusals:
     p = run(["generate", "--model", model, "--prompt", "a", "--max-tokens", "2", *flags], ranks)
     if p.returncode == 0 or message not in p.stderr:
         failures.append(f"{flags} on {ranks} ranks: exit {p.returncode}, expected {message!r} in {p.stderr[-400:]!r}")
+p = run(["bench", "latency", "--model", llama, "--num-iters", "1", "-dp", "2"], 2)
+if p.returncode == 0 or "bench latency measures one engine: --data-parallel-size is for serve" not in p.stderr:
+    failures.append(f"bench latency -dp 2: exit {p.returncode}, {p.stderr[-400:]!r}")
 
 for f in failures:
     print("FAIL:", f)
