@@ -51,9 +51,9 @@ void print(const std::string& text) {
 int run_one_prompt(const GenerateOptions& o, EngineClient& engine, int threads) {
   SamplingParams params = default_params(o);
   params.output_kind = OutputKind::kDelta;
-  const double start = now_seconds();
   Result<std::shared_ptr<RequestStream>> stream = engine.add_request("0", PromptInput::from_text(o.prompt), params);
   if (!stream.is_ok()) return report_error(stream.status().message());
+  const double start = now_seconds();  // the prompt is tokenised: prefill starts
   double first_token_at = 0.0;
   size_t num_prompt = 0, num_generated = 0;
   std::optional<FinishReason> finish_reason;
