@@ -164,7 +164,8 @@ try:
         t.start()
     for t in clients:
         t.join()
-    m = server.idle_metrics()
+    m = server.idle_metrics(lambda m: sum(by_engine(m, "vllm:request_success_total",
+                                                    'finished_reason="abort"').values()) >= 16)
     aborted = by_engine(m, "vllm:request_success_total", 'finished_reason="abort"')
     check(sum(aborted.values()) == 16 and min(aborted.values()) > 0, f"aborted by replica: {aborted}")
     usage = by_engine(m, "vllm:kv_cache_usage_perc")

@@ -45,7 +45,8 @@ try:
         t.start()
     for t in clients:
         t.join()
-    m = server.idle_metrics()
+    m = server.idle_metrics(lambda m: sum(v for k, v in m.items() if k.startswith("vllm:request_success_total")
+                                          and 'reason="abort"' in k) >= 20)
     usage = [v for k, v in m.items() if k.startswith("vllm:kv_cache_usage_perc")]
     check(usage == [0], f"KV cache usage after the aborts: {usage}")
     aborted = sum(v for k, v in m.items() if k.startswith("vllm:request_success_total") and 'reason="abort"' in k)

@@ -105,13 +105,15 @@ class Server:
                 values[key] = float(value)
         return values
 
-    def idle_metrics(self):
-        """/metrics once no request runs or waits on any engine (each updates them after its last step)."""
+    def idle_metrics(self, settled=lambda m: True):
+        """/metrics once no request runs or waits on any engine (each updates them after its last step) and
+        `settled` holds of them: the request counters of clients that left are observed when their last
+        output is drained, which may come just after the engine's counters say idle."""
         for _ in range(100):
             m = self.metrics()
             busy = sum(v for k, v in m.items()
                        if k.startswith(("vllm:num_requests_running{", "vllm:num_requests_waiting{")))
-            if busy == 0:
+            if busy == 0 and settled(m):
                 return m
             time.sleep(0.1)
         return m
