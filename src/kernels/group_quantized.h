@@ -60,6 +60,16 @@ struct GroupQuantized {
   std::vector<int8_t> scale_steps, offset_steps;  // [rows, groups]
 
   int64_t groups_per_row() const { return group_size > 0 ? cols / group_size : 0; }
+  // Whether columns [first, first + count) can be cut out on their own (a
+  // tensor-parallel rank's share of the inputs): they hold whole groups
+  // (whole super-groups with two-level parameters; any columns where a row
+  // is one group) and the columns are the inputs' own order.
+  bool columns_separable(int64_t first, int64_t count) const;
+  // Rows [first_row, first_row + num_rows) and columns [first_col,
+  // first_col + num_cols) with their parameters: the same values, as one
+  // rank's share, made from this one's arrays (read once, not copied whole).
+  // The columns must be separable.
+  GroupQuantized part(int64_t first_row, int64_t num_rows, int64_t first_col, int64_t num_cols) &&;
   // The value of column col (input input_order[col], if any).
   float value(int64_t row, int64_t col) const;
   // Rows [row, row + count) as FP32 values into out[count, cols], in input order.

@@ -14,7 +14,8 @@ import random
 import shutil
 import sys
 
-from mpi_env import mpi_env, run_job
+from mpi_env import mpi_env
+from parallel_runs import ParallelRuns
 
 binary, golden_path, scratch = sys.argv[1:4]
 mpirun = shutil.which("mpirun")
@@ -24,65 +25,15 @@ if mpirun is None:
 os.makedirs(scratch, exist_ok=True)
 env = mpi_env()
 TIMEOUT = 120  # a hang is a failure, not a stuck CI job
-failures = []
-
-
-def run(args, ranks=None):
-    return run_job(binary, args, ranks, env, TIMEOUT)
-
-
-def generate(model, requests, name, tp=1, pp=1, extra=()):
-    path = f"{scratch}/{name}.jsonl"
-    with open(path, "w") as f:
-        for r in requests:
-            f.write(json.dumps(r) + "\n")
-    args = ["generate", "--model", model, "--input", path, "--output", f"{scratch}/{name}.out.jsonl",
-            "--temperature", "0", *extra]
-    ranks = tp * pp
-    if ranks > 1:
-        args += ["-tp", str(tp), "-pp", str(pp), "--threads", "1"]
-    else:
-        args += ["--threads", "2"]
-    p = run(args, ranks if ranks > 1 else None)
-    if p.returncode != 0:
-        failures.append(f"{name}: exited {p.returncode}: {p.stderr.strip()[-600:]}")
-        return None
-    return [json.loads(line) for line in open(f"{scratch}/{name}.out.jsonl")]
-
-
-def logprob_values(out):
-    """Every logprob a request's output holds ({token id: logprob} per position), keyed by where it is."""
-    values = {}
-    for pos, entry in enumerate(out.get("prompt_logprobs") or []):
-        for tok, lp in (entry or {}).items():
-            values[("prompt", pos, tok)] = lp
-    for pos, entry in enumerate(out["outputs"][0].get("logprobs") or []):
-        for tok, lp in entry.items():
-            values[("sampled", pos, tok)] = lp
-    return values
+runs = ParallelRuns(binary, scratch, env, TIMEOUT)
+failures, run, generate = runs.failures, runs.run, runs.generate
+largest = [0.0]  # the largest relative logprob difference seen, for the record
 
 
 def compare(name, want, got, tolerance):
-    if got is None or want is None:
-        return
-    for i, (w, g) in enumerate(zip(want, got)):
-        if w["outputs"][0]["token_ids"] != g["outputs"][0]["token_ids"]:
-            failures.append(f"{name} request {i}: greedy tokens differ")
-        wv, gv = logprob_values(w), logprob_values(g)
-        if tolerance == 0:
-            if wv != gv:
-                failures.append(f"{name} request {i}: logprobs differ")
-            continue
-        shared = wv.keys() & gv.keys()
-        if len(shared) < 0.9 * len(wv):  # a near tie may swap the last of the top 5
-            failures.append(f"{name} request {i}: top logprob tokens differ ({len(shared)} of {len(wv)} shared)")
-        worst = max((abs(wv[k] - gv[k]) / max(1.0, abs(wv[k])) for k in shared), default=0.0)
-        largest[0] = max(largest[0], worst)
-        if worst > tolerance:
-            failures.append(f"{name} request {i}: logprobs differ by {worst:.2e} (relative), above {tolerance}")
+    largest[0] = max(largest[0], runs.compare(name, want, got, tolerance))
 
 
-largest = [0.0]  # the largest relative logprob difference seen, for the record
 rng = random.Random(7)
 requests = [{"prompt_token_ids": [rng.randrange(3, 512) for _ in range(n)], "max_tokens": 8, "ignore_eos": True,
              "prompt_logprobs": 5, "logprobs": 5} for n in (1, 5, 17, 40)]

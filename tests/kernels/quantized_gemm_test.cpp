@@ -84,6 +84,51 @@ PackedMatrix dequantized(const std::vector<const GroupQuantized*>& parts, std::v
   return pack_matrix(Tensor{values.data(), DType::kF32, {rows, parts[0]->cols}}, pool, PanelLayout::kColumns);
 }
 
+// A tensor-parallel rank's share: rows and whole groups of columns, the same values.
+TEST(GroupQuantizedTest, APartHoldsTheSameValues) {
+  struct Case {
+    GroupQuantized whole;
+    int64_t first_row, num_rows, first_col, num_cols;
+  };
+  std::vector<Case> cases = {
+      {random_quantized(6, 512, 32, kUnsigned4, true, Params::kSteps, 1), 2, 3, 256, 256},  // super-blocks of 256
+      {random_quantized(5, 512, 16, kSigned8, false, Params::kSteps, 2, 16), 0, 5, 0, 256},
+      {random_quantized(4, 128, 32, kUnsigned4, true, Params::kF32, 3), 1, 2, 32, 64},
+      {random_quantized(4, 64, 64, kSigned8, false, Params::kF16, 4), 0, 4, 16, 32},  // one group a row
+  };
+  for (const Case& c : cases) {
+    GroupQuantized copy = c.whole;
+    const GroupQuantized part = std::move(copy).part(c.first_row, c.num_rows, c.first_col, c.num_cols);
+    ASSERT_EQ(part.rows, c.num_rows);
+    ASSERT_EQ(part.cols, c.num_cols);
+    for (int64_t r = 0; r < c.num_rows; ++r) {
+      for (int64_t col = 0; col < c.num_cols; ++col) {
+        ASSERT_EQ(part.value(r, col), c.whole.value(c.first_row + r, c.first_col + col)) << r << " " << col;
+      }
+    }
+    if (part.super_groups > 0) {  // the two levels stay consistent with the scales
+      for (int64_t g = 0; g < c.num_rows * part.groups_per_row(); ++g) {
+        const auto base = static_cast<size_t>(g / part.super_groups);
+        ASSERT_EQ(part.scales[static_cast<size_t>(g)],
+                  part.scale_bases[base] * static_cast<float>(part.scale_steps[static_cast<size_t>(g)]));
+      }
+    }
+  }
+}
+
+TEST(GroupQuantizedTest, ColumnsThatCutAGroupOrAnInputOrderAreNotSeparable) {
+  const GroupQuantized steps = random_quantized(2, 512, 32, kUnsigned4, true, Params::kSteps, 5);
+  EXPECT_TRUE(steps.columns_separable(256, 256));
+  EXPECT_FALSE(steps.columns_separable(128, 128));  // inside a super-block of 8 groups
+  GroupQuantized groups = random_quantized(2, 128, 32, kUnsigned4, true, Params::kF32, 6);
+  EXPECT_TRUE(groups.columns_separable(32, 64));
+  EXPECT_FALSE(groups.columns_separable(16, 32));
+  EXPECT_TRUE(random_quantized(2, 64, 64, kSigned8, false, Params::kF32, 7).columns_separable(8, 24));
+  for (int32_t c = 127; c >= 0; --c) groups.input_order.push_back(c);
+  EXPECT_FALSE(groups.columns_separable(0, 64));
+  EXPECT_TRUE(groups.columns_separable(0, 128));
+}
+
 TEST(QuantizedPackingTest, EveryValueReadsBackAndTheFormatIsTheNarrowestThatHoldsIt) {
   ThreadPool pool(2);
   struct Case {

@@ -29,6 +29,20 @@ Tensor shard_of(const Tensor& t, const IndexRange& rows, const IndexRange& cols,
   return {copy.data(), t.dtype, {num_rows, num_cols}};
 }
 
+// Why a quantized matrix cannot be split by its inputs at `cols` (its
+// columns_separable() says it cannot).
+std::string cut_groups(const kernels::GroupQuantized& q, const IndexRange& cols, int64_t num_cols) {
+  const std::string share = ": a tensor-parallel rank's share of its inputs, columns [" + std::to_string(cols.first) +
+                            ", " + std::to_string(cols.first + cols.size_of(num_cols)) + "), ";
+  if (!q.input_order.empty()) {
+    return share + "is scattered over its act-order (desc_act) groups; such a checkpoint runs with " +
+           "--tensor-parallel-size 1";
+  }
+  const int64_t group = q.group_size * std::max<int64_t>(q.super_groups, 1);
+  return share + "cuts its quantization groups of " + std::to_string(group) +
+         " inputs; use a --tensor-parallel-size that leaves each rank whole groups";
+}
+
 }  // namespace
 
 Result<Tensor> SourceWeightReader::checked(const std::string& name, const std::vector<int64_t>& shape) const {
@@ -48,23 +62,22 @@ Result<kernels::PackedMatrix> SourceWeightReader::matrix_shards(const std::vecto
                                                                 const std::vector<int64_t>& rows, int64_t cols,
                                                                 const MatrixShard& shard) {
   VLLM_CHECK(shard.rows.empty() || shard.rows.size() == names.size(), "a row range for each stacked part");
-  if (!whole(shard)) {
-    VLLM_ASSIGN_OR_RETURN(std::optional<kernels::GroupQuantized> q, source_.quantized(names[0]));
-    if (q) {
-      return unimplemented(source_.source() + ": tensor '" + names[0] +
-                           "' is quantized; tensor parallelism over quantized weights is not supported yet");
-    }
-  }
   // Quantized matrices stay quantized when every stacked part is (a dense
   // one beside them makes them all dense: get() dequantizes).
   std::vector<kernels::GroupQuantized> quantized;
   for (size_t i = 0; i < names.size(); ++i) {
     VLLM_ASSIGN_OR_RETURN(std::optional<kernels::GroupQuantized> q, source_.quantized(names[i]));
     if (!q) break;
+    const std::string where = source_.source() + ": tensor '" + names[i] + "'";
     if (q->rows != rows[i] || q->cols != cols) {
-      return invalid_argument(source_.source() + ": tensor '" + names[i] + "': expected shape " +
-                              shape_to_string({rows[i], cols}) + " from config.json, found " +
-                              shape_to_string({q->rows, q->cols}));
+      return invalid_argument(where + ": expected shape " + shape_to_string({rows[i], cols}) +
+                              " from config.json, found " + shape_to_string({q->rows, q->cols}));
+    }
+    if (!whole(shard)) {
+      const IndexRange part_rows = shard.rows.empty() ? IndexRange{} : shard.rows[i];
+      const int64_t first_col = shard.cols.first, num_cols = shard.cols.size_of(cols);
+      if (!q->columns_separable(first_col, num_cols)) return invalid_argument(where + cut_groups(*q, shard.cols, cols));
+      q = std::move(*q).part(part_rows.first, part_rows.size_of(rows[i]), first_col, num_cols);
     }
     // Parts that gather or quantize their inputs differently cannot share one input.
     if (!quantized.empty() &&

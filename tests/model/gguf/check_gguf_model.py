@@ -201,11 +201,11 @@ MIXED_K_TYPES = {"embed_tokens": "Q6_K",
                  "layers.1.mlp.down_proj": "Q2_K"}
 
 
-def k_quant_model(config, rng, choose):
-    """A llama of K-quant-sized rows (multiples of 256) over stories260k's vocabulary: its config
-    and its weights, matrix `name` (its index i in name order) of type choose(i, name)."""
-    c = dict(config, hidden_size=256, intermediate_size=512, num_attention_heads=4, num_key_value_heads=2,
-             head_dim=64, num_hidden_layers=2)
+def k_quant_model(config, rng, choose, hidden_size=256, intermediate_size=512):
+    """A llama of K-quant-sized rows (multiples of 256) over stories260k's vocabulary, heads of 64: its
+    config and its weights, matrix `name` (its index i in name order) of type choose(i, name)."""
+    c = dict(config, hidden_size=hidden_size, intermediate_size=intermediate_size,
+             num_attention_heads=hidden_size // 64, num_key_value_heads=2, head_dim=64, num_hidden_layers=2)
     h, inter, kv = c["hidden_size"], c["intermediate_size"], c["num_key_value_heads"] * c["head_dim"]
     shapes = {"model.embed_tokens.weight": (c["vocab_size"], h), "model.norm.weight": (h,)}
     for layer in range(c["num_hidden_layers"]):

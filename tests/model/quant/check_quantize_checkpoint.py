@@ -18,7 +18,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from quant_checkpoints import generate, make_bases  # noqa: E402
 
-METHODS = ("gptq", "gptq-asym", "awq", "w4a16", "w8a8", "fp8", "fp8-block")
+METHODS = ("gptq", "gptq-asym", "gptq-act-order", "awq", "w4a16", "w8a8", "fp8", "fp8-block")
 
 
 def prompt_logprobs(out):

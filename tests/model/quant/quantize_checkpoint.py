@@ -10,6 +10,7 @@ Usage: quantize_checkpoint.py BASE_DIR OUT_DIR METHOD [--group-size G]
 METHOD:
   gptq       GPTQ 4-bit, symmetric, groups of G (default 128), format v1
   gptq-asym  the same with zero points
+  gptq-act-order  the same, desc_act: a permuted g_idx (inputs in AutoGPTQ's act order)
   awq        AWQ GEMM 4-bit with zero points, groups of G
   w4a16      compressed-tensors pack-quantized 4-bit, symmetric, groups of G
   w8a8       compressed-tensors int8 per channel, dynamic per-token int8 activations
@@ -50,6 +51,8 @@ def methods(group):
     return {
         "gptq": (gptq, lambda w, name: zp.quantize_layer(w, gptq)[0]),
         "gptq-asym": (dict(gptq, sym=False), lambda w, name: zp.quantize_layer(w, dict(gptq, sym=False))[0]),
+        "gptq-act-order": (dict(gptq, sym=False, desc_act=True),
+                           lambda w, name: zp.quantize_layer(w, dict(gptq, sym=False, desc_act=True))[0]),
         "awq": (awq, lambda w, name: zp.quantize_layer(w, awq)[0]),
         "w4a16": (w4a16, lambda w, name: ct.quantize_layer(w, name, w4a16, "f32")[0]),
         "w8a8": (w8a8, lambda w, name: ct.quantize_layer(w, name, w8a8, "f32")[0]),
@@ -81,7 +84,8 @@ def main():
             stored[name] = Bf16(as_float32(t)) if t.dtype == np.uint16 else np.array(t)
             continue
         k = t.shape[1]
-        if args.method in ("gptq", "gptq-asym", "awq", "w4a16", "fp8-block") and k % args.group_size != 0:
+        grouped = args.method in ("gptq", "gptq-asym", "gptq-act-order", "awq", "w4a16", "fp8-block")
+        if grouped and k % args.group_size != 0:
             sys.exit(f"error: --group-size {args.group_size} does not divide {name}'s {k} inputs")
         for suffix, q in layer(as_float32(t), parts[-2]).items():
             stored[name[:-len("weight")] + suffix] = q
