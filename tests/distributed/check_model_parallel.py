@@ -41,9 +41,10 @@ requests = [{"prompt_token_ids": [rng.randrange(3, 512) for _ in range(n)], "max
 # Every dense architecture: attention biases (llama, granite), one KV head
 # for two ranks (qwen2, gemma3: replicated), fused q/k/v and gate/up (phi3),
 # an untied LM head (mistral, qwen3, phi3, stablelm), soft-capping (gemma2);
-# and mixtures of experts (a shared expert with its gate: qwen2_moe), their
+# and mixtures of experts (a shared expert with its gate: qwen2_moe; a q/k
+# norm over the whole projection, whose squares the ranks sum: olmoe), their
 # experts split across the ranks or (-ep) placed whole on them.
-MIXTURES = ["mixtral", "qwen2_moe", "qwen3_moe"]
+MIXTURES = ["mixtral", "qwen2_moe", "qwen3_moe", "olmoe"]
 for arch in ["llama", "mistral", "qwen2", "qwen3", "gemma2", "gemma3", "phi3", "granite", "stablelm"] + MIXTURES:
     model = f"{scratch}/{arch}"
     p = run(["make-test-model", "--preset", "tiny", "--arch", arch, "--seed", "3", "--out", model])
@@ -57,6 +58,8 @@ for arch in ["llama", "mistral", "qwen2", "qwen3", "gemma2", "gemma3", "phi3", "
     compare(f"{arch} -tp 2", single, split, 1e-4)
     if arch in MIXTURES:
         compare(f"{arch} -tp 2 -ep", single, generate(model, requests, f"{arch}_ep2", tp=2, extra=("-ep",)), 1e-4)
+    if arch == "olmoe":  # its k norm's features on two ranks each (KV heads replicated) count once
+        compare(f"{arch} -tp 4", single, generate(model, requests, f"{arch}_tp4", tp=4), 1e-4)
     if arch == "llama":
         # Four ranks for two KV heads: ranks 0 and 1 hold the first, 2 and 3 the second.
         compare(f"{arch} -tp 4", single, generate(model, requests, f"{arch}_tp4", tp=4), 1e-4)
@@ -115,5 +118,5 @@ for f in failures:
     print("FAIL:", f)
 if failures:
     sys.exit(1)
-print(f"OK: tensor (2 ranks), expert and pipeline (2 stages) parallelism match the single process on 12 architectures "
+print(f"OK: tensor (2 ranks), expert and pipeline (2 stages) parallelism match the single process on 13 architectures "
       f"(largest logprob difference {largest[0]:.2e} relative) and the goldens")

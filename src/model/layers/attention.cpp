@@ -15,12 +15,14 @@ namespace {
 // then held by size / num_kv_heads ranks, as vLLM replicates them).
 struct HeadShard {
   int64_t num_heads = 0, num_kv_heads = 0;
-  MatrixShard qkv;  // rows of q, k, v (or of a fused qkv_proj: three ranges of it)
-  MatrixShard o;    // columns of o_proj
+  IndexRange q, kv;     // of q's rows, and of k's and v's
+  int kv_replicas = 1;  // ranks that hold each KV head
+  MatrixShard qkv;      // rows of q, k, v (or of a fused qkv_proj: three ranges of it)
+  MatrixShard o;        // columns of o_proj
 };
 
 HeadShard head_shard(const AttentionConfig& c, const TensorParallel& tp, bool fused) {
-  HeadShard s{c.num_heads, c.num_kv_heads, {}, {}};
+  HeadShard s{c.num_heads, c.num_kv_heads, {}, {}, 1, {}, {}};
   if (tp.size() == 1) return s;
   const int64_t size = tp.size(), hd = c.head_dim;
   VLLM_CHECK(c.num_heads % size == 0 && (c.num_kv_heads % size == 0 || size % c.num_kv_heads == 0),
@@ -30,6 +32,9 @@ HeadShard head_shard(const AttentionConfig& c, const TensorParallel& tp, bool fu
   const int64_t kv_index = c.num_kv_heads >= size ? tp.rank() : tp.rank() / (size / c.num_kv_heads);
   const IndexRange q{tp.rank() * s.num_heads * hd, s.num_heads * hd};
   const IndexRange kv{kv_index * s.num_kv_heads * hd, s.num_kv_heads * hd};
+  s.q = q;
+  s.kv = kv;
+  s.kv_replicas = c.num_kv_heads >= size ? 1 : static_cast<int>(size / c.num_kv_heads);
   if (fused) {  // one tensor of every q, then every k, then every v row
     const int64_t q_dim = c.num_heads * hd, kv_dim = c.num_kv_heads * hd;
     s.qkv.rows = {q, {q_dim + kv.first, kv.count}, {q_dim + kv_dim + kv.first, kv.count}};
@@ -46,11 +51,6 @@ Result<std::unique_ptr<Attention>> Attention::load(WeightReader& weights, const 
                                                    const AttentionConfig& config) {
   auto a = std::make_unique<Attention>();
   const TensorParallel& tp = weights.tensor_parallel();
-  if (tp.size() > 1 && config.qk_norm == AttentionConfig::QKNorm::kWhole) {
-    return unimplemented(names.prefix +
-                         ": tensor parallelism of a q/k norm over the whole projection (OLMoE's) "
-                         "is not supported yet");
-  }
   const HeadShard shard = head_shard(config, tp, names.fused_qkv);
   a->c_ = config;
   a->c_.num_heads = shard.num_heads;
@@ -84,7 +84,14 @@ Result<std::unique_ptr<Attention>> Attention::load(WeightReader& weights, const 
   VLLM_ASSIGN_OR_RETURN(const std::optional<kernels::KVScales> scales, load_kv_cache_scales(weights, p));
   a->kv_scales_ = scales.value_or(kernels::KVScales{});
   a->checkpoint_kv_scales_ = scales.has_value();
-  if (config.qk_norm != AttentionConfig::QKNorm::kNone) {
+  if (config.qk_norm == AttentionConfig::QKNorm::kWhole && tp.size() > 1) {
+    // Over the whole projection, whose heads the ranks share (OLMoE's).
+    VLLM_CHECK(config.qk_norm_form == Norm::Form::kRms, "a split q/k norm is an RMSNorm");
+    VLLM_ASSIGN_OR_RETURN(a->q_norm_,
+                          Norm::load_split(weights, p + "q_norm", q_dim, shard.q, config.norm_eps, tp.group, 1));
+    VLLM_ASSIGN_OR_RETURN(a->k_norm_, Norm::load_split(weights, p + "k_norm", kv_dim, shard.kv, config.norm_eps,
+                                                       tp.group, shard.kv_replicas));
+  } else if (config.qk_norm != AttentionConfig::QKNorm::kNone) {
     const bool whole = config.qk_norm == AttentionConfig::QKNorm::kWhole;
     VLLM_ASSIGN_OR_RETURN(a->q_norm_,
                           Norm::load(weights, p + "q_norm", whole ? q_dim : hd, config.norm_eps, config.qk_norm_form));

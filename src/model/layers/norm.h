@@ -24,6 +24,13 @@ class Norm {
   // The module's `weight` tensor (and `bias`, for kLayer): [n] each.
   static Result<Norm> load(WeightReader& weights, const std::string& module, int64_t n, double eps,
                            Form form = Form::kRms);
+  // An RMSNorm over features split across `group`'s ranks (OLMoE's q/k norm
+  // over a whole projection whose heads tensor parallelism splits): this
+  // rank holds `range` of the module's n features (and of its weight), and
+  // the group sums each row's squares.  Where `replicas` ranks hold each
+  // feature (KV heads replicated across ranks), the sum counts each once.
+  static Result<Norm> load_split(WeightReader& weights, const std::string& module, int64_t n, const IndexRange& range,
+                                 double eps, Communicator* group, int replicas);
   // y = x: where a layer has no norm (an EAGLE head's first layer and end).
   static Norm identity(int64_t n);
 
@@ -37,8 +44,15 @@ class Norm {
  private:
   std::vector<float> weight_;  // [n], the offset included
   std::vector<float> bias_;    // [n] for a LayerNorm; empty for an RMSNorm
+  // A split norm's mean of squares over the group's features, this rank's
+  // n_ of them: the squares' sums over `group_`, / `replicas_`, / whole_n_.
+  void forward_split(const float* x, int64_t rows, float* y, ThreadPool& pool) const;
+
   int64_t n_ = 0;
   float eps_ = 1e-6f;
+  Communicator* group_ = nullptr;  // a split norm's group, else null
+  int64_t whole_n_ = 0;
+  int replicas_ = 1;
   bool identity_ = false;
 };
 
