@@ -114,7 +114,8 @@ Status check_parallel_sizes(const EngineFlags& f, const EngineConfig& config) {
   }
   if (f.tensor_parallel_size * f.pipeline_parallel_size > 1) {
     const std::string split = f.tensor_parallel_size > 1 ? "--tensor-parallel-size" : "--pipeline-parallel-size";
-    if (config.lora) return not_yet("--enable-lora with " + split + " above 1");
+    if (config.lora && f.pipeline_parallel_size > 1)
+      return not_yet("--enable-lora with --pipeline-parallel-size above 1");
     if (config.speculative && (config.speculative->method == SpeculativeMethod::kEagle ||
                                config.speculative->method == SpeculativeMethod::kEagle3)) {
       return not_yet("an EAGLE head (--speculative-config) with " + split + " above 1");

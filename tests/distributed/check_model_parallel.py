@@ -103,7 +103,6 @@ refusals = [
     (3, ["-pp", "3"], llama, "pipeline stage 2 of 3 would hold none of the model's 2 layers"),
     (2, ["-dp", "2", "-tp", "2"], llama, "x --data-parallel-size 2 = 4 ranks, but the job has 2"),
     (3, ["-tp", "3"], llama, "tensor parallel size 3 does not divide the 4 attention heads"),
-    (2, ["-tp", "2", "--enable-lora"], llama, "--enable-lora with --tensor-parallel-size above 1"),
     (None, ["-ep"], mixtral, "--enable-expert-parallel places experts on the tensor-parallel ranks"),
 ]
 for ranks, flags, model, message in refusals:

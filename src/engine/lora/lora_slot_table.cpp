@@ -13,7 +13,7 @@ int32_t LoraSlotTable::slot_for(const LoraAdapter& adapter) {
                           [](const Slot& a, const Slot& b) { return a.last_step < b.last_step; });
     VLLM_CHECK(it != slots_.end() && it->last_step < step_, "a step has no more adapters than --max-loras");
     const auto slot = static_cast<int32_t>(it - slots_.begin());
-    const Status loaded = model_.set_lora(slot, &adapter.weights);
+    const Status loaded = load_(slot, adapter.weights);
     VLLM_CHECK(loaded.is_ok(), "an adapter checked against the model's targets fits it: " + loaded.message());
     it->adapter_id = adapter.id;
   }

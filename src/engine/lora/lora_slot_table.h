@@ -2,7 +2,7 @@
 // manager on the device, least recently used first out).  Every adapter of
 // a step gets a slot: one already in a slot keeps it, one that is not takes
 // the slot least recently used by earlier steps, and the model packs its
-// weights there (Model::set_lora).  The scheduler lets no step have more
+// weights there (ModelRunner::set_lora).  The scheduler lets no step have more
 // adapters than there are slots (--max-loras).
 #pragma once
 
@@ -11,16 +11,19 @@
 #endif
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
+#include "base/status.h"
 #include "engine/lora/lora_adapter.h"
-#include "model/model.h"
 
 namespace vllm {
 
 class LoraSlotTable {
  public:
-  LoraSlotTable(Model& model, int32_t num_slots) : model_(model), slots_(static_cast<size_t>(num_slots)) {}
+  // `load` packs an adapter's weights into a slot of the model.
+  using SlotLoader = std::function<Status(int32_t slot, const PeftAdapter& adapter)>;
+  LoraSlotTable(SlotLoader load, int32_t num_slots) : load_(std::move(load)), slots_(static_cast<size_t>(num_slots)) {}
 
   // Starts a step: the slots the step's adapters take are kept for it.
   void begin_step() { ++step_; }
@@ -32,7 +35,7 @@ class LoraSlotTable {
     int64_t adapter_id = 0;  // 0: empty
     int64_t last_step = 0;   // the last step that used it
   };
-  Model& model_;
+  SlotLoader load_;
   std::vector<Slot> slots_;
   int64_t step_ = 0;
 };

@@ -19,6 +19,12 @@ ModelRunner::ModelRunner(Model& model, ThreadPool& pool, const KVCacheShape& sha
   }
 }
 
+Status ModelRunner::set_lora(int32_t slot, const PeftAdapter& adapter) {
+  VLLM_RETURN_IF_ERROR(model_.set_lora(slot, &adapter));
+  if (workers_ != nullptr) workers_->set_lora(slot, adapter);
+  return Status::ok();
+}
+
 void ModelRunner::build_batch(std::span<const ForwardChunk> chunks) {
   token_ids_.clear();
   positions_.clear();

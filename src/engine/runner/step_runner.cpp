@@ -14,7 +14,8 @@ StepRunner::StepRunner(Model& model, ThreadPool& pool, const KVCacheShape& shape
       pool_(pool),
       forward_(model, pool, shape, num_blocks, resident_kv_cache, std::move(tap)),
       sampler_(static_cast<int32_t>(model.config().vocab_size), std::move(eos_token_ids)),
-      lora_slots_(model, max_loras) {}
+      lora_slots_([this](int32_t slot, const PeftAdapter& adapter) { return forward_.set_lora(slot, adapter); },
+                  max_loras) {}
 
 void StepRunner::score_prompt(CachedRequestState& r, const ScheduledChunk& chunk, const float* rows,
                               std::vector<PositionLogprobs>& out) const {

@@ -2,9 +2,9 @@
 // forward pass of the model with its share of the layers.  Rank 0 runs the
 // engine (scheduler, sampler, server); the other ranks, the workers, run
 // run_worker(): rank 0's ModelRunners send them what to run -- a runner
-// (its KV pool) opened, each step's chunks, the runner closed -- and every
-// worker's runner of the same number runs the same passes, so that the
-// layers' collectives meet.
+// (its KV pool) opened, each step's chunks, the runner closed, a LoRA
+// adapter put in a slot of the model -- and every worker's runner of the
+// same number runs the same passes, so that the layers' collectives meet.
 #pragma once
 
 #ifdef VLLM_ENGINE_FRONT_DOOR_ONLY
@@ -35,6 +35,9 @@ class WorkerRunnerLink {
   WorkerRunnerLink& operator=(const WorkerRunnerLink&) = delete;
 
   void execute(std::span<const ForwardChunk> chunks);
+  // The workers' models' slot `slot` takes `adapter`: its A and B matrices
+  // go to every worker, which packs them for its share of each module.
+  void set_lora(int32_t slot, const PeftAdapter& adapter);
 
  private:
   Communicator& group_;

@@ -36,7 +36,10 @@ Status load_decoder_embedding(WeightReader& weights, const ModelConfig& c, Decod
 
 Result<Linear> load_lm_head(WeightReader& weights, const ModelConfig& c,
                             const std::shared_ptr<const kernels::PackedMatrix>& embedding) {
-  if (c.tie_word_embeddings) return Linear::shared(embedding, "lm_head");
+  if (c.tie_word_embeddings) {
+    const MatrixShard vocab = vocab_rows(weights, c);
+    return Linear::shared(embedding, "lm_head", vocab.rows.empty() ? IndexRange{} : vocab.rows[0], c.vocab_size);
+  }
   return Linear::load_shard(weights, {"lm_head.weight"}, {c.vocab_size}, c.hidden_size, vocab_rows(weights, c));
 }
 

@@ -177,7 +177,7 @@ void DecoderModel::compute_stage_logits(const float* hidden, int64_t num_rows, f
     const int size = p_.vocab.group->size();
     shard_logits_.assign(static_cast<size_t>(num_rows * per_rank), 0.0f);
     gathered_logits_.resize(shard_logits_.size() * static_cast<size_t>(size));
-    p_.lm_head.forward(hidden, num_rows, gathered_logits_.data(), pool);
+    p_.lm_head.forward(hidden, num_rows, gathered_logits_.data(), pool, lora_slots);
     for (int64_t r = 0; r < num_rows; ++r) {
       std::copy_n(gathered_logits_.data() + r * held, held, shard_logits_.data() + r * per_rank);
     }
@@ -248,7 +248,9 @@ void DecoderModel::add_embedding_lora(const ForwardBatch& batch) {
 
 LoraTargets DecoderModel::lora_targets() const {
   LoraTargets targets;
-  if (!p_.embed_tokens_module.empty() && p_.embed_tokens != nullptr) {
+  // The embedding table's adapters are not split by vocabulary: under tensor
+  // parallelism an adapter of it is refused as one of a module it cannot change.
+  if (!p_.embed_tokens_module.empty() && p_.embed_tokens != nullptr && p_.vocab.group == nullptr) {
     targets[p_.embed_tokens_module] = {p_.embed_tokens->rows, p_.embed_tokens->cols, /*embedding=*/true};
   }
   for (const DecoderLayer& l : p_.layers) {

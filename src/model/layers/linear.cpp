@@ -23,8 +23,10 @@ Result<Linear> Linear::load_shard(WeightReader& weights, const std::vector<std::
   for (size_t i = 0; i < names.size(); ++i) {
     constexpr std::string_view kSuffix = ".weight";
     const std::string& name = names[i];
+    const IndexRange part_rows = shard.rows.empty() ? IndexRange{} : shard.rows[i];
     l.modules_.push_back(name.ends_with(kSuffix) ? name.substr(0, name.size() - kSuffix.size()) : name);
-    l.module_rows_.push_back(shard.rows.empty() ? rows[i] : shard.rows[i].size_of(rows[i]));
+    l.module_rows_.push_back(part_rows.size_of(rows[i]));
+    l.module_targets_.push_back({in_features, rows[i], false, part_rows, shard.cols});
   }
   l.out_features_ = std::accumulate(l.module_rows_.begin(), l.module_rows_.end(), int64_t{0});
   l.reduce_ = reduce;
@@ -36,20 +38,22 @@ Result<Linear> Linear::load_shard(WeightReader& weights, const std::vector<std::
   return l;
 }
 
-Linear Linear::shared(std::shared_ptr<const kernels::PackedMatrix> weight, std::string module) {
+Linear Linear::shared(std::shared_ptr<const kernels::PackedMatrix> weight, std::string module, const IndexRange& rows,
+                      int64_t module_rows) {
   Linear l;
   l.in_features_ = weight->cols;
   l.out_features_ = weight->rows;
   if (!module.empty()) {
     l.modules_.push_back(std::move(module));
     l.module_rows_.push_back(l.out_features_);
+    l.module_targets_.push_back({l.in_features_, rows.whole() ? l.out_features_ : module_rows, false, rows, {}});
   }
   l.weight_ = std::move(weight);
   return l;
 }
 
 void Linear::forward(const float* x, int64_t num_rows, float* y, ThreadPool& pool, const int32_t* lora_slots) const {
-  if (reduce_ != nullptr) return forward_reduced(x, num_rows, y, pool);
+  if (reduce_ != nullptr) return forward_reduced(x, num_rows, y, pool, lora_slots);
   const float* bias = bias_.empty() ? nullptr : bias_.data();
   if (lora_slots == nullptr || lora_.empty()) return kernels::linear(x, num_rows, *weight_, bias, y, pool);
   lora_.forward(x, num_rows, in_features_, lora_slots, y, out_features_,
@@ -58,9 +62,16 @@ void Linear::forward(const float* x, int64_t num_rows, float* y, ThreadPool& poo
                 });
 }
 
-void Linear::forward_reduced(const float* x, int64_t num_rows, float* y, ThreadPool& pool) const {
-  VLLM_CHECK(lora_.empty(), "a row-parallel shard takes no LoRA adapter");
-  kernels::linear(x, num_rows, *weight_, nullptr, y, pool);
+void Linear::forward_reduced(const float* x, int64_t num_rows, float* y, ThreadPool& pool,
+                             const int32_t* lora_slots) const {
+  if (lora_slots == nullptr || lora_.empty()) {
+    kernels::linear(x, num_rows, *weight_, nullptr, y, pool);
+  } else {
+    lora_.forward(x, num_rows, in_features_, lora_slots, y, out_features_,
+                  [&](const std::vector<kernels::LinearProblem>& alongside) {
+                    kernels::linear(x, num_rows, *weight_, nullptr, y, pool, alongside);
+                  });
+  }
   reduce_->all_reduce_sum(y, num_rows * out_features_);
   if (bias_.empty()) return;
   for (int64_t r = 0; r < num_rows; ++r) {
@@ -88,7 +99,7 @@ void Linear::add_cost(ModelCost& cost, bool lm_head) const {
 void Linear::set_lora(int32_t slot, const PeftAdapter* adapter) { lora_.set(slot, adapter, modules_, module_rows_); }
 
 void Linear::add_lora_targets(LoraTargets& targets) const {
-  for (size_t i = 0; i < modules_.size(); ++i) targets[modules_[i]] = {in_features_, module_rows_[i]};
+  for (size_t i = 0; i < modules_.size(); ++i) targets[modules_[i]] = module_targets_[i];
 }
 
 }  // namespace vllm

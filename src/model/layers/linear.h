@@ -39,7 +39,10 @@ class Linear {
                                    const std::vector<std::string>& bias_names = {}, Communicator* reduce = nullptr);
   // Over a matrix another layer owns too (an LM head tied to the embedding
   // table); `module` names it for adapters ("lm_head"), or none can change it.
-  static Linear shared(std::shared_ptr<const kernels::PackedMatrix> weight, std::string module = "");
+  // Under tensor parallelism the matrix is `rows` of the module's
+  // `module_rows` (a vocabulary's share).
+  static Linear shared(std::shared_ptr<const kernels::PackedMatrix> weight, std::string module = "",
+                       const IndexRange& rows = {}, int64_t module_rows = 0);
 
   // y: [num_rows, out_features] of x: [num_rows, in_features]; with
   // lora_slots ([num_rows]: each row's adapter slot, -1 none) each row's
@@ -67,16 +70,21 @@ class Linear {
   void set_lora(int32_t slot, const PeftAdapter* adapter);
 
  private:
-  // A row-parallel shard's forward: its product, summed over the group, plus the bias.
-  void forward_reduced(const float* x, int64_t num_rows, float* y, ThreadPool& pool) const;
+  // A row-parallel shard's forward: its product (and its share of the
+  // adapters' deltas, which are linear in its inputs too), summed over the
+  // group, plus the bias.
+  void forward_reduced(const float* x, int64_t num_rows, float* y, ThreadPool& pool, const int32_t* lora_slots) const;
 
   std::shared_ptr<const kernels::PackedMatrix> weight_;  // [out_features, in_features]
   std::vector<float> bias_;                              // [out_features], or empty
   Communicator* reduce_ = nullptr;                       // a row-parallel shard's group
   int64_t in_features_ = 0, out_features_ = 0;
-  // The checkpoint modules stacked in its output, in order, and their rows.
+  // The checkpoint modules stacked in its output, in order, and their rows
+  // here; under tensor parallelism the share of each module's rows, and of
+  // its inputs, that they are (LoraTarget::rows, cols).
   std::vector<std::string> modules_;
   std::vector<int64_t> module_rows_;
+  std::vector<LoraTarget> module_targets_;
   LoraSlots lora_;
 };
 

@@ -1,5 +1,6 @@
 #include "model/lora/peft_adapter.h"
 
+#include <algorithm>
 #include <cmath>
 #include <optional>
 #include <set>
@@ -199,16 +200,28 @@ Result<PeftAdapter> load_peft_adapter(const std::string& dir, const LoraTargets&
                               " matrix");
     }
   }
+  pack_adapter(adapter, targets, dtype);
+  return adapter;
+}
+
+void pack_adapter(PeftAdapter& adapter, const LoraTargets& targets, DType dtype) {
   ThreadPool serial(1);  // on the reading thread: the engine's threads run steps meanwhile
   for (auto& [name, module] : adapter.modules) {
     const LoraTarget& target = targets.at(name);
     if (target.embedding) continue;
-    module.shrink_fold = shrink_fold(module.rank, target.in_features);
-    module.packed_a = packed(fold_lora_a(module.a, module.rank, target.in_features, module.shrink_fold),
-                             module.shrink_fold * module.rank, target.in_features / module.shrink_fold, dtype, serial);
-    module.packed_scaled_b = packed(module.scaled_b(adapter.scaling), target.out_features, module.rank, dtype, serial);
+    const int64_t in = target.cols.size_of(target.in_features), out = target.rows.size_of(target.out_features);
+    std::vector<float> a(static_cast<size_t>(module.rank * in));  // A's columns of the rank's inputs
+    for (int64_t r = 0; r < module.rank; ++r) {
+      std::copy_n(module.a.begin() + r * target.in_features + target.cols.first, in, a.begin() + r * in);
+    }
+    const std::vector<float> all_b = module.scaled_b(adapter.scaling);  // its rows of the rank's outputs
+    const std::vector<float> b(all_b.begin() + target.rows.first * module.rank,
+                               all_b.begin() + (target.rows.first + out) * module.rank);
+    module.shrink_fold = shrink_fold(module.rank, in);
+    module.packed_a = packed(fold_lora_a(a, module.rank, in, module.shrink_fold), module.shrink_fold * module.rank,
+                             in / module.shrink_fold, dtype, serial);
+    module.packed_scaled_b = packed(b, out, module.rank, dtype, serial);
   }
-  return adapter;
 }
 
 }  // namespace vllm

@@ -22,6 +22,7 @@
 
 #include "base/status.h"
 #include "kernels/packed_matrix.h"
+#include "model/layers/tensor_parallel.h"
 #include "model/model_config.h"
 
 namespace vllm {
@@ -33,6 +34,11 @@ namespace vllm {
 struct LoraTarget {
   int64_t in_features = 0, out_features = 0;
   bool embedding = false;
+  // Under tensor parallelism, the share of the module this rank computes:
+  // of its output features (a column-parallel Linear's part), or of its
+  // input features (a row-parallel one's); whole otherwise.  An adapter's
+  // B is packed for `rows`, its A for `cols`.
+  IndexRange rows, cols;
 };
 using LoraTargets = std::map<std::string, LoraTarget>;
 
@@ -77,6 +83,12 @@ struct PeftAdapter {
 // `dtype` (lora_dtype()).
 Result<PeftAdapter> load_peft_adapter(const std::string& dir, const LoraTargets& targets, int64_t max_lora_rank,
                                       DType dtype);
+
+// Packs each linear module's A and scaling B (the packed_* fields) from
+// its a and b for this rank's share of the module (the target's rows and
+// cols), in `dtype`: what load_peft_adapter does once it has read them, and
+// a tensor-parallel worker with an adapter rank 0 read.
+void pack_adapter(PeftAdapter& adapter, const LoraTargets& targets, DType dtype);
 
 // What an adapter computes in over `model` (vLLM's lora_dtype "auto": the
 // model's): BF16 for a bfloat16 checkpoint, F32 otherwise.
