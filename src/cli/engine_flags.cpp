@@ -112,13 +112,11 @@ Status check_parallel_sizes(const EngineFlags& f, const EngineConfig& config) {
         "--data-parallel-size above 1 with replicas of several ranks needs an MPI library that lets two threads "
         "call it at once (MPI_THREAD_MULTIPLE)");
   }
-  if (f.tensor_parallel_size * f.pipeline_parallel_size > 1) {
-    const std::string split = f.tensor_parallel_size > 1 ? "--tensor-parallel-size" : "--pipeline-parallel-size";
-    if (config.lora && f.pipeline_parallel_size > 1)
-      return not_yet("--enable-lora with --pipeline-parallel-size above 1");
+  if (f.pipeline_parallel_size > 1) {
+    if (config.lora) return not_yet("--enable-lora with --pipeline-parallel-size above 1");
     if (config.speculative && (config.speculative->method == SpeculativeMethod::kEagle ||
                                config.speculative->method == SpeculativeMethod::kEagle3)) {
-      return not_yet("an EAGLE head (--speculative-config) with " + split + " above 1");
+      return not_yet("an EAGLE head (--speculative-config) with --pipeline-parallel-size above 1");
     }
   }
   return Status::ok();
@@ -222,6 +220,8 @@ Result<LoadedEngine> load_engine(const std::string& model_dir, const EngineFlags
     load.tensor_parallel = flags.tensor_parallel_size > 1 ? &consecutive_ranks(flags.tensor_parallel_size) : nullptr;
     load.pipeline_parallel_size = flags.pipeline_parallel_size;
     load.expert_parallel = flags.enable_expert_parallel;
+    load.whole_vocabulary_on_rank0 = config.speculative && (config.speculative->method == SpeculativeMethod::kEagle ||
+                                                            config.speculative->method == SpeculativeMethod::kEagle3);
   }
   VLLM_ASSIGN_OR_RETURN(loaded.model, load_model(model_dir, load));
   if (load.world != nullptr && load.world->rank() != 0) {

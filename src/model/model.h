@@ -139,6 +139,10 @@ struct LoadOptions {
   // Mixtures of experts: experts placed whole on tensor_parallel's ranks
   // instead of each split across them (TensorParallel::expert_parallel).
   bool expert_parallel = false;
+  // Rank 0 of tensor_parallel also holds the whole embedding table and LM
+  // head beside its vocabulary share: for an EAGLE head, which reads them
+  // and runs on rank 0 alone (TensorParallel::whole_vocabulary_on_rank0).
+  bool whole_vocabulary_on_rank0 = false;
 };
 
 // Reads a model directory (config.json, generation_config.json, the

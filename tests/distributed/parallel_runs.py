@@ -23,6 +23,7 @@ class ParallelRuns:
     def __init__(self, binary, scratch, env, timeout=120):
         self.binary, self.scratch, self.env, self.timeout = binary, scratch, env, timeout  # a hang fails
         self.failures = []
+        self.last_summary = ""
 
     def run(self, args, ranks=None):
         return run_job(self.binary, args, ranks, self.env, self.timeout)
@@ -41,6 +42,7 @@ class ParallelRuns:
         else:
             args += ["--threads", "2"]
         p = self.run(args, ranks if ranks > 1 else None)
+        self.last_summary = p.stderr.strip().splitlines()[-1] if p.stderr.strip() else ""  # generate's final line
         if p.returncode != 0:
             self.failures.append(f"{name}: exited {p.returncode}: {p.stderr.strip()[-600:]}")
             return None

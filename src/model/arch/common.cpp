@@ -31,6 +31,19 @@ Status load_decoder_embedding(WeightReader& weights, const ModelConfig& c, Decod
     VLLM_ASSIGN_OR_RETURN(parts.embed_tokens, load_embedding(weights, c));
     parts.embed_tokens_module = kEmbeddingModule;
   }
+  const TensorParallel& tp = weights.tensor_parallel();
+  if (tp.whole_vocabulary_on_rank0 && tp.size() > 1 && tp.rank() == 0) {
+    DecoderParts::WholeVocabulary& whole = parts.whole_vocabulary.emplace();
+    VLLM_ASSIGN_OR_RETURN(kernels::PackedMatrix table,
+                          weights.matrix_shards({std::string(kEmbeddingModule) + ".weight"}, {c.vocab_size},
+                                                c.hidden_size, MatrixShard{}));
+    whole.embed_tokens = std::make_shared<const kernels::PackedMatrix>(std::move(table));
+    if (c.tie_word_embeddings) {
+      whole.lm_head = Linear::shared(whole.embed_tokens);
+    } else {
+      VLLM_ASSIGN_OR_RETURN(whole.lm_head, Linear::load(weights, {"lm_head.weight"}, {c.vocab_size}, c.hidden_size));
+    }
+  }
   return Status::ok();
 }
 

@@ -38,9 +38,10 @@ Result<std::unique_ptr<Model>> build_eagle_head(const ModelConfig& c, WeightRead
   ModelConfig config = c;
   if (target != nullptr) {
     const DecoderParts& shared = target->parts();
-    parts.embed_tokens = shared.embed_tokens;
+    // Under tensor parallelism the head, on rank 0 alone, reads the whole vocabulary.
+    parts.embed_tokens = shared.whole_vocabulary ? shared.whole_vocabulary->embed_tokens : shared.embed_tokens;
     parts.embedding_scale = shared.embedding_scale;
-    parts.lm_head = shared.lm_head;
+    parts.lm_head = shared.whole_vocabulary ? shared.whole_vocabulary->lm_head : shared.lm_head;
     parts.logit_softcap = shared.logit_softcap;
     parts.logit_scale = shared.logit_scale;
     config.vocab_size = target->config().vocab_size;  // its logits are the target's LM head's

@@ -224,7 +224,8 @@ Result<std::unique_ptr<Model>> build_eagle3_head(const ModelConfig& c, WeightRea
                                 std::to_string(h) + ") is not the target model's (" + std::to_string(tc.hidden_size) +
                                 ")");
       }
-      parts.embed_tokens = target->parts().embed_tokens;
+      const DecoderParts& shared = target->parts();  // the whole vocabulary's, under tensor parallelism
+      parts.embed_tokens = shared.whole_vocabulary ? shared.whole_vocabulary->embed_tokens : shared.embed_tokens;
     }
     VLLM_ASSIGN_OR_RETURN(parts.aux_layers, aux_layers(c, tc.num_hidden_layers));
   }

@@ -44,6 +44,13 @@ struct DecoderParts {
   // Under tensor parallelism: the rows of embed_tokens and lm_head this rank
   // holds, and the group the layers are split across.
   VocabShard vocab;
+  // With TensorParallel::whole_vocabulary_on_rank0, on rank 0: the whole
+  // table and LM head as well, which an EAGLE head there reads and computes.
+  struct WholeVocabulary {
+    std::shared_ptr<const kernels::PackedMatrix> embed_tokens;
+    Linear lm_head;
+  };
+  std::optional<WholeVocabulary> whole_vocabulary;
   // Under pipeline parallelism, this rank's stage: `layers` are its range
   // (embed_tokens only on the first stage, or the last when lm_head is tied
   // to it; final_norm and lm_head only on the last).

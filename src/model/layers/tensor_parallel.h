@@ -28,6 +28,9 @@ struct TensorParallel {
   // parallelism, vLLM's placement: the first num_experts % size ranks one
   // more) instead of every expert split like a dense MLP.
   bool expert_parallel = false;
+  // Rank 0 also loads the whole embedding table and LM head
+  // (DecoderParts::whole_vocabulary), for a drafter that runs there alone.
+  bool whole_vocabulary_on_rank0 = false;
 
   int rank() const { return group != nullptr ? group->rank() : 0; }
   int size() const { return group != nullptr ? group->size() : 1; }
