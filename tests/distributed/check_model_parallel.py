@@ -42,9 +42,11 @@ requests = [{"prompt_token_ids": [rng.randrange(3, 512) for _ in range(n)], "max
 # for two ranks (qwen2, gemma3: replicated), fused q/k/v and gate/up (phi3),
 # an untied LM head (mistral, qwen3, phi3, stablelm), soft-capping (gemma2);
 # and mixtures of experts (a shared expert with its gate: qwen2_moe; a q/k
-# norm over the whole projection, whose squares the ranks sum: olmoe), their
+# norm over the whole projection, whose squares the ranks sum: olmoe;
+# multi-head latent attention, heads split over a latent every rank caches,
+# with and without a low-rank query: deepseek_v3, deepseek_v2), their
 # experts split across the ranks or (-ep) placed whole on them.
-MIXTURES = ["mixtral", "qwen2_moe", "qwen3_moe", "olmoe"]
+MIXTURES = ["mixtral", "qwen2_moe", "qwen3_moe", "olmoe", "deepseek_v2", "deepseek_v3"]
 for arch in ["llama", "mistral", "qwen2", "qwen3", "gemma2", "gemma3", "phi3", "granite", "stablelm"] + MIXTURES:
     model = f"{scratch}/{arch}"
     p = run(["make-test-model", "--preset", "tiny", "--arch", arch, "--seed", "3", "--out", model])
@@ -58,7 +60,7 @@ for arch in ["llama", "mistral", "qwen2", "qwen3", "gemma2", "gemma3", "phi3", "
     compare(f"{arch} -tp 2", single, split, 1e-4)
     if arch in MIXTURES:
         compare(f"{arch} -tp 2 -ep", single, generate(model, requests, f"{arch}_ep2", tp=2, extra=("-ep",)), 1e-4)
-    if arch == "olmoe":  # its k norm's features on two ranks each (KV heads replicated) count once
+    if arch in ("olmoe", "deepseek_v3"):  # olmoe's k norm over KV heads on two ranks each; one MLA head a rank
         compare(f"{arch} -tp 4", single, generate(model, requests, f"{arch}_tp4", tp=4), 1e-4)
     if arch == "llama":
         # Four ranks for two KV heads: ranks 0 and 1 hold the first, 2 and 3 the second.
@@ -117,5 +119,5 @@ for f in failures:
     print("FAIL:", f)
 if failures:
     sys.exit(1)
-print(f"OK: tensor (2 ranks), expert and pipeline (2 stages) parallelism match the single process on 13 architectures "
+print(f"OK: tensor (2 ranks), expert and pipeline (2 stages) parallelism match the single process on 15 architectures "
       f"(largest logprob difference {largest[0]:.2e} relative) and the goldens")

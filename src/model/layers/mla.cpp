@@ -20,31 +20,40 @@ std::vector<Linear> as_linears(std::vector<kernels::PackedMatrix> matrices) {
 
 Result<std::unique_ptr<MlaAttention>> MlaAttention::load(WeightReader& w, const std::string& p,
                                                          const MlaConfig& config) {
-  if (w.tensor_parallel().size() > 1) {
-    return unimplemented(p + ": tensor parallelism of multi-head latent attention is not supported yet");
-  }
+  // Under tensor parallelism each rank computes its share of the heads (their
+  // query rows, kv_b_proj blocks and o_proj columns, which it sums over the
+  // group) from the whole latent, which every rank computes and caches.
+  const TensorParallel& tp = w.tensor_parallel();
   auto a = std::make_unique<MlaAttention>();
   a->c_ = config;
   const int64_t hidden = config.hidden_size, heads = config.num_heads, rank = config.kv_lora_rank;
   const int64_t nope = config.qk_nope_head_dim, v = config.v_head_dim;
   const int64_t kv_a_rows = rank + config.qk_rope_head_dim, q_rows = heads * a->query_dim();
+  const bool split = tp.size() > 1;
+  const IndexRange held = split ? tp.share(heads) : IndexRange{};  // of the heads
+  a->c_.num_heads = held.size_of(heads);
+  const IndexRange q_share =
+      split ? IndexRange{held.first * a->query_dim(), held.count * a->query_dim()} : IndexRange{};
+  const MatrixShard o_share{{}, split ? IndexRange{held.first * v, held.count * v} : IndexRange{}};
   if (config.q_lora_rank > 0) {
     VLLM_ASSIGN_OR_RETURN(a->in_proj_, Linear::load(w, {p + "q_a_proj.weight", p + "kv_a_proj_with_mqa.weight"},
                                                     {config.q_lora_rank, kv_a_rows}, hidden));
     VLLM_ASSIGN_OR_RETURN(a->q_a_norm_, Norm::load(w, p + "q_a_layernorm", config.q_lora_rank, config.norm_eps));
-    VLLM_ASSIGN_OR_RETURN(a->q_b_proj_, Linear::load(w, {p + "q_b_proj.weight"}, {q_rows}, config.q_lora_rank));
+    VLLM_ASSIGN_OR_RETURN(a->q_b_proj_, Linear::load_shard(w, {p + "q_b_proj.weight"}, {q_rows}, config.q_lora_rank,
+                                                           MatrixShard{{q_share}, {}}));
   } else {
-    VLLM_ASSIGN_OR_RETURN(a->in_proj_, Linear::load(w, {p + "q_proj.weight", p + "kv_a_proj_with_mqa.weight"},
-                                                    {q_rows, kv_a_rows}, hidden));
+    VLLM_ASSIGN_OR_RETURN(a->in_proj_, Linear::load_shard(w, {p + "q_proj.weight", p + "kv_a_proj_with_mqa.weight"},
+                                                          {q_rows, kv_a_rows}, hidden, MatrixShard{{q_share, {}}, {}}));
   }
   VLLM_ASSIGN_OR_RETURN(a->kv_a_norm_, Norm::load(w, p + "kv_a_layernorm", rank, config.norm_eps));
   // kv_b_proj: [heads * (nope + v), rank], each head's k_nope rows then its v rows.
   const std::string kv_b = p + "kv_b_proj.weight";
-  VLLM_ASSIGN_OR_RETURN(auto k_up, w.row_blocks(kv_b, heads, nope + v, rank, 0, nope, /*transpose=*/true));
-  VLLM_ASSIGN_OR_RETURN(auto v_up, w.row_blocks(kv_b, heads, nope + v, rank, nope, v, /*transpose=*/false));
+  VLLM_ASSIGN_OR_RETURN(auto k_up, w.row_blocks(kv_b, heads, nope + v, rank, 0, nope, /*transpose=*/true, held));
+  VLLM_ASSIGN_OR_RETURN(auto v_up, w.row_blocks(kv_b, heads, nope + v, rank, nope, v, /*transpose=*/false, held));
   a->k_up_t_ = as_linears(std::move(k_up));
   a->v_up_ = as_linears(std::move(v_up));
-  VLLM_ASSIGN_OR_RETURN(a->o_proj_, Linear::load(w, {p + "o_proj.weight"}, {hidden}, heads * v));
+  VLLM_ASSIGN_OR_RETURN(a->o_proj_, Linear::load_shard(w, {p + "o_proj.weight"}, {hidden}, heads * v, o_share, {},
+                                                       split ? tp.group : nullptr));
   // One cache of latent rows: vLLM scales an FP8 one by the key's scale.
   VLLM_ASSIGN_OR_RETURN(const std::optional<kernels::KVScales> scales, load_kv_cache_scales(w, p));
   a->cache_scale_ = scales ? scales->key : 1.0f;

@@ -107,15 +107,15 @@ Result<kernels::PackedMatrix> SourceWeightReader::matrix_shards(const std::vecto
 
 Result<std::vector<kernels::PackedMatrix>> SourceWeightReader::row_blocks(const std::string& name, int64_t num_blocks,
                                                                           int64_t block_rows, int64_t cols,
-                                                                          int64_t first, int64_t count,
-                                                                          bool transpose) {
+                                                                          int64_t first, int64_t count, bool transpose,
+                                                                          const IndexRange& blocks) {
   VLLM_CHECK(first >= 0 && first + count <= block_rows, "row_blocks: rows outside the block");
   VLLM_ASSIGN_OR_RETURN(const Tensor t, checked(name, {num_blocks * block_rows, cols}));
   const size_t element = dtype_size(t.dtype);
   const auto* bytes = static_cast<const uint8_t*>(t.data);
   std::vector<uint8_t> part(static_cast<size_t>(count * cols) * element);
   std::vector<kernels::PackedMatrix> out;
-  for (int64_t b = 0; b < num_blocks; ++b) {
+  for (int64_t b = blocks.first; b < blocks.first + blocks.size_of(num_blocks); ++b) {
     for (int64_t r = 0; r < count; ++r) {
       const uint8_t* row = bytes + static_cast<size_t>((b * block_rows + first + r) * cols) * element;
       for (int64_t c = 0; c < cols; ++c) {
@@ -165,12 +165,12 @@ Result<kernels::PackedMatrix> WeightLister::matrix_shards(const std::vector<std:
 
 Result<std::vector<kernels::PackedMatrix>> WeightLister::row_blocks(const std::string& name, int64_t num_blocks,
                                                                     int64_t block_rows, int64_t cols, int64_t, int64_t,
-                                                                    bool) {
+                                                                    bool, const IndexRange& blocks) {
   // Listed once however many slices of it are taken.
   if (std::none_of(specs.begin(), specs.end(), [&](const WeightSpec& s) { return s.name == name; })) {
     specs.push_back({name, {num_blocks * block_rows, cols}, WeightKind::kMatrix});
   }
-  return std::vector<kernels::PackedMatrix>(static_cast<size_t>(num_blocks));
+  return std::vector<kernels::PackedMatrix>(static_cast<size_t>(blocks.size_of(num_blocks)));
 }
 
 Result<std::vector<float>> WeightLister::vector_shards(const std::vector<std::string>& names,

@@ -44,12 +44,14 @@ class WeightReader {
                                                       const std::vector<int64_t>& rows, int64_t cols,
                                                       const MatrixShard& shard) = 0;
   // A checkpoint matrix [num_blocks * block_rows, cols] whose rows are
-  // blocks (heads' parts, stacked): of each block, the `count` rows from
+  // blocks (heads' parts, stacked): of each of the blocks `blocks` (whole:
+  // every one; a tensor-parallel rank's heads), the `count` rows from
   // `first`, packed alone as [count, cols], or as its transpose [cols,
   // count] (DeepSeek's kv_b_proj, split into per-head up-projections).
   virtual Result<std::vector<kernels::PackedMatrix>> row_blocks(const std::string& name, int64_t num_blocks,
                                                                 int64_t block_rows, int64_t cols, int64_t first,
-                                                                int64_t count, bool transpose) = 0;
+                                                                int64_t count, bool transpose,
+                                                                const IndexRange& blocks) = 0;
   // Checkpoint vectors [n[i]], of each the elements ranges[i] (none given:
   // all), concatenated.
   virtual Result<std::vector<float>> vector_shards(const std::vector<std::string>& names, const std::vector<int64_t>& n,
@@ -94,8 +96,8 @@ class SourceWeightReader : public WeightReader {
   Result<kernels::PackedMatrix> matrix_shards(const std::vector<std::string>& names, const std::vector<int64_t>& rows,
                                               int64_t cols, const MatrixShard& shard) override;
   Result<std::vector<kernels::PackedMatrix>> row_blocks(const std::string& name, int64_t num_blocks, int64_t block_rows,
-                                                        int64_t cols, int64_t first, int64_t count,
-                                                        bool transpose) override;
+                                                        int64_t cols, int64_t first, int64_t count, bool transpose,
+                                                        const IndexRange& blocks) override;
   Result<std::vector<float>> vector_shards(const std::vector<std::string>& names, const std::vector<int64_t>& n,
                                            WeightKind kind, const std::vector<IndexRange>& ranges) override;
   Result<std::optional<float>> scalar_if_present(const std::string& name) override;
@@ -113,8 +115,8 @@ class WeightLister : public WeightReader {
   Result<kernels::PackedMatrix> matrix_shards(const std::vector<std::string>& names, const std::vector<int64_t>& rows,
                                               int64_t cols, const MatrixShard& shard) override;
   Result<std::vector<kernels::PackedMatrix>> row_blocks(const std::string& name, int64_t num_blocks, int64_t block_rows,
-                                                        int64_t cols, int64_t first, int64_t count,
-                                                        bool transpose) override;
+                                                        int64_t cols, int64_t first, int64_t count, bool transpose,
+                                                        const IndexRange& blocks) override;
   Result<std::vector<float>> vector_shards(const std::vector<std::string>& names, const std::vector<int64_t>& n,
                                            WeightKind kind, const std::vector<IndexRange>& ranges) override;
   // Optional weights are not listed (a test model goes without them).
