@@ -7,8 +7,10 @@ decode ratios (tp / single), and the communication share of a decode step
 that rank 0 measured (time inside collectives, waits for the other rank
 included), so that the cost on machines with more sockets or nodes can be
 extrapolated from the bytes and the collectives per step.
+With --quantization int8|fp8 both quantize the weights as they load.
 Usage: tensor_parallel.py VLLM_CPP [--presets llama-3.2-1b] [--ranks 2] [--pairs 3]
-                          [--input-len 8] [--output-len 64] [--models /tmp/vllm-cpp-models]"""
+                          [--input-len 8] [--output-len 64] [--models /tmp/vllm-cpp-models]
+                          [--quantization int8|fp8]"""
 import argparse
 import json
 import statistics
@@ -25,6 +27,7 @@ parser.add_argument("--pairs", type=int, default=3)
 parser.add_argument("--input-len", type=int, default=8)
 parser.add_argument("--output-len", type=int, default=64)
 parser.add_argument("--models", default="/tmp/vllm-cpp-models")
+parser.add_argument("--quantization", choices=("int8", "fp8"))
 args = parser.parse_args()
 mpirun, env = mpirun_and_env()
 
@@ -34,6 +37,8 @@ def latency(model, split):
     with tempfile.NamedTemporaryFile(suffix=".json") as out:
         cmd = [args.binary, "bench", "latency", "--model", model, "--batch-size", "1", "--input-len",
                str(args.input_len), "--output-len", str(args.output_len), "--num-iters", "3", "--output-json", out.name]
+        if args.quantization:
+            cmd += ["--quantization", args.quantization]
         if split:
             cmd = [mpirun, "-np", str(args.ranks)] + cmd + ["--tensor-parallel-size", str(args.ranks), "--threads", "1"]
         else:

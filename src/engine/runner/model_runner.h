@@ -47,11 +47,11 @@ class ModelRunner {
   // those before it.  Any other model computes its logits in collect().
   void submit(std::span<const ForwardChunk> chunks);
   std::span<float> collect();
+  int pipeline_stages() const { return model_.pipeline_stages(); }
 
   // LoRA slot `slot` of the model takes `adapter` (Model::set_lora), and of
   // its workers' models too, before the passes that use it.
   Status set_lora(int32_t slot, const PeftAdapter& adapter);
-  int pipeline_stages() const { return model_.pipeline_stages(); }
 
   // Of the last execute(), valid until the next: the kept hidden states of
   // every token, chunk by chunk ([num_tokens, tap's width]), and those of

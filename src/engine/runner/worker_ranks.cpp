@@ -146,7 +146,7 @@ Status run_worker(Model& model, ThreadPool& pool) {
   std::signal(SIGINT, SIG_IGN);
   std::map<int64_t, std::unique_ptr<ModelRunner>> runners;
   std::map<int64_t, std::unique_ptr<PeftAdapter>> lora_slots;  // what each slot of the model holds
-  std::vector<int32_t> payload;  // int32s: a step's chunks are (an adapter's bytes fit too)
+  std::vector<int32_t> payload;                                // a step's chunks (int32s), or an adapter's bytes
   for (;;) {
     Header header;
     group->broadcast_idle(&header, sizeof header, kRoot);

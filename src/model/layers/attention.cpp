@@ -22,7 +22,7 @@ struct HeadShard {
 };
 
 HeadShard head_shard(const AttentionConfig& c, const TensorParallel& tp, bool fused) {
-  HeadShard s{c.num_heads, c.num_kv_heads, {}, {}, 1, {}, {}};
+  HeadShard s{.num_heads = c.num_heads, .num_kv_heads = c.num_kv_heads};
   if (tp.size() == 1) return s;
   const int64_t size = tp.size(), hd = c.head_dim;
   VLLM_CHECK(c.num_heads % size == 0 && (c.num_kv_heads % size == 0 || size % c.num_kv_heads == 0),

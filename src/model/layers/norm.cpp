@@ -54,7 +54,7 @@ void Norm::forward_split(const float* x, int64_t rows, float* y, ThreadPool& poo
   std::vector<float> squares(static_cast<size_t>(rows));
   pool.parallel_for(rows, [&](int64_t begin, int64_t end) {
     for (int64_t r = begin; r < end; ++r) {
-      double sum = 0;  // one rank's part; float32 after, as the whole norm's sum is
+      double sum = 0;  // this rank's part, rounded to float32 for the group's sum
       for (int64_t i = 0; i < n_; ++i) sum += double{x[r * n_ + i]} * x[r * n_ + i];
       squares[static_cast<size_t>(r)] = static_cast<float>(sum);
     }
