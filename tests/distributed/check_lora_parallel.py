@@ -10,27 +10,18 @@ and LoRA at -pp 2 are refused in one line.
 Usage: check_lora_parallel.py VLLM_CPP SCRATCH_DIR"""
 import json
 import os
-import shutil
 import sys
 
-try:
-    import numpy as np
-except ImportError:
-    print("SKIP: numpy is not installed")
-    sys.exit(77)
+from parallel_runs import ParallelRuns, numpy_or_skip, skip_unless_mpirun
 
+np = numpy_or_skip()
 TESTS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(TESTS, "model", "lora"))
-from mpi_env import mpi_env  # noqa: E402
-from parallel_runs import ParallelRuns  # noqa: E402
 from peft_adapters import LINEAR_MODULES, lora_config, lora_tensors, random_linear, random_lora, write_adapter  # noqa
 
 binary, scratch = sys.argv[1:3]
-if shutil.which("mpirun") is None:
-    print("SKIP: mpirun is not installed (Debian's openmpi-bin)")
-    sys.exit(77)
-os.makedirs(scratch, exist_ok=True)
-runs = ParallelRuns(binary, scratch, mpi_env())
+skip_unless_mpirun()
+runs = ParallelRuns(binary, scratch)
 rng = np.random.default_rng(5)
 prompts = [[int(t) for t in rng.integers(3, 500, n)] for n in (1, 7, 19)]
 requests = [{"prompt_token_ids": p, "max_tokens": 8, "ignore_eos": True, "prompt_logprobs": 5, "logprobs": 5,

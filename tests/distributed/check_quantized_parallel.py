@@ -13,31 +13,22 @@ import json
 import os
 import random
 import re
-import shutil
 import subprocess
 import sys
 
-try:
-    import numpy as np
-except ImportError:
-    print("SKIP: numpy is not installed")
-    sys.exit(77)
+from parallel_runs import ParallelRuns, numpy_or_skip, skip_unless_mpirun
 
+np = numpy_or_skip()
 TESTS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(TESTS, "model", "gguf"))
 import check_gguf_model as gguf_model  # noqa: E402  (the GGUF converter and its K-quant llama)
-from mpi_env import mpi_env  # noqa: E402
-from parallel_runs import ParallelRuns  # noqa: E402
 
 binary, stories, scratch = sys.argv[1:4]
-if shutil.which("mpirun") is None:
-    print("SKIP: mpirun is not installed (Debian's openmpi-bin)")
-    sys.exit(77)
+skip_unless_mpirun()
 if not os.path.isfile(os.path.join(stories, "tokenizer.json")):
     print(f"SKIP: {stories} has no tokenizer.json")
     sys.exit(77)
-os.makedirs(scratch, exist_ok=True)
-runs = ParallelRuns(binary, scratch, mpi_env())
+runs = ParallelRuns(binary, scratch)
 rng = random.Random(11)
 requests = [{"prompt_token_ids": [rng.randrange(3, 512) for _ in range(n)], "max_tokens": 8, "ignore_eos": True,
              "prompt_logprobs": 5, "logprobs": 5} for n in (1, 6, 23)]

@@ -9,27 +9,18 @@ Usage: check_speculative_parallel.py VLLM_CPP SCRATCH_DIR"""
 import json
 import os
 import re
-import shutil
 import sys
 
-try:
-    import numpy as np
-except ImportError:
-    print("SKIP: numpy is not installed")
-    sys.exit(77)
+from parallel_runs import ParallelRuns, numpy_or_skip, skip_unless_mpirun
 
+np = numpy_or_skip()
 TESTS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(TESTS, "model"))
-from mpi_env import mpi_env  # noqa: E402
-from parallel_runs import ParallelRuns  # noqa: E402
 from safetensors_io import read_safetensors, write_safetensors  # noqa: E402
 
 binary, scratch = sys.argv[1:3]
-if shutil.which("mpirun") is None:
-    print("SKIP: mpirun is not installed (Debian's openmpi-bin)")
-    sys.exit(77)
-os.makedirs(scratch, exist_ok=True)
-runs = ParallelRuns(binary, scratch, mpi_env())
+skip_unless_mpirun()
+runs = ParallelRuns(binary, scratch)
 rng = np.random.default_rng(9)
 requests = [{"prompt_token_ids": [int(t) for t in rng.integers(3, 500, n)], "max_tokens": 12, "ignore_eos": True}
             for n in (1, 6, 20)]

@@ -1,8 +1,27 @@
 """`generate --input` runs of a model in one process and split across ranks under mpirun, and the
 comparison of their outputs: the same greedy tokens, and logprobs equal or within a relative bound."""
 import json
+import os
+import shutil
+import sys
 
-from mpi_env import run_job
+from mpi_env import mpi_env, run_job
+
+
+def skip_unless_mpirun():
+    if shutil.which("mpirun") is None:
+        print("SKIP: mpirun is not installed (Debian's openmpi-bin)")
+        sys.exit(77)
+
+
+def numpy_or_skip():
+    """numpy, for the checks that write their fixtures with it; without it the check is skipped."""
+    try:
+        import numpy
+    except ImportError:
+        print("SKIP: numpy is not installed")
+        sys.exit(77)
+    return numpy
 
 
 def logprob_values(out):
@@ -18,10 +37,13 @@ def logprob_values(out):
 
 
 class ParallelRuns:
-    """Runs jobs of `binary` with their files in `scratch`; what goes wrong is added to `failures`."""
+    """Runs jobs of `binary` (in mpi_env() unless `env` is given) with their files in `scratch`; what goes
+    wrong is added to `failures`."""
 
-    def __init__(self, binary, scratch, env, timeout=120):
-        self.binary, self.scratch, self.env, self.timeout = binary, scratch, env, timeout  # a hang fails
+    def __init__(self, binary, scratch, env=None, timeout=120):
+        os.makedirs(scratch, exist_ok=True)
+        self.binary, self.scratch, self.timeout = binary, scratch, timeout  # a hang fails
+        self.env = env if env is not None else mpi_env()
         self.failures = []
         self.last_summary = ""
 
