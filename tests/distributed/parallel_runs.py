@@ -64,7 +64,9 @@ class ParallelRuns:
         else:
             args += ["--threads", "2"]
         p = self.run(args, ranks if ranks > 1 else None)
-        self.last_summary = p.stderr.strip().splitlines()[-1] if p.stderr.strip() else ""  # generate's final line
+        # generate's final line ("requests: ..."), whatever a sanitizer or mpirun prints after it
+        self.last_summary = next((line for line in reversed(p.stderr.splitlines()) if line.startswith("requests: ")),
+                                 "")
         if p.returncode != 0:
             self.failures.append(f"{name}: exited {p.returncode}: {p.stderr.strip()[-600:]}")
             return None
