@@ -94,9 +94,5 @@ if split_accepted != single_accepted:
     runs.failures.append(f"a copying EAGLE head: accepted per position {split_accepted} at -tp 2, "
                          f"{single_accepted} in one process")
 
-for f in runs.failures:
-    print("FAIL:", f)
-if runs.failures:
-    sys.exit(1)
-print(f"OK: EAGLE and EAGLE-3 heads at -tp 2 are lossless; a copying head's drafts accepted per position "
-      f"{single_accepted} in one process and at -tp 2")
+runs.finish(f"EAGLE and EAGLE-3 heads at -tp 2 are lossless; a copying head's drafts accepted per position "
+            f"{single_accepted} in one process and at -tp 2")

@@ -47,6 +47,14 @@ class ParallelRuns:
         self.failures = []
         self.last_summary = ""
 
+    def finish(self, summary):
+        """Ends the check: each failure printed and exit status 1, or `summary` after "OK: "."""
+        for f in self.failures:
+            print("FAIL:", f)
+        if self.failures:
+            sys.exit(1)
+        print("OK:", summary)
+
     def run(self, args, ranks=None):
         return run_job(self.binary, args, ranks, self.env, self.timeout)
 
