@@ -79,32 +79,33 @@ void PushdownRules::compute_min_bytes(size_t num_rules) {
 void BytesToFinish::reset(const PushdownRules& rules, const StackArena& arena) {
   rules_ = &rules;
   arena_ = &arena;
-  memo_.assign(1, 0);  // the empty stack: done
+  counted_.assign(1, 0);  // the empty stack: done
 }
 
 int64_t BytesToFinish::of(const StackSet& state) {
-  int64_t best = PushdownRules::kUnreachable;
-  for (StackId id : state) best = std::min(best, of_stack(id));
-  return best;
-}
-
-int64_t BytesToFinish::of_stack(StackId id) {
-  if (memo_.size() < arena_->size()) memo_.resize(arena_->size(), -1);
-  // Down to the first stack already counted, then up again: a stack's bytes
-  // are its top's and those of the stack below it.
-  chain_.clear();
-  for (StackId s = id; memo_[static_cast<size_t>(s)] < 0; s = arena_->below(s)) chain_.push_back(s);
-  for (auto it = chain_.rbegin(); it != chain_.rend(); ++it) {
-    const int64_t below = memo_[static_cast<size_t>(arena_->below(*it))];
-    memo_[static_cast<size_t>(*it)] =
-        std::min(below + rules_->min_bytes_to_end(arena_->top(*it)), PushdownRules::kUnreachable);
+  // A node's bytes are its top's and the fewest of the stacks below; the
+  // nodes a walk adds are counted as they come, children first.
+  for (size_t id = counted_.size(); id < arena_->size(); ++id) {
+    const auto node = static_cast<StackId>(id);
+    int64_t bytes = PushdownRules::kUnreachable;
+    if (arena_->is_join(node)) {
+      for (StackId m : arena_->members(node)) bytes = std::min(bytes, counted_[static_cast<size_t>(m)]);
+    } else {
+      bytes = std::min(counted_[static_cast<size_t>(arena_->below(node))] + rules_->min_bytes_to_end(arena_->top(node)),
+                       PushdownRules::kUnreachable);
+    }
+    counted_.push_back(bytes);
   }
-  return memo_[static_cast<size_t>(id)];
+  int64_t best = PushdownRules::kUnreachable;
+  for (StackId id : state) best = std::min(best, counted_[static_cast<size_t>(id)]);
+  return best;
 }
 
 void StackArena::clear() {
   nodes_.assign(1, Node{-1, -1, 0});  // kEmpty
   index_.clear();
+  join_members_.clear();
+  join_index_.clear();
 }
 
 StackId StackArena::push(int32_t pos, StackId below) {
@@ -114,32 +115,120 @@ StackId StackArena::push(int32_t pos, StackId below) {
   return it->second;
 }
 
-std::vector<int32_t> StackArena::positions(StackId id) const {
-  std::vector<int32_t> out;
-  for (; id != kEmpty; id = below(id)) out.push_back(top(id));
-  std::reverse(out.begin(), out.end());
-  return out;
+StackId StackArena::join(std::vector<StackId> members) {
+  // Members of joins are joined themselves, so that a join holds stacks only.
+  for (size_t i = 0, n = members.size(); i < n; ++i) {
+    if (is_join(members[i])) {
+      const std::vector<StackId>& inner = this->members(members[i]);
+      members[i] = inner.front();
+      members.insert(members.end(), inner.begin() + 1, inner.end());
+    }
+  }
+  std::sort(members.begin(), members.end());
+  members.erase(std::unique(members.begin(), members.end()), members.end());
+  if (members.size() == 1) return members.front();
+  std::string key(reinterpret_cast<const char*>(members.data()), members.size() * sizeof(StackId));
+  auto [it, inserted] = join_index_.try_emplace(std::move(key), static_cast<StackId>(nodes_.size()));
+  if (inserted) {
+    int32_t depth = 0;
+    for (StackId m : members) depth = std::max(depth, this->depth(m));
+    nodes_.push_back(Node{kJoin, static_cast<StackId>(join_members_.size()), depth});
+    join_members_.push_back(std::move(members));
+  }
+  return it->second;
 }
 
-StackSet copy_stacks(const StackArena& from, const StackSet& set, StackArena& to) {
-  StackSet out;
-  for (StackId id : set) {
-    StackId copy = StackArena::kEmpty;
-    for (int32_t pos : from.positions(id)) copy = to.push(pos, copy);
-    out.push_back(copy);
+namespace {
+
+// The nodes `set` reaches, in ascending id order (children first).
+std::vector<StackId> reachable(const StackArena& arena, const StackSet& set) {
+  std::vector<StackId> found;
+  std::unordered_set<StackId> seen;
+  std::vector<StackId> pending(set.begin(), set.end());
+  while (!pending.empty()) {
+    const StackId id = pending.back();
+    pending.pop_back();
+    if (!seen.insert(id).second) continue;
+    found.push_back(id);
+    if (id == StackArena::kEmpty) continue;
+    if (arena.is_join(id)) {
+      pending.insert(pending.end(), arena.members(id).begin(), arena.members(id).end());
+    } else {
+      pending.push_back(arena.below(id));
+    }
   }
+  std::sort(found.begin(), found.end());
+  return found;
+}
+
+}  // namespace
+
+StackSet copy_stacks(const StackArena& from, const StackSet& set, StackArena& to) {
+  std::unordered_map<StackId, StackId> copied{{StackArena::kEmpty, StackArena::kEmpty}};
+  for (StackId id : reachable(from, set)) {
+    if (id == StackArena::kEmpty) continue;
+    if (from.is_join(id)) {
+      std::vector<StackId> members;
+      for (StackId m : from.members(id)) members.push_back(copied.at(m));
+      copied[id] = to.join(std::move(members));
+    } else {
+      copied[id] = to.push(from.top(id), copied.at(from.below(id)));
+    }
+  }
+  StackSet out;
+  for (StackId id : set) out.push_back(copied.at(id));
   std::sort(out.begin(), out.end());
   return out;
 }
 
 std::string state_key(const StackArena& arena, const StackSet& set) {
-  std::vector<std::vector<int32_t>> stacks;
-  for (StackId id : set) stacks.push_back(arena.positions(id));
-  std::sort(stacks.begin(), stacks.end());
+  // Ids differ between arenas, so the text follows the nodes' structure:
+  // each node's hash, from its children's, orders a join's members and the
+  // state's stacks; then the nodes are written depth first, and one met
+  // again as its number in that order.  The text describes the graph
+  // whole, so no two states share it.
+  std::unordered_map<StackId, uint64_t> hash{{StackArena::kEmpty, 0x9e3779b97f4a7c15ull}};
+  auto mix = [](uint64_t h, uint64_t v) { return (h ^ v) * 0x100000001b3ull + (h >> 29); };
+  for (StackId id : reachable(arena, set)) {
+    if (id == StackArena::kEmpty) continue;
+    uint64_t h = 0xcbf29ce484222325ull;
+    if (arena.is_join(id)) {
+      std::vector<uint64_t> members;
+      for (StackId m : arena.members(id)) members.push_back(hash.at(m));
+      std::sort(members.begin(), members.end());
+      for (uint64_t m : members) h = mix(h, m);
+    } else {
+      h = mix(mix(h, static_cast<uint32_t>(arena.top(id))), hash.at(arena.below(id)));
+    }
+    hash[id] = h;
+  }
+  auto by_hash = [&](StackId a, StackId b) { return std::pair(hash.at(a), a) < std::pair(hash.at(b), b); };
   std::string key;
-  for (const auto& stack : stacks) {
-    key.append(reinterpret_cast<const char*>(stack.data()), stack.size() * sizeof(int32_t));
-    key.append(4, '\xff');  // no position is -1: a separator
+  auto write = [&key](int32_t v) { key.append(reinterpret_cast<const char*>(&v), sizeof v); };
+  std::unordered_map<StackId, int32_t> number;
+  std::vector<StackId> pending(set.begin(), set.end());
+  std::sort(pending.begin(), pending.end(), by_hash);
+  std::reverse(pending.begin(), pending.end());  // the smallest is taken first
+  write(static_cast<int32_t>(set.size()));
+  while (!pending.empty()) {
+    const StackId id = pending.back();
+    pending.pop_back();
+    auto [it, first] = number.try_emplace(id, static_cast<int32_t>(number.size()));
+    if (!first) {
+      write(-3);  // a node written before
+      write(it->second);
+    } else if (id == StackArena::kEmpty) {
+      write(-1);
+    } else if (arena.is_join(id)) {
+      std::vector<StackId> members = arena.members(id);
+      std::sort(members.begin(), members.end(), by_hash);
+      write(-2);
+      write(static_cast<int32_t>(members.size()));
+      pending.insert(pending.end(), members.rbegin(), members.rend());
+    } else {
+      write(arena.top(id));
+      pending.push_back(arena.below(id));
+    }
   }
   return key;
 }
@@ -147,6 +236,23 @@ std::string state_key(const StackArena& arena, const StackSet& set) {
 void PushdownWalker::normalize(StackSet& set) {
   std::sort(set.begin(), set.end());
   set.erase(std::unique(set.begin(), set.end()), set.end());
+  auto top = [this](StackId id) { return id == StackArena::kEmpty ? -1 : arena_.top(id); };
+  std::stable_sort(set.begin(), set.end(), [&](StackId a, StackId b) { return top(a) < top(b); });
+  size_t kept = 0;
+  for (size_t i = 0; i < set.size();) {
+    size_t end = i + 1;
+    while (end < set.size() && top(set[end]) == top(set[i])) ++end;
+    if (end - i == 1) {
+      set[kept++] = set[i];
+    } else {
+      std::vector<StackId> belows;
+      for (size_t j = i; j < end; ++j) belows.push_back(arena_.below(set[j]));
+      set[kept++] = arena_.push(top(set[i]), arena_.join(std::move(belows)));
+    }
+    i = end;
+  }
+  set.resize(kept);
+  std::sort(set.begin(), set.end());
 }
 
 StackSet PushdownWalker::initial() {
@@ -189,6 +295,11 @@ void PushdownWalker::expand(StackId id, StackSet& out) {
   if (!expanding_.insert(id).second) return;
   if (id == StackArena::kEmpty) {
     out.push_back(id);
+    return;
+  }
+  if (arena_.is_join(id)) {
+    // By index: expanding adds nodes, and the arena's vectors may move.
+    for (size_t i = 0; i < arena_.members(id).size(); ++i) expand(arena_.members(id)[i], out);
     return;
   }
   const int32_t pos = arena_.top(id);

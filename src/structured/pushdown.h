@@ -6,6 +6,13 @@
 // have equal ids, a state is a sorted list of ids, and advancing a stack by
 // a byte is one lookup.  Left recursion is refused by Grammar::validate(),
 // which keeps expansion finite.
+//
+// An ambiguous grammar (`r ::= "a" r "b" | "a" r "c" | ...`) leaves many
+// stacks that differ only below their tops, as many as its alternatives to
+// the power of the bytes read, which a client could use to stall the engine.
+// So stacks with the same top share one node whose `below` is a join: the
+// set of stacks under it (a graph-structured stack, as GLR parsers keep).
+// A state then holds at most one stack per grammar position.
 #pragma once
 
 #include <cstdint>
@@ -50,6 +57,8 @@ using StackId = int32_t;
 // Sorted, without duplicates.
 using StackSet = std::vector<StackId>;
 
+// Every node's children (the stack below it, a join's members) have smaller
+// ids than the node, so walking ids upwards meets children first.
 class StackArena {
  public:
   static constexpr StackId kEmpty = 0;
@@ -59,30 +68,41 @@ class StackArena {
   StackArena() { clear(); }
   void clear();
 
-  // The stack `below` with `pos` on top.
+  // The stack `below` (a stack or a join) with `pos` on top.
   StackId push(int32_t pos, StackId below);
+  // The stacks of `members` (stacks or joins) as one node; a lone stack is itself.
+  StackId join(std::vector<StackId> members);
+
+  bool is_join(StackId id) const { return nodes_[static_cast<size_t>(id)].pos == kJoin; }
+  // Of a stack (not a join):
   int32_t top(StackId id) const { return nodes_[static_cast<size_t>(id)].pos; }
   StackId below(StackId id) const { return nodes_[static_cast<size_t>(id)].below; }
+  // Of a join: its stacks, sorted.
+  const std::vector<StackId>& members(StackId id) const {
+    return join_members_[static_cast<size_t>(nodes_[static_cast<size_t>(id)].below)];
+  }
+  // The most frames of any stack the node holds.
   int32_t depth(StackId id) const { return nodes_[static_cast<size_t>(id)].depth; }
   size_t size() const { return nodes_.size(); }
 
-  // The positions of a stack, bottom first.
-  std::vector<int32_t> positions(StackId id) const;
-
  private:
+  static constexpr int32_t kJoin = -2;
   struct Node {
-    int32_t pos;
-    StackId below;
+    int32_t pos;    // kJoin for a join
+    StackId below;  // a join's index in join_members_
     int32_t depth;
   };
   std::vector<Node> nodes_;
   std::unordered_map<uint64_t, StackId> index_;
+  std::vector<std::vector<StackId>> join_members_;
+  std::unordered_map<std::string, StackId> join_index_;  // by the members' bytes
 };
 
 // Moves states between arenas: the same stacks in `to`.
 StackSet copy_stacks(const StackArena& from, const StackSet& set, StackArena& to);
 
-// A canonical text of a state, the same whatever arena holds it.
+// A text that tells a state apart from every other, and is the same in
+// every arena that holds the state's nodes in the same shape.
 std::string state_key(const StackArena& arena, const StackSet& set);
 
 // The fewest bytes that complete the grammar from a state (0 where it may
@@ -94,12 +114,9 @@ class BytesToFinish {
   int64_t of(const StackSet& state);
 
  private:
-  int64_t of_stack(StackId id);
-
   const PushdownRules* rules_ = nullptr;
   const StackArena* arena_ = nullptr;
-  std::vector<int64_t> memo_;  // by stack id; -1: not yet counted
-  std::vector<StackId> chain_;
+  std::vector<int64_t> counted_;  // by node id, every node up to the arena's size when last asked
 };
 
 class PushdownWalker {
@@ -120,7 +137,8 @@ class PushdownWalker {
   // empty stack), following rule references and the ends of rules.
   void expand(StackId id, StackSet& out);
   const std::vector<StackId>& expanded(StackId id);
-  static void normalize(StackSet& set);
+  // Sorts `set`, without duplicates, and joins the stacks that share a top.
+  void normalize(StackSet& set);
 
   const PushdownRules& rules_;
   StackArena& arena_;

@@ -83,6 +83,46 @@ TEST(Gbnf, RecursionNestsAndRightRecursionDoesNotGrowTheStack) {
   EXPECT_TRUE(matches(g, std::string(100000, 'x')));  // would exhaust the depth bound without tail calls
 }
 
+// After n a's the rule below has 3^n open stacks that differ only under
+// their tops; sharing what lies under each top keeps one stack per grammar
+// position, so a client's ambiguous grammar costs linear time, not
+// exponential (a fuzzer's ten-second stall).
+TEST(Gbnf, StacksThatShareATopAreJoinedSoAmbiguityStaysLinear) {
+  auto grammar = parse_gbnf(R"g(root ::= "a" root "b" | "a" root "c" | "a" root "d" | "e")g");
+  ASSERT_TRUE(grammar.is_ok());
+  const PushdownRules rules(*grammar);
+  StackArena arena;
+  PushdownWalker walker(rules, arena);
+  StackSet state = walker.initial(), next;
+  for (int i = 0; i < 14; ++i) {
+    walker.advance(state, 'a', next);
+    state.swap(next);
+    ASSERT_LE(state.size(), 4u) << "after " << i + 1 << " a's";
+  }
+  EXPECT_LT(arena.size(), 400u);
+
+  auto g = compile(std::move(grammar));
+  std::mt19937 rng(17);
+  for (int n : {0, 1, 5, 3000}) {
+    std::string closing;
+    for (int i = 0; i < n; ++i) closing += "bcd"[rng() % 3];
+    const std::string text = std::string(static_cast<size_t>(n), 'a') + "e" + closing;
+    EXPECT_TRUE(matches(g, text)) << n;
+    EXPECT_FALSE(matches(g, text + "b")) << n;
+    if (n > 0) {
+      EXPECT_FALSE(matches(g, text.substr(0, text.size() - 1))) << n;
+    }
+  }
+  GrammarMatcher m(g);
+  std::vector<uint32_t> mask(bitmask_words(257));
+  for (char c : std::string(2000, 'a')) ASSERT_TRUE(m.accept_token(static_cast<uint8_t>(c)));
+  m.fill_next_token_mask(mask);
+  EXPECT_EQ(allowed_tokens(mask), (std::vector<int32_t>{'a', 'e'}));
+  ASSERT_TRUE(m.accept_token('e'));
+  m.fill_next_token_mask(mask);
+  EXPECT_EQ(allowed_tokens(mask), (std::vector<int32_t>{'b', 'c', 'd'}));
+}
+
 TEST(Gbnf, ErrorsNameTheProblem) {
   auto message = [](const char* text) { return parse_gbnf(text).status().message(); };
   EXPECT_NE(message("root ::= a\na ::= a \"x\" | \"y\"").find("left-recursive"), std::string::npos);
