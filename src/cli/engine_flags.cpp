@@ -84,7 +84,8 @@ void add_engine_flags(CLI::App& app, EngineFlags& f) {
       ->check(CLI::Range(1, 1 << 16));
   app.add_flag("--enable-expert-parallel", f.enable_expert_parallel,
                "Mixture-of-experts layers: each expert whole on one of the tensor-parallel ranks, instead of every "
-               "expert split across them (-ep)");
+               "expert split across them; with --data-parallel-size above 1 and replicas of one rank, on one of the "
+               "replicas, each token sent to its experts' replicas (-ep)");
 }
 
 namespace {
@@ -102,9 +103,19 @@ Status check_parallel_sizes(const EngineFlags& f, const EngineConfig& config) {
   }
   auto not_yet = [](const std::string& what) { return unimplemented(what + " is not supported yet"); };
   if (f.enable_expert_parallel && f.tensor_parallel_size == 1) {
-    return invalid_argument(
-        "--enable-expert-parallel places experts on the tensor-parallel ranks: it needs "
-        "--tensor-parallel-size above 1");
+    if (f.data_parallel_size == 1) {
+      return invalid_argument(
+          "--enable-expert-parallel places experts on the tensor-parallel ranks, or across data-parallel replicas "
+          "of one rank each: it needs --tensor-parallel-size or --data-parallel-size above 1");
+    }
+    if (f.pipeline_parallel_size > 1) {
+      return not_yet("--enable-expert-parallel across data-parallel replicas of several pipeline stages");
+    }
+    if (!concurrent_calls_allowed()) {
+      return unimplemented(
+          "--enable-expert-parallel across data-parallel replicas needs an MPI library that lets two threads "
+          "call it at once (MPI_THREAD_MULTIPLE)");
+    }
   }
   if (f.data_parallel_size > 1 && f.tensor_parallel_size * f.pipeline_parallel_size > 1 &&
       !concurrent_calls_allowed()) {
@@ -200,6 +211,15 @@ std::string spec_decoding_summary(const SpecDecodingStats& stats) {
   return out;
 }
 
+namespace {
+
+// -dp N -ep over replicas of one rank: vLLM's expert group of every data-parallel rank.
+bool experts_across_replicas(const EngineFlags& flags) {
+  return flags.enable_expert_parallel && flags.data_parallel_size > 1 && flags.tensor_parallel_size == 1;
+}
+
+}  // namespace
+
 Result<LoadedEngine> load_engine(const std::string& model_dir, const EngineFlags& flags,
                                  const std::string& tokenizer_dir, Workload workload) {
   VLLM_ASSIGN_OR_RETURN(EngineConfig config, make_engine_config(flags));
@@ -214,6 +234,10 @@ Result<LoadedEngine> load_engine(const std::string& model_dir, const EngineFlags
   if (flags.data_parallel_size > 1) {
     Communicator& peers = peer_ranks(replica_size);
     if (world().rank() % replica_size == 0) loaded.replica_leaders = &peers;
+  }
+  if (experts_across_replicas(flags)) {
+    loaded.expert_exchange = std::make_unique<ExpertExchange>(expert_ranks(replica_size), engine_threads(flags));
+    load.expert_exchange = loaded.expert_exchange.get();
   }
   if (replica_size > 1) {
     load.world = &consecutive_ranks(replica_size);
@@ -232,8 +256,11 @@ Result<LoadedEngine> load_engine(const std::string& model_dir, const EngineFlags
   }
   loaded.workers = WorkerStop(load.world);
   VLLM_ASSIGN_OR_RETURN(loaded.tokenizer, load_tokenizer(tokenizer_dir.empty() ? model_dir : tokenizer_dir));
-  // Without chunked prefill a step must hold a whole prompt: no shorter budget helps.
-  if (!flags.max_num_batched_tokens && workload == Workload::kServing && flags.enable_chunked_prefill) {
+  // Without chunked prefill a step must hold a whole prompt: no shorter
+  // budget helps.  Replicas that exchange tokens run forward passes only
+  // together, in their steps.
+  if (!flags.max_num_batched_tokens && workload == Workload::kServing && flags.enable_chunked_prefill &&
+      loaded.expert_exchange == nullptr) {
     VLLM_ASSIGN_OR_RETURN(config.scheduler.max_num_batched_tokens,
                           measure_step_token_budget(*loaded.model, *loaded.tokenizer, config));
   }
@@ -251,9 +278,10 @@ Result<std::unique_ptr<EngineClient>> start_engine_client(LoadedEngine& loaded, 
   }
   if (loaded.replica_leaders->rank() == 0) {
     return std::unique_ptr<EngineClient>(std::make_unique<DataParallelEngine>(
-        std::make_unique<AsyncEngine>(std::move(loaded.engine)), *loaded.replica_leaders, max_waiting_requests));
+        std::make_unique<AsyncEngine>(std::move(loaded.engine), 0, loaded.expert_exchange.get()),
+        *loaded.replica_leaders, max_waiting_requests));
   }
-  AsyncEngine replica(std::move(loaded.engine));
+  AsyncEngine replica(std::move(loaded.engine), 0, loaded.expert_exchange.get());
   VLLM_RETURN_IF_ERROR(serve_replica(replica, *loaded.replica_leaders));
   return std::unique_ptr<EngineClient>();
 }

@@ -55,6 +55,9 @@ Result<EngineConfig> make_engine_config(const EngineFlags& flags);
 // A model directory loaded and its engine made: what generate and serve run.
 struct LoadedEngine {
   WorkerStop workers;  // rank 0's, of a job with worker ranks; first, so that it outlives the engine
+  // Experts placed across data-parallel replicas: the exchange the model's
+  // layers and the engine's lockstep share (outlives both).
+  std::unique_ptr<ExpertExchange> expert_exchange;
   std::unique_ptr<Model> model;
   std::unique_ptr<Tokenizer> tokenizer;
   std::unique_ptr<LLMEngine> engine;

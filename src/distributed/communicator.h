@@ -42,6 +42,16 @@ class Communicator {
   virtual void all_reduce_sum(float* data, int64_t n) = 0;
   // out[size() * n]: each rank's data[n], in rank order.
   virtual void all_gather(const float* data, int64_t n, float* out) = 0;
+  // The same over counts and flags, for a rank that may wait long for the
+  // others (an idle data-parallel replica): it sleeps between polls.
+  virtual void all_reduce_sum_idle(int64_t* data, int64_t n) = 0;
+  // n values for each rank: data[j * n, (j + 1) * n) goes to rank j, and
+  // out[i * n, (i + 1) * n) comes from rank i.
+  virtual void all_to_all(const int64_t* data, int64_t n, int64_t* out) = 0;
+  // Varying lengths (expert parallelism's tokens): send_counts[j] floats to
+  // rank j, taken from `data` in rank order; recv_counts[i] floats from rank
+  // i, put in `out` in rank order.
+  virtual void all_to_all(const float* data, const int64_t* send_counts, float* out, const int64_t* recv_counts) = 0;
   // Rank `root`'s bytes to every rank.
   virtual void broadcast(void* data, int64_t bytes, int root) = 0;
   // The same, for a rank that may wait long for the root (a worker between

@@ -25,6 +25,11 @@ class SingleRank final : public Communicator {
   int size() const override { return 1; }
   void all_reduce_sum(float*, int64_t) override {}
   void all_gather(const float* data, int64_t n, float* out) override { std::copy_n(data, n, out); }
+  void all_reduce_sum_idle(int64_t*, int64_t) override {}
+  void all_to_all(const int64_t* data, int64_t n, int64_t* out) override { std::copy_n(data, n, out); }
+  void all_to_all(const float* data, const int64_t* send_counts, float* out, const int64_t*) override {
+    std::copy_n(data, send_counts[0], out);
+  }
   void broadcast(void*, int64_t, int) override {}
   void broadcast_idle(void*, int64_t, int) override {}
   void post_broadcast(const void*, int64_t) override {}
@@ -78,16 +83,39 @@ class MpiGroup final : public Communicator {
     const Timed timed(stats_, bytes);
     MPI_Request request;
     MPI_Ibcast(data, mpi_count(bytes), MPI_BYTE, root, comm_, &request);
-    // Poll at once for a while (a step follows the last closely), then
-    // sleep between polls, longer the longer the wait, up to a millisecond.
-    int done = 0;
-    for (int spin = 0; spin < 20000 && !done; ++spin) MPI_Test(&request, &done, MPI_STATUS_IGNORE);
-    auto pause = std::chrono::microseconds(20);
-    while (!done) {
-      std::this_thread::sleep_for(pause);
-      pause = std::min(pause * 2, std::chrono::microseconds(1000));
-      MPI_Test(&request, &done, MPI_STATUS_IGNORE);
+    wait_idle(request, 20000);  // a worker's next step follows its last closely
+  }
+
+  void all_reduce_sum_idle(int64_t* data, int64_t n) override {
+    const Timed timed(stats_, n * static_cast<int64_t>(sizeof(int64_t)));
+    MPI_Request request;
+    MPI_Iallreduce(MPI_IN_PLACE, data, mpi_count(n), MPI_INT64_T, MPI_SUM, comm_, &request);
+    // Asleep at once: idle replicas vote every millisecond, a spin each would keep a core busy.
+    wait_idle(request, 0);
+  }
+
+  void all_to_all(const int64_t* data, int64_t n, int64_t* out) override {
+    const Timed timed(stats_, n * size_ * static_cast<int64_t>(sizeof(int64_t)));
+    MPI_Alltoall(data, mpi_count(n), MPI_INT64_T, out, mpi_count(n), MPI_INT64_T, comm_);
+  }
+
+  void all_to_all(const float* data, const int64_t* send_counts, float* out, const int64_t* recv_counts) override {
+    std::vector<int> counts(4 * static_cast<size_t>(size_));
+    int* send = counts.data();
+    int* send_at = send + size_;
+    int* receive = send_at + size_;
+    int* receive_at = receive + size_;
+    int64_t sent = 0, received = 0;
+    for (int r = 0; r < size_; ++r) {
+      send[r] = mpi_count(send_counts[r]);
+      receive[r] = mpi_count(recv_counts[r]);
+      send_at[r] = mpi_count(sent);
+      receive_at[r] = mpi_count(received);
+      sent += send_counts[r];
+      received += recv_counts[r];
     }
+    const Timed timed(stats_, sent * static_cast<int64_t>(sizeof(float)));
+    MPI_Alltoallv(data, send, send_at, MPI_FLOAT, out, receive, receive_at, MPI_FLOAT, comm_);
   }
 
   void post_broadcast(const void* data, int64_t bytes) override {
@@ -155,6 +183,18 @@ class MpiGroup final : public Communicator {
     MPI_Request request;
   };
 
+  // Polls `spins` times at once, then sleeps between polls, longer the
+  // longer the wait, up to a millisecond.
+  static void wait_idle(MPI_Request& request, int spins) {
+    int done = 0;
+    for (int spin = 0; spin < spins && !done; ++spin) MPI_Test(&request, &done, MPI_STATUS_IGNORE);
+    auto pause = std::chrono::microseconds(20);
+    while (!done) {
+      std::this_thread::sleep_for(pause);
+      pause = std::min(pause * 2, std::chrono::microseconds(1000));
+      MPI_Test(&request, &done, MPI_STATUS_IGNORE);
+    }
+  }
   void drop_sent() {
     for (auto it = posted_.begin(); it != posted_.end();) {
       int done = 0;
@@ -268,6 +308,13 @@ Communicator& peer_ranks(int group_size) {
   VLLM_CHECK(group_size >= 1 && all.size() % group_size == 0, "groups of consecutive ranks that divide the world");
   if (group_size == 1) return all;
   return split_world("peers " + std::to_string(group_size), all.rank() % group_size);
+}
+
+Communicator& expert_ranks(int group_size) {
+  Communicator& all = world();
+  VLLM_CHECK(group_size >= 1 && all.size() % group_size == 0, "groups of consecutive ranks that divide the world");
+  if (all.size() == 1) return all;
+  return split_world("experts " + std::to_string(group_size), all.rank() % group_size);
 }
 
 int finish_world(int exit_code) {

@@ -27,6 +27,12 @@ Communicator& consecutive_ranks(int size);
 // links the replicas' leaders), made once per size; a collective, as above.
 Communicator& peer_ranks(int group_size);
 
+// The same ranks as peer_ranks(group_size), in a group of their own:
+// experts placed across the replicas, whose engine threads exchange tokens
+// while the leaders' message threads use peer_ranks (a communicator and its
+// counters belong to one thread).
+Communicator& expert_ranks(int group_size);
+
 // Whether two threads of a rank may make MPI calls at once (a replica's
 // engine thread running its tensor-parallel passes while another thread
 // exchanges requests with the other replicas); always true without mpirun.

@@ -2,6 +2,8 @@
 
 #include <pthread.h>
 
+#include <chrono>
+
 namespace vllm {
 
 bool RequestStream::next(RequestOutput& out) {
@@ -44,20 +46,25 @@ void RequestStream::push(RequestOutput out) {
   if (listener) listener();
 }
 
-AsyncEngine::AsyncEngine(std::unique_ptr<LLMEngine> engine, int32_t max_waiting_requests)
+AsyncEngine::AsyncEngine(std::unique_ptr<LLMEngine> engine, int32_t max_waiting_requests, ExpertExchange* lockstep)
     : engine_(std::move(engine)),
       max_waiting_requests_(max_waiting_requests),
+      lockstep_(lockstep),
       stats_(engine_->stats()),
       thread_([this] { run_engine_loop(); }) {}
 
 AsyncEngine::~AsyncEngine() { shutdown(); }
 
-void AsyncEngine::shutdown() {
+void AsyncEngine::begin_shutdown() {
   {
     std::lock_guard lock(mutex_);
     stopping_ = true;
   }
   wake_.notify_one();
+}
+
+void AsyncEngine::shutdown() {
+  begin_shutdown();
   if (thread_.joinable()) thread_.join();
 }
 
@@ -139,12 +146,20 @@ void AsyncEngine::apply(Command& command) {
 
 void AsyncEngine::run_engine_loop() {
   pthread_setname_np(pthread_self(), "vllm-engine");
+  bool all_idle = false;  // in lockstep: no replica stepped last turn
   while (true) {
     std::deque<Command> commands;
     bool stopping = false;
     {
       std::unique_lock lock(mutex_);
-      wake_.wait(lock, [&] { return stopping_ || !inbox_.empty() || engine_->has_unfinished_requests(); });
+      auto ready = [&] { return stopping_ || !inbox_.empty() || engine_->has_unfinished_requests(); };
+      // In lockstep an engine votes even while every one is idle: every
+      // millisecond at most, then (asleep while it waits for the others).
+      if (lockstep_ == nullptr) {
+        wake_.wait(lock, ready);
+      } else if (all_idle) {
+        wake_.wait_for(lock, std::chrono::milliseconds(1), ready);
+      }
       commands.swap(inbox_);
       stopping = stopping_;
     }
@@ -158,6 +173,12 @@ void AsyncEngine::run_engine_loop() {
       std::lock_guard lock(mutex_);
       num_adds_in_inbox_ -= num_adds;
       stats_ = engine_->stats();
+    }
+    if (lockstep_ != nullptr) {
+      const std::optional<bool> stepped = lockstep_turn(stopping);
+      if (!stepped) break;
+      all_idle = !*stepped;
+      continue;
     }
     if (stopping) break;
     for (RequestOutput& out : engine_->step()) deliver(std::move(out));
@@ -176,6 +197,23 @@ void AsyncEngine::run_engine_loop() {
     if (!out) out = RequestOutput::aborted(id);  // posted but never added
     deliver(std::move(*out));
   }
+}
+
+std::optional<bool> AsyncEngine::lockstep_turn(bool stopping) {
+  // A stopping engine steps no more (its requests are aborted after the
+  // loop) but answers the others' exchanges until every one stops.
+  const bool busy = !stopping && engine_->has_unfinished_requests();
+  const ExpertExchange::Vote vote = lockstep_->vote(busy, stopping);
+  if (vote.all_stopping) return std::nullopt;
+  if (!vote.any_busy) return false;
+  if (busy) {
+    for (RequestOutput& out : engine_->step()) deliver(std::move(out));
+  }
+  lockstep_->end_step();
+  const EngineCoreStats stats = engine_->stats();
+  std::lock_guard lock(mutex_);
+  stats_ = stats;
+  return true;
 }
 
 // The registry is thread-safe: the engine thread is not involved.

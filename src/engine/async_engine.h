@@ -10,6 +10,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <unordered_map>
@@ -24,7 +25,10 @@ class AsyncEngine final : public EngineClient {
  public:
   // `max_waiting_requests` > 0 bounds the queue: a request that would make
   // more wait is refused (ResourceExhausted).  0: unbounded, as vLLM.
-  explicit AsyncEngine(std::unique_ptr<LLMEngine> engine, int32_t max_waiting_requests = 0);
+  // `lockstep`: experts placed across data-parallel replicas, whose engines
+  // then step together (ExpertExchange), an idle one too.
+  explicit AsyncEngine(std::unique_ptr<LLMEngine> engine, int32_t max_waiting_requests = 0,
+                       ExpertExchange* lockstep = nullptr);
   // Calls shutdown().
   ~AsyncEngine() override;
   AsyncEngine(const AsyncEngine&) = delete;
@@ -59,6 +63,8 @@ class AsyncEngine final : public EngineClient {
   // Aborts whatever is unfinished (streams end with "abort") and joins the
   // engine thread; later requests are refused as unavailable.  Idempotent.
   void shutdown() override;
+  // The same without waiting for the engine thread to end.
+  void begin_shutdown();
 
  private:
   struct AddCommand {
@@ -71,11 +77,15 @@ class AsyncEngine final : public EngineClient {
   using Command = std::variant<AddCommand, AbortCommand>;
 
   void run_engine_loop();
+  // One turn of a loop in lockstep with the other replicas: whether they
+  // stepped; nullopt once they all stop.
+  std::optional<bool> lockstep_turn(bool stopping);
   void apply(Command& command);
   void deliver(RequestOutput out);
 
   std::unique_ptr<LLMEngine> engine_;  // touched only by the engine thread, but for process_inputs
   const int32_t max_waiting_requests_;
+  ExpertExchange* const lockstep_;
 
   mutable std::mutex mutex_;  // guards everything below
   std::condition_variable wake_;

@@ -19,6 +19,7 @@
 #include "base/status.h"
 #include "base/thread_pool.h"
 #include "distributed/communicator.h"
+#include "distributed/expert_exchange.h"
 #include "model/forward_batch.h"
 #include "model/lora/peft_adapter.h"
 #include "model/model_config.h"
@@ -139,6 +140,10 @@ struct LoadOptions {
   // Mixtures of experts: experts placed whole on tensor_parallel's ranks
   // instead of each split across them (TensorParallel::expert_parallel).
   bool expert_parallel = false;
+  // Mixtures of experts: experts placed across data-parallel replicas of
+  // one rank each, their tokens sent through this exchange
+  // (TensorParallel::expert_exchange).
+  ExpertExchange* expert_exchange = nullptr;
   // Rank 0 of tensor_parallel also holds the whole embedding table and LM
   // head beside its vocabulary share: for an EAGLE head, which reads them
   // and runs on rank 0 alone (TensorParallel::whole_vocabulary_on_rank0).

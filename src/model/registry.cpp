@@ -97,7 +97,10 @@ Result<std::unique_ptr<Model>> build_model(const ModelConfig& config, const Weig
   VLLM_RETURN_IF_ERROR(check_layers_present(config, weights, "model.layers."));
   ThreadPool packers(ThreadPool::default_num_threads());
   SourceWeightReader reader(weights, packers);
-  reader.set_tensor_parallel({options.tensor_parallel, options.expert_parallel, options.whole_vocabulary_on_rank0});
+  reader.set_tensor_parallel({.group = options.tensor_parallel,
+                              .expert_parallel = options.expert_parallel,
+                              .expert_exchange = options.expert_exchange,
+                              .whole_vocabulary_on_rank0 = options.whole_vocabulary_on_rank0});
   const int ranks_per_stage = options.tensor_parallel != nullptr ? options.tensor_parallel->size() : 1;
   VLLM_ASSIGN_OR_RETURN(const PipelineStage stage, PipelineStage::of(options.world, options.pipeline_parallel_size,
                                                                      ranks_per_stage, config.num_hidden_layers));

@@ -60,6 +60,7 @@ for arch in ["llama", "mistral", "qwen2", "qwen3", "gemma2", "gemma3", "phi3", "
     compare(f"{arch} -tp 2", single, split, 1e-4)
     if arch in MIXTURES:
         compare(f"{arch} -tp 2 -ep", single, generate(model, requests, f"{arch}_ep2", tp=2, extra=("-ep",)), 1e-4)
+        compare(f"{arch} -dp 2 -ep", single, generate(model, requests, f"{arch}_dp2_ep", dp=2, extra=("-ep",)), 1e-4)
     if arch in ("olmoe", "deepseek_v3"):  # olmoe's k norm over KV heads on two ranks each; one MLA head a rank
         compare(f"{arch} -tp 4", single, generate(model, requests, f"{arch}_tp4", tp=4), 1e-4)
     if arch == "llama":
@@ -80,6 +81,21 @@ for arch in ["llama", "mistral", "qwen2", "qwen3", "gemma2", "gemma3", "phi3", "
             alone = generate(model, [r], f"{arch}_tp2_alone{i}", tp=2)
             if split is not None:
                 compare(f"{arch} -tp 2 request {i} alone", split[i:i + 1], alone, 0)
+
+# Experts across data-parallel replicas (-dp N -ep): each replica holds some of every layer's experts, and a
+# token's row goes to the replicas that hold its experts.  A replica with nothing of its own to run still
+# serves its experts (uneven lengths; one request alone); three replicas hold 2, 1 and 1 of the 4 experts.
+mixtral = f"{scratch}/mixtral"
+uneven = [dict(r, max_tokens=m) for r, m in zip(requests, (1, 24, 2, 12))]
+single = generate(mixtral, uneven, "mixtral_uneven_single")
+for dp, held in ((2, ["0-1", "2-3"]), (3, ["0-1", "2-2", "3-3"])):
+    compare(f"mixtral -dp {dp} -ep, uneven lengths", single,
+            generate(mixtral, uneven, f"mixtral_uneven_dp{dp}_ep", dp=dp, extra=("-ep",)), 1e-4)
+    for rank, experts in enumerate(held):
+        if f"rank {rank} of {dp} holds experts {experts} of each layer's 4" not in runs.last_stderr:
+            failures.append(f"mixtral -dp {dp} -ep: rank {rank} does not say it holds experts {experts}")
+compare("mixtral -dp 2 -ep, one request alone", single[1:2] if single else None,
+        generate(mixtral, uneven[1:2], "mixtral_alone_dp2_ep", dp=2, extra=("-ep",)), 1e-4)
 
 # stories260k's goldens, exact, with preemption forced by a 1 MiB KV pool.
 golden = json.load(open(golden_path))
@@ -106,6 +122,8 @@ refusals = [
     (2, ["-dp", "2", "-tp", "2"], llama, "x --data-parallel-size 2 = 4 ranks, but the job has 2"),
     (3, ["-tp", "3"], llama, "tensor parallel size 3 does not divide the 4 attention heads"),
     (None, ["-ep"], mixtral, "--enable-expert-parallel places experts on the tensor-parallel ranks"),
+    (4, ["-dp", "2", "-pp", "2", "-ep"], mixtral,
+     "--enable-expert-parallel across data-parallel replicas of several pipeline stages is not supported yet"),
 ]
 for ranks, flags, model, message in refusals:
     p = run(["generate", "--model", model, "--prompt", "a", "--max-tokens", "2", *flags], ranks)

@@ -46,6 +46,7 @@ class ParallelRuns:
         self.env = env if env is not None else mpi_env()
         self.failures = []
         self.last_summary = ""
+        self.last_stderr = ""
 
     def finish(self, summary):
         """Ends the check: each failure printed and exit status 1, or `summary` after "OK: "."""
@@ -58,20 +59,22 @@ class ParallelRuns:
     def run(self, args, ranks=None):
         return run_job(self.binary, args, ranks, self.env, self.timeout)
 
-    def generate(self, model, requests, name, tp=1, pp=1, extra=()):
-        """The output lines of `requests` greedy, on tp x pp ranks of one thread (one process of two threads)."""
+    def generate(self, model, requests, name, tp=1, pp=1, dp=1, extra=()):
+        """The output lines of `requests` greedy, on tp x pp x dp ranks of one thread (one process of two
+        threads)."""
         path = f"{self.scratch}/{name}.jsonl"
         with open(path, "w") as f:
             for r in requests:
                 f.write(json.dumps(r) + "\n")
         args = ["generate", "--model", model, "--input", path, "--output", f"{self.scratch}/{name}.out.jsonl",
                 "--temperature", "0", *extra]
-        ranks = tp * pp
+        ranks = tp * pp * dp
         if ranks > 1:
-            args += ["-tp", str(tp), "-pp", str(pp), "--threads", "1"]
+            args += ["-tp", str(tp), "-pp", str(pp), "-dp", str(dp), "--threads", "1"]
         else:
             args += ["--threads", "2"]
         p = self.run(args, ranks if ranks > 1 else None)
+        self.last_stderr = p.stderr
         # generate's final line ("requests: ..."), whatever a sanitizer or mpirun prints after it
         self.last_summary = next((line for line in reversed(p.stderr.splitlines()) if line.startswith("requests: ")),
                                  "")

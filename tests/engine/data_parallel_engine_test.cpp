@@ -49,6 +49,9 @@ class Mailboxes {
     // Not used by data parallelism's leaders.
     void all_reduce_sum(float*, int64_t) override { ADD_FAILURE(); }
     void all_gather(const float*, int64_t, float*) override { ADD_FAILURE(); }
+    void all_reduce_sum_idle(int64_t*, int64_t) override { ADD_FAILURE(); }
+    void all_to_all(const int64_t*, int64_t, int64_t*) override { ADD_FAILURE(); }
+    void all_to_all(const float*, const int64_t*, float*, const int64_t*) override { ADD_FAILURE(); }
     void broadcast(void*, int64_t, int) override { ADD_FAILURE(); }
     void broadcast_idle(void*, int64_t, int) override { ADD_FAILURE(); }
     void post_broadcast(const void*, int64_t) override { ADD_FAILURE(); }

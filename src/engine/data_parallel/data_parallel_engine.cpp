@@ -177,6 +177,9 @@ void DataParallelEngine::post_to(int replica, std::string message) {
 }
 
 void DataParallelEngine::shutdown() {
+  // The local engine first: in lockstep (experts across the replicas) each
+  // replica's engine ends only once every one has begun to.
+  local_->begin_shutdown();
   {
     std::lock_guard lock(mutex_);
     if (!stopping_) {

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <numeric>
 
+#include "base/logging.h"
 #include "kernels/kernels.h"
 
 namespace vllm {
@@ -84,9 +85,9 @@ namespace {
 // The experts one rank of an expert-parallel group holds: a contiguous run,
 // num_experts / size each and one more for the first num_experts % size
 // ranks (vLLM's "linear" placement).
-IndexRange expert_share(int64_t num_experts, const TensorParallel& tp) {
-  const int64_t base = num_experts / tp.size(), extra = num_experts % tp.size(), r = tp.rank();
-  return {r * base + std::min(r, extra), base + (r < extra ? 1 : 0)};
+IndexRange expert_share(int64_t num_experts, int64_t rank, int64_t size) {
+  const int64_t base = num_experts / size, extra = num_experts % size;
+  return {rank * base + std::min(rank, extra), base + (rank < extra ? 1 : 0)};
 }
 
 }  // namespace
@@ -140,7 +141,20 @@ Result<std::unique_ptr<MoE>> MoE::load(WeightReader& weights, const MoeWeights& 
   }
   m->group_ = tp.size() > 1 ? tp.group : nullptr;
   m->expert_intermediate_size_ = names.expert_intermediate_size / (split ? tp.size() : 1);
-  const IndexRange held = tp.expert_parallel ? expert_share(router.num_experts, tp) : IndexRange{0, router.num_experts};
+  IndexRange held{0, router.num_experts};
+  if (tp.expert_exchange != nullptr) {
+    const Communicator& ranks = tp.expert_exchange->group();
+    held = expert_share(router.num_experts, ranks.rank(), ranks.size());
+    m->exchange_ = tp.expert_exchange;
+    m->exchange_layer_ = tp.expert_exchange->add_layer(*m, hidden_size);
+    if (m->exchange_layer_ == 0) {
+      VLLM_LOG(Info) << "expert parallelism across data-parallel replicas: rank " << ranks.rank() << " of "
+                     << ranks.size() << " holds experts " << held.first << "-" << held.first + held.count - 1
+                     << " of each layer's " << router.num_experts;
+    }
+  } else if (tp.expert_parallel) {
+    held = expert_share(router.num_experts, tp.rank(), tp.size());
+  }
   m->held_experts_ = held;
   m->experts_.resize(static_cast<size_t>(router.num_experts));
   for (int64_t e = held.first; e < held.first + held.count; ++e) {
@@ -191,36 +205,40 @@ void MoE::forward(const float* x, int64_t num_rows, float* out, Scratch& scratch
   float* gate_up = scratch.get(ScratchSlot::kGateUp, assignments * static_cast<size_t>(2 * inter));
   float* act = scratch.get(ScratchSlot::kAct, assignments * static_cast<size_t>(inter));
   float* expert_out = scratch.get(ScratchSlot::kExpertOut, assignments * static_cast<size_t>(h));
-  // This rank's experts' assignments, [lo, hi): all of them unless experts are placed across ranks.
+  // The assignments this rank computes, [lo, hi): its own experts' (all of
+  // them unless experts are placed across ranks), or under an exchange all,
+  // wherever their experts are.
   const auto held_begin = static_cast<size_t>(held_experts_.first);
   const size_t held_end = held_begin + static_cast<size_t>(held_experts_.count);
-  const size_t lo = first[held_begin], hi = first[held_end];
+  const size_t lo = exchange_ != nullptr ? 0 : first[held_begin];
+  const size_t hi = exchange_ != nullptr ? assignments : first[held_end];
   for (size_t a = lo; a < hi; ++a) std::copy_n(x + order[a] / k * static_cast<size_t>(h), h, in + a * h);
-  std::vector<Linear::Call> gate_ups, downs;
-  for (size_t e = held_begin; e < held_end; ++e) {
-    const auto n = static_cast<int64_t>(first[e + 1] - first[e]);
-    if (n == 0) continue;
-    const auto at = static_cast<int64_t>(first[e]);
-    gate_ups.push_back({&experts_[e].gate_up, in + at * h, n, gate_up + at * 2 * inter});
-    downs.push_back({&experts_[e].down, act + at * inter, n, expert_out + at * h});
-  }
   // The shared expert over every row, in the same two parallel regions.
   const int64_t shared_inter = shared_intermediate_size_;
-  float* shared_gate_up = nullptr;
-  float* shared_act = nullptr;
-  float* shared = nullptr;
+  std::optional<SharedRun> shared_run;
   if (shared_expert_) {
-    shared_gate_up = scratch.get(ScratchSlot::kSharedGateUp, rows * static_cast<size_t>(2 * shared_inter));
-    shared_act = scratch.get(ScratchSlot::kSharedAct, rows * static_cast<size_t>(shared_inter));
-    shared = scratch.get(ScratchSlot::kSharedOut, rows * static_cast<size_t>(h));
-    gate_ups.push_back({&shared_expert_->gate_up, x, num_rows, shared_gate_up});
-    downs.push_back({&shared_expert_->down, shared_act, num_rows, shared});
+    shared_run =
+        SharedRun{x, num_rows, scratch.get(ScratchSlot::kSharedGateUp, rows * static_cast<size_t>(2 * shared_inter)),
+                  scratch.get(ScratchSlot::kSharedAct, rows * static_cast<size_t>(shared_inter)),
+                  scratch.get(ScratchSlot::kSharedOut, rows * static_cast<size_t>(h))};
   }
-  Linear::forward_group(gate_ups, pool);
-  kernels::silu_and_mul(gate_up + lo * static_cast<size_t>(2 * inter), static_cast<int64_t>(hi - lo), inter,
-                        act + lo * static_cast<size_t>(inter), pool);
-  if (shared_expert_) kernels::silu_and_mul(shared_gate_up, num_rows, shared_inter, shared_act, pool);
-  Linear::forward_group(downs, pool);
+  if (exchange_ != nullptr) {
+    // Each assignment's row to its expert's rank (experts ascending: ranks ascending).
+    std::vector<int32_t> experts(assignments);
+    std::vector<int64_t> rows_to(static_cast<size_t>(exchange_->group().size()), 0);
+    for (size_t a = 0; a < assignments; ++a) experts[a] = ids[order[a]];
+    for (int64_t r = 0; r < static_cast<int64_t>(rows_to.size()); ++r) {
+      const IndexRange share = expert_share(config_.num_experts, r, static_cast<int64_t>(rows_to.size()));
+      rows_to[static_cast<size_t>(r)] = static_cast<int64_t>(first[static_cast<size_t>(share.first + share.count)] -
+                                                             first[static_cast<size_t>(share.first)]);
+    }
+    if (shared_run) run_experts(nullptr, first, 0, 0, nullptr, nullptr, nullptr, &*shared_run, pool);
+    exchange_->exchange(exchange_layer_, in, experts.data(), rows_to.data(), static_cast<int64_t>(assignments),
+                        expert_out);
+  } else {
+    run_experts(in, first, held_begin, held_end, gate_up, act, expert_out, shared_run ? &*shared_run : nullptr, pool);
+  }
+  const float* shared = shared_run ? shared_run->out : nullptr;
 
   std::fill(out, out + num_rows * h, 0.0f);
   for (size_t a = lo; a < hi; ++a) {
@@ -242,6 +260,56 @@ void MoE::forward(const float* x, int64_t num_rows, float* out, Scratch& scratch
   }
   // Each rank's experts (or shares of every expert): the layer's output is their sum.
   if (group_ != nullptr) group_->all_reduce_sum(out, num_rows * h);
+}
+
+void MoE::run_experts(const float* in, const std::vector<size_t>& first, size_t e_begin, size_t e_end, float* gate_up,
+                      float* act, float* expert_out, const SharedRun* shared, ThreadPool& pool) const {
+  const int64_t h = hidden_size_;
+  const int64_t inter = expert_intermediate_size_;
+  std::vector<Linear::Call> gate_ups, downs;
+  for (size_t e = e_begin; e < e_end; ++e) {
+    const auto n = static_cast<int64_t>(first[e + 1] - first[e]);
+    if (n == 0) continue;
+    const auto at = static_cast<int64_t>(first[e]);
+    gate_ups.push_back({&experts_[e].gate_up, in + at * h, n, gate_up + at * 2 * inter});
+    downs.push_back({&experts_[e].down, act + at * inter, n, expert_out + at * h});
+  }
+  const int64_t shared_inter = shared_intermediate_size_;
+  if (shared != nullptr) {
+    gate_ups.push_back({&shared_expert_->gate_up, shared->x, shared->num_rows, shared->gate_up});
+    downs.push_back({&shared_expert_->down, shared->act, shared->num_rows, shared->out});
+  }
+  Linear::forward_group(gate_ups, pool);
+  if (e_begin < e_end) {
+    const size_t lo = first[e_begin], hi = first[e_end];
+    kernels::silu_and_mul(gate_up + lo * static_cast<size_t>(2 * inter), static_cast<int64_t>(hi - lo), inter,
+                          act + lo * static_cast<size_t>(inter), pool);
+  }
+  if (shared != nullptr) kernels::silu_and_mul(shared->gate_up, shared->num_rows, shared_inter, shared->act, pool);
+  Linear::forward_group(downs, pool);
+}
+
+void MoE::run_held_experts(const float* rows, const int32_t* experts, int64_t n, float* out, ThreadPool& pool) const {
+  // Grouped by expert as forward() groups them, then put back in the rows' order.
+  const auto h = static_cast<size_t>(hidden_size_);
+  const auto count = static_cast<size_t>(n);
+  const auto inter = static_cast<size_t>(expert_intermediate_size_);
+  std::vector<size_t> first(experts_.size() + 1, 0);
+  for (size_t i = 0; i < count; ++i) {
+    VLLM_CHECK(experts[i] >= held_experts_.first && experts[i] < held_experts_.first + held_experts_.count,
+               "rows only for the experts this rank holds");
+    ++first[static_cast<size_t>(experts[i]) + 1];
+  }
+  for (size_t e = 0; e < experts_.size(); ++e) first[e + 1] += first[e];
+  std::vector<size_t> order(count);
+  std::vector<size_t> filled(first.begin(), first.end() - 1);
+  for (size_t i = 0; i < count; ++i) order[filled[static_cast<size_t>(experts[i])]++] = i;
+  std::vector<float> in(count * h), gate_up(count * 2 * inter), act(count * inter), expert_out(count * h);
+  for (size_t a = 0; a < count; ++a) std::copy_n(rows + order[a] * h, h, in.data() + a * h);
+  const auto held_begin = static_cast<size_t>(held_experts_.first);
+  run_experts(in.data(), first, held_begin, held_begin + static_cast<size_t>(held_experts_.count), gate_up.data(),
+              act.data(), expert_out.data(), nullptr, pool);
+  for (size_t a = 0; a < count; ++a) std::copy_n(expert_out.data() + a * h, h, out + order[a] * h);
 }
 
 void MoE::add_cost(ModelCost& cost) const {

@@ -65,7 +65,7 @@ struct MoeWeights {
   bool shared_gate = false;  // prefix + "shared_expert_gate.weight": [1, hidden]
 };
 
-class MoE : public FeedForward {
+class MoE : public FeedForward, public ExpertHolder {
  public:
   static Result<std::unique_ptr<MoE>> load(WeightReader& weights, const MoeWeights& names, int64_t hidden_size,
                                            const RouterConfig& router);
@@ -76,6 +76,9 @@ class MoE : public FeedForward {
   // What one token reads and computes: the router, top_k of the experts
   // (their average size) and the shared expert.
   void add_cost(ModelCost& cost) const override;
+  // The experts this rank holds, for the tokens of other replicas (TensorParallel::expert_exchange).
+  void run_held_experts(const float* rows, const int32_t* experts, int64_t n, float* out,
+                        ThreadPool& pool) const override;
 
  private:
   int64_t hidden_size_ = 0;
@@ -90,6 +93,18 @@ class MoE : public FeedForward {
   // `split`: this rank's share of it under tensor parallelism (its
   // intermediate features; the products are summed over the group once, for
   // the whole layer).
+  // The shared expert's part of a forward pass, run in the routed experts' parallel regions.
+  struct SharedRun {
+    const float* x;
+    int64_t num_rows;
+    float* gate_up;
+    float* act;
+    float* out;
+  };
+  // Experts [e_begin, e_end) over in's rows, grouped by expert (expert e's
+  // from first[e] to first[e + 1]), into the same rows of expert_out.
+  void run_experts(const float* in, const std::vector<size_t>& first, size_t e_begin, size_t e_end, float* gate_up,
+                   float* act, float* expert_out, const SharedRun* shared, ThreadPool& pool) const;
   static Result<Expert> load_expert(WeightReader& weights, const std::string& prefix, const MlpNames& names,
                                     int64_t intermediate_size, int64_t hidden_size, bool split);
 
@@ -98,7 +113,9 @@ class MoE : public FeedForward {
   // rank's to compute.
   std::vector<Expert> experts_;
   IndexRange held_experts_;
-  Communicator* group_ = nullptr;  // tensor or expert parallelism: the ranks whose outputs are summed
+  Communicator* group_ = nullptr;       // tensor or expert parallelism: the ranks whose outputs are summed
+  ExpertExchange* exchange_ = nullptr;  // experts across replicas: where the rows go
+  int32_t exchange_layer_ = -1;
   // Run in the same parallel regions as the routed experts.
   std::optional<Expert> shared_expert_;
   int64_t shared_intermediate_size_ = 0;

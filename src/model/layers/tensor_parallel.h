@@ -10,6 +10,7 @@
 #include <cstdint>
 
 #include "distributed/communicator.h"
+#include "distributed/expert_exchange.h"
 
 namespace vllm {
 
@@ -28,6 +29,9 @@ struct TensorParallel {
   // parallelism, vLLM's placement: the first num_experts % size ranks one
   // more) instead of every expert split like a dense MLP.
   bool expert_parallel = false;
+  // Mixtures of experts across data-parallel replicas instead (each replica
+  // one rank): experts placed on the exchange's ranks, tokens sent to them.
+  ExpertExchange* expert_exchange = nullptr;
   // Rank 0 also loads the whole embedding table and LM head
   // (DecoderParts::whole_vocabulary), for a drafter that runs there alone.
   bool whole_vocabulary_on_rank0 = false;
