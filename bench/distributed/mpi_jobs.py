@@ -14,10 +14,16 @@ def mpirun_and_env():
     return mpirun, dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
 
 
-def test_model(binary, models, preset):
-    """The directory of make-test-model's llama-family `preset` under `models`, written if missing."""
-    path = os.path.join(models, preset)
+MIXTURE_PRESETS = ("olmoe-1b-7b", "deepseek-v2-lite")
+
+
+def test_model(binary, models, preset, num_layers=None):
+    """The directory of make-test-model's `preset` under `models` (llama-family, or a mixture of experts of
+    its own architecture), with `num_layers` layers if given, written if missing."""
+    path = os.path.join(models, preset + (f"-{num_layers}-layers" if num_layers else ""))
     if not os.path.isfile(os.path.join(path, "config.json")):
-        subprocess.run([binary, "make-test-model", "--arch", "llama", "--preset", preset, "--dtype", "bf16",
+        arch = [] if preset in MIXTURE_PRESETS else ["--arch", "llama"]
+        layers = ["--num-layers", str(num_layers)] if num_layers else []
+        subprocess.run([binary, "make-test-model", *arch, "--preset", preset, *layers, "--dtype", "bf16",
                         "--out", path], check=True)
     return path

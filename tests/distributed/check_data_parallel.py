@@ -9,9 +9,9 @@ one front door, each request on one replica.
   the single process) gives;
 - `serve -dp 2`: 64 concurrent completions each get the single process's
   text; /metrics shows every metric per replica (the `engine` label), both
-  replicas served requests and together all 64; clients that leave
-  mid-stream are aborted on whichever replica ran them and every replica's
-  KV cache empties; a LoRA adapter loaded at run time serves its own
+  replicas served requests and together all 64; the requests of clients
+  that leave mid-stream end (aborted, unless they finished first) and every
+  replica's KV cache empties; a LoRA adapter loaded at run time serves its own
   output on both replicas and is gone from both once unloaded; SIGTERM
   ends every rank with status 0.
 Usage: check_data_parallel.py VLLM_CPP STORIES260K_DIR SCRATCH_DIR"""
@@ -157,8 +157,11 @@ try:
                    "vllm:generation_tokens_total"):
         check(len(by_engine(m, family)) == 2, f"{family} for each replica: {by_engine(m, family)}")
 
-    # Clients leaving mid-stream: each replica aborts its own, and every KV block comes back.  On a loaded machine
-    # a request can reach max_tokens before the server sees its client leave; it ends by length, never left running.
+    # Clients leaving mid-stream: their requests end, by abort, and every KV block comes back.  On a loaded machine
+    # a request can reach max_tokens before the server sees its client leave (a replica's outputs reach rank 0 in
+    # bursts): it ends by length, never left running.  So some replica may abort none of its own (seen under the
+    # sanitizer beside model_parallel); that aborts reach the replica that runs the request is
+    # DataParallelEngineTest.AbortsReachTheReplicaThatRunsTheRequest's to show, deterministically.
     def ended(m):
         return sum(v for k, v in m.items() if k.startswith("vllm:request_success_total{"))
 
@@ -171,7 +174,7 @@ try:
         t.join()
     m = server.idle_metrics(lambda m: ended(m) >= ended_before + 16)
     aborted = by_engine(m, "vllm:request_success_total", 'finished_reason="abort"')
-    check(ended(m) == ended_before + 16 and len(aborted) == 2 and min(aborted.values()) > 0,
+    check(ended(m) == ended_before + 16 and sum(aborted.values()) > 0,
           f"16 clients left: {ended(m) - ended_before} ended, aborted by replica: {aborted}")
     usage = by_engine(m, "vllm:kv_cache_usage_perc")
     check(usage == {"0": 0, "1": 0}, f"KV cache usage after the aborts: {usage}")
