@@ -11,6 +11,13 @@ namespace {
 // rank, the layer they are for, and whether it has ended its step.
 constexpr int64_t kHeader = 3;
 
+// Scratch grows and stays: a prefill's rows are megabytes, and filling a
+// fresh buffer's pages at every layer would cost more than the exchange.
+template <typename T>
+void grow(std::vector<T>& buffer, size_t size) {
+  if (buffer.size() < size) buffer.resize(size);
+}
+
 }  // namespace
 
 ExpertExchange::ExpertExchange(Communicator& group, int threads) : group_(group), pool_(threads) {}
@@ -69,22 +76,22 @@ bool ExpertExchange::round(int32_t layer, bool ended, const float* rows, const i
     sent += rows_to[r];
     received += received_headers_[r * kHeader];
   }
-  send_.resize(static_cast<size_t>(sent) * stride);
+  grow(send_, static_cast<size_t>(sent) * stride);
   for (size_t i = 0; i < static_cast<size_t>(sent); ++i) {
     std::copy_n(rows + i * h, h, send_.data() + i * stride);
     send_[i * stride + h] = static_cast<float>(experts[i]);
   }
-  received_.resize(static_cast<size_t>(received) * stride);
+  grow(received_, static_cast<size_t>(received) * stride);
   group_.all_to_all(send_.data(), send_counts.data(), received_.data(), receive_counts.data());
 
   // This rank's experts over what came, a run of ranks at one layer at a time.
-  rows_.resize(static_cast<size_t>(received) * h);
-  experts_.resize(static_cast<size_t>(received));
+  grow(rows_, static_cast<size_t>(received) * h);
+  grow(experts_, static_cast<size_t>(received));
   for (size_t i = 0; i < static_cast<size_t>(received); ++i) {
     std::copy_n(received_.data() + i * stride, h, rows_.data() + i * h);
     experts_[i] = static_cast<int32_t>(received_[i * stride + h]);
   }
-  answers_.resize(static_cast<size_t>(received) * h);
+  grow(answers_, static_cast<size_t>(received) * h);
   size_t at = 0;
   for (size_t r = 0; r < ranks;) {
     const int64_t from_layer = received_headers_[r * kHeader + 1];
@@ -108,9 +115,7 @@ bool ExpertExchange::round(int32_t layer, bool ended, const float* rows, const i
     send_counts[r] = received_headers_[r * kHeader] * static_cast<int64_t>(h);
     receive_counts[r] = rows_to[r] * static_cast<int64_t>(h);
   }
-  results_.resize(static_cast<size_t>(sent) * h);
-  group_.all_to_all(answers_.data(), send_counts.data(), results_.data(), receive_counts.data());
-  if (out != nullptr) std::copy(results_.begin(), results_.end(), out);
+  group_.all_to_all(answers_.data(), send_counts.data(), out, receive_counts.data());
   return true;
 }
 

@@ -68,7 +68,7 @@ class ExpertExchange {
   int64_t hidden_size_ = 0;
   // Scratch of round(), kept between calls.
   std::vector<int64_t> headers_, received_headers_;
-  std::vector<float> send_, received_, results_, rows_, answers_;
+  std::vector<float> send_, received_, rows_, answers_;
   std::vector<int32_t> experts_;
 };
 

@@ -304,7 +304,13 @@ void MoE::run_held_experts(const float* rows, const int32_t* experts, int64_t n,
   std::vector<size_t> order(count);
   std::vector<size_t> filled(first.begin(), first.end() - 1);
   for (size_t i = 0; i < count; ++i) order[filled[static_cast<size_t>(experts[i])]++] = i;
-  std::vector<float> in(count * h), gate_up(count * 2 * inter), act(count * inter), expert_out(count * h);
+  // Kept between calls (one engine thread calls): a prefill's rows are
+  // megabytes, whose pages fresh buffers would fault in at every layer.
+  thread_local std::vector<float> in, gate_up, act, expert_out;
+  for (auto [buffer, size] : {std::pair{&in, count * h}, std::pair{&gate_up, count * 2 * inter},
+                              std::pair{&act, count * inter}, std::pair{&expert_out, count * h}}) {
+    if (buffer->size() < size) buffer->resize(size);
+  }
   for (size_t a = 0; a < count; ++a) std::copy_n(rows + order[a] * h, h, in.data() + a * h);
   const auto held_begin = static_cast<size_t>(held_experts_.first);
   run_experts(in.data(), first, held_begin, held_begin + static_cast<size_t>(held_experts_.count), gate_up.data(),
