@@ -162,20 +162,10 @@ try:
     # bursts): it ends by length, never left running.  So some replica may abort none of its own (seen under the
     # sanitizer beside model_parallel); that aborts reach the replica that runs the request is
     # DataParallelEngineTest.AbortsReachTheReplicaThatRunsTheRequest's to show, deterministically.
-    def ended(m):
-        return sum(v for k, v in m.items() if k.startswith("vllm:request_success_total{"))
-
-    ended_before = ended(m)
     body = json.dumps({"prompt": "Once upon a time", "max_tokens": 400, "stream": True, "ignore_eos": True})
-    clients = [threading.Thread(target=server.leave_mid_stream, args=(body,)) for _ in range(16)]
-    for t in clients:
-        t.start()
-    for t in clients:
-        t.join()
-    m = server.idle_metrics(lambda m: ended(m) >= ended_before + 16)
+    m, ended = server.clients_leave(body, 16)
     aborted = by_engine(m, "vllm:request_success_total", 'finished_reason="abort"')
-    check(ended(m) == ended_before + 16 and sum(aborted.values()) > 0,
-          f"16 clients left: {ended(m) - ended_before} ended, aborted by replica: {aborted}")
+    check(ended == 16 and sum(aborted.values()) > 0, f"16 clients left: {ended} ended, aborted by replica: {aborted}")
     usage = by_engine(m, "vllm:kv_cache_usage_perc")
     check(usage == {"0": 0, "1": 0}, f"KV cache usage after the aborts: {usage}")
 finally:

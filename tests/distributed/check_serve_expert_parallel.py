@@ -56,19 +56,10 @@ try:
     for i, (want, got) in enumerate(zip(single, texts)):
         check(got == want["outputs"][0]["text"], f"request {i}: {got!r}, expected {want['outputs'][0]['text']!r}")
 
-    def ended(m):
-        return sum(v for k, v in m.items() if k.startswith("vllm:request_success_total{"))
-
-    ended_before = ended(server.idle_metrics())
-    body = json.dumps({"prompt": "a b c", "max_tokens": 200, "stream": True, "ignore_eos": True})
-    clients = [threading.Thread(target=server.leave_mid_stream, args=(body,)) for _ in range(8)]
-    for t in clients:
-        t.start()
-    for t in clients:
-        t.join()
-    m = server.idle_metrics(lambda m: ended(m) >= ended_before + 8)
+    m, ended = server.clients_leave(json.dumps({"prompt": "a b c", "max_tokens": 200, "stream": True,
+                                                "ignore_eos": True}), 8)
     usage = [v for k, v in m.items() if k.startswith("vllm:kv_cache_usage_perc")]
-    check(ended(m) == ended_before + 8, f"8 clients left: {ended(m) - ended_before} ended")
+    check(ended == 8, f"8 clients left: {ended} ended")
     check(usage == [0, 0], f"KV cache usage of the two replicas after the aborts: {usage}")
 
     ranks = [rank_pid(server, r) for r in (0, 1)]

@@ -9,7 +9,6 @@ import os
 import shutil
 import signal
 import sys
-import threading
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "server"))
@@ -41,22 +40,12 @@ try:
         check(status == 200 and text == c["output_text"], f"{c['name']}: status {status}, text {text!r}")
     # Clients leaving mid-stream.  On a loaded machine a request can reach max_tokens before the server sees its
     # client leave; it ends by length, never left running, and its KV blocks come back all the same.
-    def ended(m):
-        return sum(v for k, v in m.items() if k.startswith("vllm:request_success_total{"))
-
-    ended_before = ended(server.idle_metrics())
     body = json.dumps({"prompt": "Once upon a time", "max_tokens": 400, "stream": True, "ignore_eos": True})
-    clients = [threading.Thread(target=server.leave_mid_stream, args=(body,)) for _ in range(20)]
-    for t in clients:
-        t.start()
-    for t in clients:
-        t.join()
-    m = server.idle_metrics(lambda m: ended(m) >= ended_before + 20)
+    m, ended = server.clients_leave(body, 20)
     usage = [v for k, v in m.items() if k.startswith("vllm:kv_cache_usage_perc")]
     check(usage == [0], f"KV cache usage after the aborts: {usage}")
     aborted = sum(v for k, v in m.items() if k.startswith("vllm:request_success_total") and 'reason="abort"' in k)
-    check(ended(m) == ended_before + 20 and aborted > 0,
-          f"20 clients left: {ended(m) - ended_before} ended, {aborted} of them aborted")
+    check(ended == 20 and aborted > 0, f"20 clients left: {ended} ended, {aborted} of them aborted")
 finally:
     os.kill(rank_pid(server, 0), signal.SIGTERM)
     code = server.proc.wait(timeout=30)

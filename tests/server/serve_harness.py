@@ -94,6 +94,21 @@ class Server:
                     break
                 received += chunk
 
+    def clients_leave(self, body, count):
+        """`count` clients start streamed requests with `body` (JSON text) at once and leave at their first
+        event; returns /metrics once the server is idle and those requests have ended, and how many ended."""
+        def ended(m):
+            return sum(v for k, v in m.items() if k.startswith("vllm:request_success_total{"))
+
+        before = ended(self.idle_metrics())
+        clients = [threading.Thread(target=self.leave_mid_stream, args=(body,)) for _ in range(count)]
+        for t in clients:
+            t.start()
+        for t in clients:
+            t.join()
+        m = self.idle_metrics(lambda m: ended(m) >= before + count)
+        return m, ended(m) - before
+
     def metrics(self):
         """{name{labels}: value} from /metrics."""
         status, ctype, payload = self.request("GET", "/metrics")
