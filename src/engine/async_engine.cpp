@@ -153,8 +153,8 @@ void AsyncEngine::run_engine_loop() {
     {
       std::unique_lock lock(mutex_);
       auto ready = [&] { return stopping_ || !inbox_.empty() || engine_->has_unfinished_requests(); };
-      // In lockstep an engine votes even while every one is idle: every
-      // millisecond at most, then (asleep while it waits for the others).
+      // In lockstep an engine votes every turn, even while all are idle
+      // (then once a millisecond at most; asleep while the others vote).
       if (lockstep_ == nullptr) {
         wake_.wait(lock, ready);
       } else if (all_idle) {
