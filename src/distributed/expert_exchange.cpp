@@ -84,11 +84,10 @@ bool ExpertExchange::round(int32_t layer, bool ended, const float* rows, const i
   grow(received_, static_cast<size_t>(received) * stride);
   group_.all_to_all(send_.data(), send_counts.data(), received_.data(), receive_counts.data());
 
-  // This rank's experts over what came, a run of ranks at one layer at a time.
-  grow(rows_, static_cast<size_t>(received) * h);
+  // This rank's experts over what came (the rows read where they landed),
+  // a run of ranks at one layer at a time.
   grow(experts_, static_cast<size_t>(received));
   for (size_t i = 0; i < static_cast<size_t>(received); ++i) {
-    std::copy_n(received_.data() + i * stride, h, rows_.data() + i * h);
     experts_[i] = static_cast<int32_t>(received_[i * stride + h]);
   }
   grow(answers_, static_cast<size_t>(received) * h);
@@ -104,7 +103,8 @@ bool ExpertExchange::round(int32_t layer, bool ended, const float* rows, const i
       VLLM_CHECK(from_layer >= 0 && from_layer < static_cast<int64_t>(layers_.size()),
                  "rows for a layer this rank has");
       layers_[static_cast<size_t>(from_layer)]->run_held_experts(
-          rows_.data() + at * h, experts_.data() + at, static_cast<int64_t>(n), answers_.data() + at * h, pool_);
+          received_.data() + at * stride, static_cast<int64_t>(stride), experts_.data() + at, static_cast<int64_t>(n),
+          answers_.data() + at * h, pool_);
     }
     at += n;
     r = end;

@@ -26,9 +26,10 @@ namespace vllm {
 class ExpertHolder {
  public:
   virtual ~ExpertHolder() = default;
-  // out[i] (hidden_size floats) is expert experts[i]'s output for row i of
-  // `rows` (before the router's weight); every expert is one this rank holds.
-  virtual void run_held_experts(const float* rows, const int32_t* experts, int64_t n, float* out,
+  // out[i] (hidden_size floats) is expert experts[i]'s output for row i,
+  // the hidden_size floats at rows + i * row_stride (before the router's
+  // weight); every expert is one this rank holds.
+  virtual void run_held_experts(const float* rows, int64_t row_stride, const int32_t* experts, int64_t n, float* out,
                                 ThreadPool& pool) const = 0;
 };
 
@@ -68,7 +69,7 @@ class ExpertExchange {
   int64_t hidden_size_ = 0;
   // Scratch of round(), kept between calls.
   std::vector<int64_t> headers_, received_headers_;
-  std::vector<float> send_, received_, rows_, answers_;
+  std::vector<float> send_, received_, answers_;
   std::vector<int32_t> experts_;
 };
 

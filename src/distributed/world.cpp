@@ -303,18 +303,23 @@ Communicator& consecutive_ranks(int size) {
   return split_world("consecutive " + std::to_string(size), all.rank() / size);
 }
 
-Communicator& peer_ranks(int group_size) {
+namespace {
+
+// The ranks at the same place in each group of `group_size`, as the group `name`.
+Communicator& ranks_alike_in_groups(const std::string& name, int group_size) {
   Communicator& all = world();
   VLLM_CHECK(group_size >= 1 && all.size() % group_size == 0, "groups of consecutive ranks that divide the world");
-  if (group_size == 1) return all;
-  return split_world("peers " + std::to_string(group_size), all.rank() % group_size);
+  return split_world(name + " " + std::to_string(group_size), all.rank() % group_size);
+}
+
+}  // namespace
+
+Communicator& peer_ranks(int group_size) {
+  return group_size == 1 ? world() : ranks_alike_in_groups("peers", group_size);
 }
 
 Communicator& expert_ranks(int group_size) {
-  Communicator& all = world();
-  VLLM_CHECK(group_size >= 1 && all.size() % group_size == 0, "groups of consecutive ranks that divide the world");
-  if (all.size() == 1) return all;
-  return split_world("experts " + std::to_string(group_size), all.rank() % group_size);
+  return world().size() == 1 ? world() : ranks_alike_in_groups("experts", group_size);
 }
 
 int finish_world(int exit_code) {

@@ -32,12 +32,6 @@ if single is None:
     sys.exit("FAIL: " + "; ".join(runs.failures))
 
 
-def process_cpu_seconds(pid):
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
 server = Server(binary, model, "-dp", "2", "-ep", "--threads", "1", launcher=("mpirun", "-np", "2"), env=runs.env)
 try:
     texts = [None] * len(requests)
@@ -63,9 +57,9 @@ try:
     check(usage == [0, 0], f"KV cache usage of the two replicas after the aborts: {usage}")
 
     ranks = [rank_pid(server, r) for r in (0, 1)]
-    before = [process_cpu_seconds(pid) for pid in ranks]
+    before = [server.cpu_seconds(pid) for pid in ranks]
     time.sleep(2)
-    idle = [(process_cpu_seconds(pid) - b) / 2 for pid, b in zip(ranks, before)]
+    idle = [(server.cpu_seconds(pid) - b) / 2 for pid, b in zip(ranks, before)]
     print(f"idle CPU per rank: {idle[0]:.3f} s/s, {idle[1]:.3f} s/s")
     check(max(idle) < 0.25, f"idle ranks use {idle} s of CPU a second")
 finally:

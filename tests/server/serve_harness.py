@@ -140,8 +140,9 @@ class Server:
                     return int(line.split()[1]) / 1024
         return 0
 
-    def cpu_seconds(self):
-        with open(f"/proc/{self.proc.pid}/stat") as f:
+    def cpu_seconds(self, pid=None):
+        """CPU time of the server process, or of process `pid` (a rank of an mpirun job)."""
+        with open(f"/proc/{pid or self.proc.pid}/stat") as f:
             fields = f.read().rsplit(")", 1)[1].split()
         return (int(fields[11]) + int(fields[12])) / 100  # utime + stime, in clock ticks of 1/100 s
 

@@ -90,6 +90,22 @@ IndexRange expert_share(int64_t num_experts, int64_t rank, int64_t size) {
   return {rank * base + std::min(rank, extra), base + (rank < extra ? 1 : 0)};
 }
 
+// Rows grouped by their expert (ascending), in row order within one:
+// expert e's are order[first[e]] to order[first[e + 1] - 1].
+struct ByExpert {
+  std::vector<size_t> first;  // [num_experts + 1]
+  std::vector<size_t> order;  // [rows]: the row at each grouped place
+};
+
+ByExpert group_by_expert(const int32_t* experts, size_t rows, size_t num_experts) {
+  ByExpert g{std::vector<size_t>(num_experts + 1, 0), std::vector<size_t>(rows)};
+  for (size_t i = 0; i < rows; ++i) ++g.first[static_cast<size_t>(experts[i]) + 1];
+  for (size_t e = 0; e < num_experts; ++e) g.first[e + 1] += g.first[e];
+  std::vector<size_t> filled(g.first.begin(), g.first.end() - 1);
+  for (size_t i = 0; i < rows; ++i) g.order[filled[static_cast<size_t>(experts[i])]++] = i;
+  return g;
+}
+
 }  // namespace
 
 Result<MoE::Expert> MoE::load_expert(WeightReader& weights, const std::string& prefix, const MlpNames& n,
@@ -190,15 +206,10 @@ void MoE::forward(const float* x, int64_t num_rows, float* out, Scratch& scratch
     }
   });
 
-  // The assignments grouped by expert (ascending), tokens ascending within:
-  // order[a] is assignment a's index into ids / weights (t * k + j).
+  // The assignments grouped by expert, tokens ascending within: order[a]
+  // is assignment a's index into ids / weights (t * k + j).
   const size_t assignments = rows * k;
-  std::vector<size_t> first(experts_.size() + 1, 0);
-  for (int32_t id : ids) ++first[static_cast<size_t>(id) + 1];
-  for (size_t e = 0; e < experts_.size(); ++e) first[e + 1] += first[e];
-  std::vector<size_t> order(assignments);
-  std::vector<size_t> filled(first.begin(), first.end() - 1);
-  for (size_t a = 0; a < assignments; ++a) order[filled[static_cast<size_t>(ids[a])]++] = a;
+  const auto [first, order] = group_by_expert(ids.data(), assignments, experts_.size());
 
   const int64_t inter = expert_intermediate_size_;
   float* in = scratch.get(ScratchSlot::kExpertIn, assignments * static_cast<size_t>(h));
@@ -289,21 +300,17 @@ void MoE::run_experts(const float* in, const std::vector<size_t>& first, size_t 
   Linear::forward_group(downs, pool);
 }
 
-void MoE::run_held_experts(const float* rows, const int32_t* experts, int64_t n, float* out, ThreadPool& pool) const {
+void MoE::run_held_experts(const float* rows, int64_t row_stride, const int32_t* experts, int64_t n, float* out,
+                           ThreadPool& pool) const {
   // Grouped by expert as forward() groups them, then put back in the rows' order.
   const auto h = static_cast<size_t>(hidden_size_);
   const auto count = static_cast<size_t>(n);
   const auto inter = static_cast<size_t>(expert_intermediate_size_);
-  std::vector<size_t> first(experts_.size() + 1, 0);
   for (size_t i = 0; i < count; ++i) {
     VLLM_CHECK(experts[i] >= held_experts_.first && experts[i] < held_experts_.first + held_experts_.count,
                "rows only for the experts this rank holds");
-    ++first[static_cast<size_t>(experts[i]) + 1];
   }
-  for (size_t e = 0; e < experts_.size(); ++e) first[e + 1] += first[e];
-  std::vector<size_t> order(count);
-  std::vector<size_t> filled(first.begin(), first.end() - 1);
-  for (size_t i = 0; i < count; ++i) order[filled[static_cast<size_t>(experts[i])]++] = i;
+  const auto [first, order] = group_by_expert(experts, count, experts_.size());
   // Kept between calls (one engine thread calls): a prefill's rows are
   // megabytes, whose pages fresh buffers would fault in at every layer.
   thread_local std::vector<float> in, gate_up, act, expert_out;
@@ -311,7 +318,8 @@ void MoE::run_held_experts(const float* rows, const int32_t* experts, int64_t n,
                               std::pair{&act, count * inter}, std::pair{&expert_out, count * h}}) {
     if (buffer->size() < size) buffer->resize(size);
   }
-  for (size_t a = 0; a < count; ++a) std::copy_n(rows + order[a] * h, h, in.data() + a * h);
+  for (size_t a = 0; a < count; ++a)
+    std::copy_n(rows + order[a] * static_cast<size_t>(row_stride), h, in.data() + a * h);
   const auto held_begin = static_cast<size_t>(held_experts_.first);
   run_experts(in.data(), first, held_begin, held_begin + static_cast<size_t>(held_experts_.count), gate_up.data(),
               act.data(), expert_out.data(), nullptr, pool);

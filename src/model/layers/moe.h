@@ -77,7 +77,7 @@ class MoE : public FeedForward, public ExpertHolder {
   // (their average size) and the shared expert.
   void add_cost(ModelCost& cost) const override;
   // The experts this rank holds, for the tokens of other replicas (TensorParallel::expert_exchange).
-  void run_held_experts(const float* rows, const int32_t* experts, int64_t n, float* out,
+  void run_held_experts(const float* rows, int64_t row_stride, const int32_t* experts, int64_t n, float* out,
                         ThreadPool& pool) const override;
 
  private:
