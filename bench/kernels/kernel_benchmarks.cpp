@@ -215,10 +215,23 @@ void register_benchmarks() {
     int64_t m, n, k;
   };
   // smollm-135m's, qwen2.5-0.5b's and llama-3.2-1b's MLP shapes; m = 1 is decode.
-  const Shape shapes[] = {{"smollm_up", 1, 1536, 576},     {"smollm_up", 512, 1536, 576},
-                          {"qwen_up", 1, 4864, 896},       {"qwen_up", 512, 4864, 896},
-                          {"llama1b_up", 1, 8192, 2048},   {"llama1b_up", 512, 8192, 2048},
-                          {"llama1b_down", 1, 2048, 8192}, {"square", 1024, 1024, 1024}};
+  const Shape shapes[] = {{"smollm_up", 1, 1536, 576},
+                          {"smollm_up", 512, 1536, 576},
+                          {"qwen_up", 1, 4864, 896},
+                          {"qwen_up", 512, 4864, 896},
+                          {"llama1b_up", 1, 8192, 2048},
+                          {"llama1b_up", 512, 8192, 2048},
+                          {"llama1b_down", 1, 2048, 8192},
+                          {"square", 1024, 1024, 1024},
+                          // The rest of a 512-token prefill's layer: fused q/k/v, o, fused gate/up, down.
+                          {"smollm_qkv", 512, 960, 576},
+                          {"smollm_o", 512, 576, 576},
+                          {"smollm_down", 512, 576, 1536},
+                          {"qwen_down", 512, 896, 4864},
+                          {"llama1b_qkv", 512, 3072, 2048},
+                          {"llama1b_o", 512, 2048, 2048},
+                          {"llama1b_gate_up", 512, 16384, 2048},
+                          {"llama1b_down", 512, 2048, 8192}};
   for (DType dtype : {DType::kBF16, DType::kF32}) {
     for (const Shape& s : shapes) {
       const std::string name = std::string("Linear/") + dtype_name(dtype) + "/" + s.name;

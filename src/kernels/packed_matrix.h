@@ -80,6 +80,15 @@ inline int64_t amx_padded_depth(int64_t k_total) {
 }
 // Elements from one AMX-tiled panel's start to the next.
 inline int64_t amx_panel_elements(int64_t k_total) { return amx_padded_depth(k_total) * kPanelWidth; }
+// Activation rows rounded for the AMX tiles (gemm.h's RoundBf16TilesFn): in
+// blocks of 32 rows, each chunk of 32 k two tiles of 16 rows.
+inline constexpr int64_t kAmxBlockRows = 32;
+inline int64_t amx_activation_block_elements(int64_t k_total) {
+  return amx_padded_depth(k_total) / kAmxTileDepth * kAmxChunkElements;
+}
+inline int64_t amx_activation_elements(int64_t rows, int64_t k_total) {
+  return (rows + kAmxBlockRows - 1) / kAmxBlockRows * amx_activation_block_elements(k_total);
+}
 // Offset of w[c, k] (c < kPanelWidth) within an AMX-tiled panel.
 inline int64_t amx_tile_offset(int64_t c, int64_t k) {
   return (k / kAmxTileDepth) * kAmxChunkElements + (c / 16) * kAmxTileElements + (k % kAmxTileDepth) / 2 * 32 +

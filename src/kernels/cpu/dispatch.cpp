@@ -148,6 +148,8 @@ const GemmTable& gemm_table(CpuIsa isa) {
   static const GemmTable amx = [] {
     GemmTable t = avx512;
     t.bf16 = amx_bf16_gemm_fn();
+    t.round_bf16_tiles = amx_round_bf16_tiles_fn();
+    t.rounded_bf16 = amx_rounded_bf16_gemm_fn();
     if (has_amx_int8()) {
       t.int8 = amx_int8_gemm_fn();
       t.block_int8 = amx_block_int8_gemm_fn();

@@ -100,6 +100,17 @@ using QuantizeBlocksFn = void (*)(const float* x, int64_t m, int64_t k_total, in
 using BlockInt8GemmFn = void (*)(const int8_t* q, const float* block_scales, const int32_t* group_sums, int64_t m,
                                  const PackedMatrix& w, int64_t p_begin, int64_t p_end, float* y, int64_t ldy);
 
+// BF16 activations rounded once for every thread that reads them (AMX):
+// rows [0, rows) of x (k_total apart) as packed_matrix.h's activation
+// blocks, and the BF16 GEMM of a kAmxTiles matrix over rows so rounded
+// (m > kAmxRoundedRows; the first row a block's first).  The same bits as
+// PackedGemmFn, which rounds its own.
+using RoundBf16TilesFn = void (*)(const float* x, int64_t rows, int64_t k_total, uint16_t* tiles);
+using RoundedBf16GemmFn = void (*)(const uint16_t* tiles, int64_t m, const void* panels, int64_t k_total, int64_t n,
+                                   int64_t p_begin, int64_t p_end, float* y, int64_t ldy);
+// Fewer rows than this are a decode step's, rounded by the GEMM itself.
+inline constexpr int64_t kAmxRoundedRows = 16;
+
 struct GemmTable {
   PackedGemmFn f32;
   PackedGemmFn bf16;
@@ -109,6 +120,8 @@ struct GemmTable {
   Int8GemmFn int8;
   QuantizeBlocksFn quantize_int8_blocks;
   BlockInt8GemmFn block_int8;
+  RoundBf16TilesFn round_bf16_tiles = nullptr;  // amx only
+  RoundedBf16GemmFn rounded_bf16 = nullptr;     // amx only
 };
 
 GemmTable ref_gemm_table();
@@ -133,6 +146,8 @@ PackedGemmFn ref_bf16_pair_gemm();
 // instruction sums its 32 products is the hardware's own (not the FP32
 // chain of its pseudo-code), so this arithmetic has no scalar model.
 PackedGemmFn amx_bf16_gemm_fn();
+RoundBf16TilesFn amx_round_bf16_tiles_fn();
+RoundedBf16GemmFn amx_rounded_bf16_gemm_fn();
 
 // The int8 arithmetic per ISA (all exact, so all equal): AVX2 widens to
 // 16 bits (vpmaddwd); AVX-512 VNNI takes four k per vpdpbusd; AMX-INT8 takes

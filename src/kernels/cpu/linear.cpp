@@ -54,8 +54,14 @@ struct Operand {
   const int8_t* blocks = nullptr;
   const float* block_scales = nullptr;
   const int32_t* group_sums = nullptr;
+  // AMX: the rows rounded to BF16 once, in gemm.h's activation blocks.
+  const uint16_t* bf16_tiles = nullptr;
 
+  // r: a block's first row where the rows are bf16_tiles.
   Operand from_row(int64_t r, const PackedMatrix& w) const {
+    if (bf16_tiles != nullptr) {
+      return {.bf16_tiles = bf16_tiles + r / kAmxBlockRows * amx_activation_block_elements(w.cols)};
+    }
     if (q != nullptr) {
       return {nullptr, q + r * int8_dot_depth(w.cols), row_scales + r,
               row_zero_points != nullptr ? row_zero_points + r : nullptr};
@@ -78,6 +84,7 @@ struct OperandBuffers {
   std::vector<int8_t> blocks;
   std::vector<float> block_scales;
   std::vector<int32_t> group_sums;
+  AlignedBuffer bf16_tiles;
 };
 
 // Rows quantized in one piece below this, split over the pool above.
@@ -91,6 +98,24 @@ void over_rows(int64_t m, ThreadPool& pool, Fn&& rows) {
   } else {
     pool.parallel_for(m, rows);
   }
+}
+
+// Threads sharing an AMX matrix at prefill sizes share either its panels
+// (every thread reads every row, rounded to BF16 once for all of them) or
+// its rows (each thread rounds its own and reads every panel).  Measured on
+// a Xeon at 512 rows, 2 threads, best of 10 runs each: the panels for
+// llama-3.2-1b's q/k/v and o projections (3072 and 2048 outputs, 2048 deep:
+// 1.17x and 1.18x the rows' rate) and for every wider one; the rows when the
+// panels are few (smollm-135m's projections, 960-1536 outputs: 1.2-2x) or
+// the matrix is deep (down projections, 4864 and 8192 deep: 1.5-1.7x).
+constexpr int64_t kRowSplitRows = 128;
+constexpr int64_t kRowSplitOutputsPerRow = 8;
+constexpr int64_t kRowSplitBelowOutputs = 2048;
+constexpr int64_t kRowSplitGrain = kAmxBlockRows;
+
+bool splits_rows(const PackedMatrix& w, int64_t m) {
+  if (w.layout != PanelLayout::kAmxTiles || m < kRowSplitRows || w.rows > kRowSplitOutputsPerRow * m) return false;
+  return w.rows < kRowSplitBelowOutputs || w.cols > 2 * w.rows;
 }
 
 Operand prepare(const float* x, int64_t m, const PackedMatrix& w, OperandBuffers& buffers, ThreadPool& pool) {
@@ -134,6 +159,21 @@ Operand prepare(const float* x, int64_t m, const PackedMatrix& w, OperandBuffers
     over_rows(m, pool, rows);
     return {nullptr, q, scales, zero_points};
   }
+  const cpu::RoundBf16TilesFn round_bf16 = cpu::active_gemm_table().round_bf16_tiles;
+  if (w.layout == PanelLayout::kAmxTiles && m > cpu::kAmxRoundedRows && round_bf16 != nullptr && !splits_rows(w, m)) {
+    // Threads that share the panels read every row: rounded once for all
+    // of them, instead of by each.
+    const auto bytes = static_cast<size_t>(amx_activation_elements(m, k_total)) * sizeof(uint16_t);
+    if (buffers.bf16_tiles.size_bytes() < bytes) buffers.bf16_tiles = AlignedBuffer(bytes);
+    uint16_t* tiles = buffers.bf16_tiles.as<uint16_t>();
+    const int64_t blocks = (m + kAmxBlockRows - 1) / kAmxBlockRows;
+    pool.parallel_for(blocks, [&](int64_t b_begin, int64_t b_end) {
+      const int64_t r_begin = b_begin * kAmxBlockRows, r_end = std::min(m, b_end * kAmxBlockRows);
+      round_bf16(x + r_begin * k_total, r_end - r_begin, k_total,
+                 tiles + b_begin * amx_activation_block_elements(k_total));
+    });
+    return {.bf16_tiles = tiles};
+  }
   if (w.input_order.empty()) return {x, nullptr, nullptr};
   buffers.gathered.resize(static_cast<size_t>(m * k_total));
   for (int64_t r = 0; r < m; ++r) {
@@ -151,27 +191,14 @@ void gemm(const Operand& a, int64_t m, const PackedMatrix& w, int64_t p_begin, i
   if (w.int8_dot()) return table.int8(a.q, a.row_scales, a.row_zero_points, m, w, p_begin, p_end, y, w.rows);
   if (w.block_int8()) return table.block_int8(a.blocks, a.block_scales, a.group_sums, m, w, p_begin, p_end, y, w.rows);
   if (w.quantized()) return table.quantized(a.x, m, w, p_begin, p_end, y, w.rows);
+  if (a.bf16_tiles != nullptr) {
+    return table.rounded_bf16(a.bf16_tiles, m, w.data.data(), w.cols, w.rows, p_begin, p_end, y, w.rows);
+  }
   gemm_for(w)(a.x, m, w.data.data(), w.cols, w.rows, p_begin, p_end, y, w.rows);
 }
 
 // Decode takes panels four at a time (gemm_blocks.h): work is cut in such groups.
 constexpr int64_t kDecodePanels = 4;
-
-// The AMX kernel rounds every activation row it is given to BF16 tiles
-// first: when threads share the panels, each rounds all the rows.  With
-// many rows against few panels the threads share the rows instead, each
-// rounding only its own and reading every panel.  Measured on a Xeon at
-// 512 rows: smollm's up projection (1536 outputs) 1.45x faster, qwen2.5's
-// (4864) the same, llama-3.2-1b's (8192) a little slower, as each thread
-// then streams the whole 32 MB of weights: so rows are shared up to 8
-// outputs a row, from four of the kernel's 32-row blocks.
-constexpr int64_t kRowSplitRows = 128;
-constexpr int64_t kRowSplitOutputsPerRow = 8;
-constexpr int64_t kRowSplitGrain = 32;
-
-bool splits_rows(const PackedMatrix& w, int64_t m) {
-  return w.layout == PanelLayout::kAmxTiles && m >= kRowSplitRows && w.rows <= kRowSplitOutputsPerRow * m;
-}
 
 }  // namespace
 

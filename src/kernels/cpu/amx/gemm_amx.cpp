@@ -30,7 +30,7 @@ namespace vllm::kernels::cpu {
 namespace {
 
 constexpr int64_t kTileRows = 16;
-constexpr int64_t kBlockRows = 2 * kTileRows;
+constexpr int64_t kBlockRows = kAmxBlockRows;
 // Rows whose BF16 activations stay in L2 while the thread's panels pass them
 // (about 1 MiB), at least one block.
 int64_t rows_per_pass(int64_t depth) {
@@ -49,7 +49,7 @@ int64_t panels_per_group(int64_t depth) {
 }
 
 // Elements of one block's activation tiles: two (rows 0-15, 16-31) per chunk.
-int64_t block_elements(int64_t depth) { return depth / kAmxTileDepth * kAmxChunkElements; }
+int64_t block_elements(int64_t depth) { return amx_activation_block_elements(depth); }
 
 // Rows [0, rows) of x as BF16 (to nearest even, a subnormal to zero, as the
 // dot-product path rounds them), each padded with zeros to `depth`, in tile
@@ -181,6 +181,41 @@ void rows_panel_pair(const uint16_t* a, int64_t rows, int64_t depth, const uint1
   store_tile<3>(rows, cols - 16, y + kPanelWidth + 16, ldy);
 }
 
+// Rows [0, m) already rounded into blocks (tiles), the first a block's
+// first, against panels [p_begin, p_end): passes of rows, groups of panels
+// (above).
+void rounded_bf16_gemm(const uint16_t* tiles, int64_t m, const void* panels, int64_t k_total, int64_t n,
+                       int64_t p_begin, int64_t p_end, float* y, int64_t ldy) {
+  if (m == 0 || p_begin >= p_end) return;
+  const auto* w = static_cast<const uint16_t*>(panels);
+  const int64_t depth = amx_padded_depth(k_total);
+  const int64_t panel_elements = amx_panel_elements(k_total);
+  const int64_t pass = rows_per_pass(depth), group = panels_per_group(depth);
+  for (int64_t r0 = 0; r0 < m; r0 += pass) {
+    const int64_t pass_rows = std::min(pass, m - r0);
+    const uint16_t* pass_tiles = tiles + r0 / kBlockRows * block_elements(depth);
+    for (int64_t p = p_begin; p < p_end; p += group) {
+      const int64_t group_end = std::min(p_end, p + group);
+      for (int64_t b = 0; b < pass_rows; b += kBlockRows) {
+        const int64_t rows = std::min(kBlockRows, pass_rows - b);
+        amx::use_tile_config(amx::block_config(rows));
+        for (int64_t q = p; q < group_end; ++q) {
+          const int64_t cols = std::min(kPanelWidth, n - q * kPanelWidth);
+          block_panel(pass_tiles + b / kBlockRows * block_elements(depth), rows, depth, w + q * panel_elements, b == 0,
+                      cols, y + (r0 + b) * ldy + q * kPanelWidth, ldy);
+        }
+      }
+    }
+  }
+}
+
+void round_bf16_tiles(const float* x, int64_t rows, int64_t k_total, uint16_t* tiles) {
+  round_activations(x, rows, k_total, amx_padded_depth(k_total), tiles);
+}
+
+// Rounds its own rows: up to 16 at once (decode: two panels at a time), or
+// a pass of them at a time (rows whose tiles stay in L2) for the callers
+// that give float rows with more (a mixture's experts).
 void amx_bf16_gemm(const float* x, int64_t m, const void* panels, int64_t k_total, int64_t n, int64_t p_begin,
                    int64_t p_end, float* y, int64_t ldy) {
   if (m == 0 || p_begin >= p_end) return;
@@ -195,8 +230,7 @@ void amx_bf16_gemm(const float* x, int64_t m, const void* panels, int64_t k_tota
   thread_local AlignedBuffer rounded;
   for (int64_t r0 = 0; r0 < m; r0 += pass) {
     const int64_t pass_rows = std::min(pass, m - r0);
-    const auto tiles_bytes =
-        static_cast<size_t>((pass_rows + kBlockRows - 1) / kBlockRows * block_elements(depth)) * sizeof(uint16_t);
+    const auto tiles_bytes = static_cast<size_t>(amx_activation_elements(pass_rows, k_total)) * sizeof(uint16_t);
     if (rounded.size_bytes() < tiles_bytes) rounded = AlignedBuffer(tiles_bytes);
     uint16_t* tiles = rounded.as<uint16_t>();
     round_activations(x + r0 * k_total, pass_rows, k_total, depth, tiles);
@@ -209,24 +243,14 @@ void amx_bf16_gemm(const float* x, int64_t m, const void* panels, int64_t k_tota
                         y + r0 * ldy + p * kPanelWidth, ldy);
       }
     }
-    const int64_t group = panels_per_group(depth);
-    for (; p < p_end; p += group) {
-      const int64_t group_end = std::min(p_end, p + group);
-      for (int64_t b = 0; b < pass_rows; b += kBlockRows) {
-        const int64_t rows = std::min(kBlockRows, pass_rows - b);
-        amx::use_tile_config(amx::block_config(rows));
-        for (int64_t q = p; q < group_end; ++q) {
-          const int64_t cols = std::min(kPanelWidth, n - q * kPanelWidth);
-          block_panel(tiles + b / kBlockRows * block_elements(depth), rows, depth, w + q * panel_elements, b == 0, cols,
-                      y + (r0 + b) * ldy + q * kPanelWidth, ldy);
-        }
-      }
-    }
+    rounded_bf16_gemm(tiles, pass_rows, panels, k_total, n, p, p_end, y + r0 * ldy, ldy);
   }
 }
 
 }  // namespace
 
 PackedGemmFn amx_bf16_gemm_fn() { return amx_bf16_gemm; }
+RoundBf16TilesFn amx_round_bf16_tiles_fn() { return round_bf16_tiles; }
+RoundedBf16GemmFn amx_rounded_bf16_gemm_fn() { return rounded_bf16_gemm; }
 
 }  // namespace vllm::kernels::cpu
