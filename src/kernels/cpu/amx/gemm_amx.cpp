@@ -215,7 +215,8 @@ void round_bf16_tiles(const float* x, int64_t rows, int64_t k_total, uint16_t* t
 
 // Rounds its own rows: up to 16 at once (decode: two panels at a time), or
 // a pass of them at a time (rows whose tiles stay in L2) for the callers
-// that give float rows with more (a mixture's experts).
+// that give float rows with more (a thread's share of the rows, a
+// mixture's experts).
 void amx_bf16_gemm(const float* x, int64_t m, const void* panels, int64_t k_total, int64_t n, int64_t p_begin,
                    int64_t p_end, float* y, int64_t ldy) {
   if (m == 0 || p_begin >= p_end) return;
