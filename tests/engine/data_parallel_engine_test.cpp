@@ -185,13 +185,15 @@ TEST(DataParallelEngineTest, AbortsReachTheReplicaThatRunsTheRequest) {
     EXPECT_EQ(reason, FinishReason::kAbort) << i;
   }
   EXPECT_EQ(engines, (std::set<int>{0, 1}));
-  // Every replica's blocks come back (its report follows its last step).
+  // Every replica's blocks and requests come back (a replica reports its
+  // load once it changes: the aborts of requests still waiting free no
+  // blocks, so the wait is for the counts too).
+  const auto idle = [](const EngineCoreStats& s) {
+    return s.num_free_blocks == s.num_blocks && s.num_running + s.num_waiting == 0;
+  };
   for (int wait = 0; wait < 200; ++wait) {
     const std::vector<EngineCoreStats> stats = replicas.front().engine_stats();
-    if (stats[0].num_free_blocks == stats[0].num_blocks && stats[1].num_free_blocks == stats[1].num_blocks &&
-        stats[1].num_running == 0) {
-      break;
-    }
+    if (idle(stats[0]) && idle(stats[1])) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   for (const EngineCoreStats& s : replicas.front().engine_stats()) {
