@@ -228,10 +228,12 @@ void gather_values(const AttentionBlockArgs& a, int32_t tile, int32_t lo, int32_
       const uint8_t* even = rows[2 * p];
       const uint8_t* odd = rows[2 * p + 1];
       auto* dst = reinterpret_cast<uint32_t*>(values + static_cast<int64_t>(p) * hd * 2);
-      // A row outside [lo, hi) is null: no lanes read, zeros.
+      // A row outside [lo, hi) is null: no lanes read, zeros.  (Its address
+      // stays null: an offset from null is undefined even if nothing is read.)
       const __mmask16 even_lanes = even ? 0xFFFF : 0, odd_lanes = odd ? 0xFFFF : 0;
       for (int32_t c = 0; c < hd; c += 16) {
-        _mm512_store_si512(dst + c, e4m3_pairs(even + c, even_lanes, odd + c, odd_lanes));
+        _mm512_store_si512(dst + c,
+                           e4m3_pairs(even ? even + c : nullptr, even_lanes, odd ? odd + c : nullptr, odd_lanes));
       }
     }
   } else {
