@@ -13,7 +13,9 @@ WorkQueue::WorkQueue(const std::string& name, int num_threads) {
   }
 }
 
-WorkQueue::~WorkQueue() {
+WorkQueue::~WorkQueue() { stop(); }
+
+void WorkQueue::stop() {
   std::deque<std::function<void()>> dropped;
   {
     std::lock_guard lock(mutex_);
@@ -22,6 +24,7 @@ WorkQueue::~WorkQueue() {
   }
   ready_.notify_all();
   for (std::thread& t : threads_) t.join();
+  threads_.clear();
 }
 
 void WorkQueue::post(std::function<void()> task) {

@@ -18,12 +18,15 @@ class WorkQueue {
  public:
   // Threads are named `name`-0, `name`-1, ...
   WorkQueue(const std::string& name, int num_threads);
-  // Drops the tasks not yet started, waits for the running ones.
+  // stop().
   ~WorkQueue();
   WorkQueue(const WorkQueue&) = delete;
   WorkQueue& operator=(const WorkQueue&) = delete;
 
   void post(std::function<void()> task);
+  // Drops the tasks not yet started (destroyed here, on the caller's
+  // thread), waits for the running ones; later posts are dropped.
+  void stop();
 
  private:
   void run();

@@ -182,7 +182,8 @@ int run_serve(ServeOptions o) {
   if (!(*http_server)->wait_until_idle(kShutdownGraceSeconds)) {
     std::fprintf(stderr, "closing connections still being answered\n");
   }
-  http_server->reset();  // then the connections close and the I/O threads stop
+  api.stop_input_work();  // no request's task keeps a connection past the HTTP server
+  http_server->reset();   // then the connections close and the I/O threads stop
   return 0;
 }
 

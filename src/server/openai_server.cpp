@@ -76,6 +76,8 @@ OpenAIServer::OpenAIServer(EngineClient& engine, const Tokenizer& tokenizer, Cha
 
 void OpenAIServer::shutdown() { stopping_.request_stop(); }
 
+void OpenAIServer::stop_input_work() { input_workers_.stop(); }
+
 std::optional<size_t> OpenAIServer::api_key_of(const HttpRequest& request) const {
   if (!starts_with_ci(request.authorization, "bearer ")) return std::nullopt;
   const std::string given = request.authorization.substr(7);

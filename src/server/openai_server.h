@@ -54,6 +54,12 @@ class OpenAIServer {
 
   // Renders and tokenisations still going give up; later requests are refused.
   void shutdown();
+  // After shutdown(): drops the requests no input worker has started and
+  // waits for the running ones.  Their connections then close while the
+  // HTTP server that serves them is still there: a task that outlived it
+  // destroyed a connection's timer after its I/O context (caught by UBSan
+  // at a SIGTERM).
+  void stop_input_work();
 
  private:
   // The endpoints that parse a body, render a template or tokenise: on an

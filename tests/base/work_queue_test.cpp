@@ -50,5 +50,36 @@ TEST(WorkQueueTest, DestructionDropsWhatHasNotStarted) {
   EXPECT_EQ(started, 1);
 }
 
+// stop() is what the destructor does, earlier: when it returns, no task runs
+// and every task not started is gone (what it owned released on the
+// caller's thread), and later posts are dropped.
+TEST(WorkQueueTest, StopWaitsForTheRunningTaskAndReleasesTheRest) {
+  std::atomic<bool> running_done{false};
+  std::promise<void> release;
+  std::shared_future<void> released = release.get_future().share();
+  std::atomic<int> started{0};
+  WorkQueue queue("test", 1);
+  queue.post([&] {
+    ++started;
+    released.wait();
+    running_done = true;
+  });
+  auto owned = std::make_shared<int>(0);
+  for (int i = 0; i < 10; ++i) queue.post([&started, owned] { ++started; });
+  const std::weak_ptr<int> watch = owned;
+  owned.reset();
+  while (started == 0) std::this_thread::yield();
+  std::thread unblock([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    release.set_value();
+  });
+  queue.stop();
+  EXPECT_TRUE(running_done);
+  EXPECT_TRUE(watch.expired());
+  queue.post([&] { ++started; });
+  unblock.join();
+  EXPECT_EQ(started, 1);
+}
+
 }  // namespace
 }  // namespace vllm
