@@ -108,7 +108,7 @@ using BlockInt8GemmFn = void (*)(const int8_t* q, const float* block_scales, con
 using RoundBf16TilesFn = void (*)(const float* x, int64_t rows, int64_t k_total, uint16_t* tiles);
 using RoundedBf16GemmFn = void (*)(const uint16_t* tiles, int64_t m, const void* panels, int64_t k_total, int64_t n,
                                    int64_t p_begin, int64_t p_end, float* y, int64_t ldy);
-// Fewer rows than this are a decode step's, rounded by the GEMM itself.
+// Up to this many rows (a decode step's) the GEMM rounds them itself.
 inline constexpr int64_t kAmxRoundedRows = 16;
 
 struct GemmTable {

@@ -57,7 +57,8 @@ struct Operand {
   // AMX: the rows rounded to BF16 once, in gemm.h's activation blocks.
   const uint16_t* bf16_tiles = nullptr;
 
-  // r: a block's first row where the rows are bf16_tiles.
+  // r: a block's first row where the rows are bf16_tiles (only threads
+  // that share the panels get those, so r is 0 there today).
   Operand from_row(int64_t r, const PackedMatrix& w) const {
     if (bf16_tiles != nullptr) {
       return {.bf16_tiles = bf16_tiles + r / kAmxBlockRows * amx_activation_block_elements(w.cols)};
