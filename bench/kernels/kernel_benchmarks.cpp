@@ -96,27 +96,41 @@ void BM_LinearQuantized(benchmark::State& state, int bits) {
   time_linear(state, random_quantized(bits, state.range(1), state.range(2)), state.range(0));
 }
 
-// A Q6_K-like matrix (ggml's 16-value K-quant): random 6-bit codes, groups
-// of 16 whose scales are an FP16 base per 256 values times an int8 step, as
-// a GGUF Q6_K tensor loads; computed against Q8_0 activation blocks (gemm.h's
+// The K-quants of ggml as a GGUF tensor of the type loads: random codes,
+// group scales an FP16 base per 256 values times an int8 step, and for
+// Q4_K offsets too (a negative base times a step).
+struct KQuant {
+  const char* name;
+  int lowest_code, highest_code;
+  int64_t group_size;
+  bool offsets;
+};
+constexpr KQuant kQ4K{"Q4K", 0, 15, 32, true}, kQ6K{"Q6K", -32, 31, 16, false};
+
+// A matrix of such a type, computed against Q8_0 activation blocks (gemm.h's
 // block int8 arithmetic) or, with `blocks` false, in its float32 quantized
 // arithmetic (codes against FP32 activations).
-PackedMatrix random_q6_k(int64_t n, int64_t k, bool blocks) {
+PackedMatrix random_k_quant(const KQuant& type, int64_t n, int64_t k, bool blocks) {
   std::mt19937 rng(7);
-  std::uniform_int_distribution<int> code(-32, 31), step(-128, 127);
+  std::uniform_int_distribution<int> code(type.lowest_code, type.highest_code), step(-128, 127);
   GroupQuantized q;
-  q.rows = n, q.cols = k, q.group_size = 16, q.super_groups = 16, q.block_int8_activations = blocks;
+  q.rows = n, q.cols = k, q.group_size = type.group_size, q.super_groups = 256 / type.group_size;
+  q.block_int8_activations = blocks;
   for (int64_t i = 0; i < n * k; ++i) q.codes.push_back(static_cast<int8_t>(code(rng)));
   q.scale_bases.assign(static_cast<size_t>(n * k / 256), 0.001f);
-  for (int64_t g = 0; g < n * k / 16; ++g) {
+  if (type.offsets) q.offset_bases.assign(static_cast<size_t>(n * k / 256), -0.002f);
+  for (int64_t g = 0; g < n * k / type.group_size; ++g) {
     q.scale_steps.push_back(static_cast<int8_t>(step(rng)));
     q.scales.push_back(0.001f * static_cast<float>(q.scale_steps.back()));
+    if (!type.offsets) continue;
+    q.offset_steps.push_back(static_cast<int8_t>(step(rng)));
+    q.offsets.push_back(-0.002f * static_cast<float>(q.offset_steps.back()));
   }
   return pack_quantized_matrices({&q}, pool());
 }
 // Args: m, n, k.
-void BM_LinearQ6K(benchmark::State& state, bool blocks) {
-  time_linear(state, random_q6_k(state.range(1), state.range(2), blocks), state.range(0));
+void BM_LinearKQuant(benchmark::State& state, KQuant type, bool blocks) {
+  time_linear(state, random_k_quant(type, state.range(1), state.range(2), blocks), state.range(0));
 }
 // W8A8: random int8 codes, a scale per row, activations quantized to int8
 // per row as linear() meets them (gemm.h's int8 arithmetic).  Args: m, n, k.
@@ -252,16 +266,20 @@ void register_benchmarks() {
           ->UseRealTime();
     }
   }
-  // llama-3.2-1b's tied LM head, Q6_K in its Q4_K_M GGUF, and its up projection.
-  for (const bool blocks : {true, false}) {
-    for (const Shape& s : {Shape{"llama1b_head", 1, 128256, 2048}, Shape{"llama1b_up", 1, 8192, 2048},
-                           Shape{"llama1b_up", 512, 8192, 2048}}) {
-      const std::string name = std::string("LinearQ6K/") + (blocks ? "blocks/" : "dequantized/") + s.name;
-      benchmark::RegisterBenchmark(name.c_str(), BM_LinearQ6K, blocks)
-          ->Args({s.m, s.n, s.k})
-          ->ArgNames({"m", "n", "k"})
-          ->Unit(benchmark::kMillisecond)
-          ->UseRealTime();
+  // llama-3.2-1b's tied LM head, Q6_K in its Q4_K_M GGUF, and its up
+  // projection (Q4_K there, both types here).
+  for (const KQuant& type : {kQ6K, kQ4K}) {
+    for (const bool blocks : {true, false}) {
+      for (const Shape& s : {Shape{"llama1b_head", 1, 128256, 2048}, Shape{"llama1b_up", 1, 8192, 2048},
+                             Shape{"llama1b_up", 512, 8192, 2048}}) {
+        const std::string name =
+            std::string("Linear") + type.name + "/" + (blocks ? "blocks/" : "dequantized/") + s.name;
+        benchmark::RegisterBenchmark(name.c_str(), BM_LinearKQuant, type, blocks)
+            ->Args({s.m, s.n, s.k})
+            ->ArgNames({"m", "n", "k"})
+            ->Unit(benchmark::kMillisecond)
+            ->UseRealTime();
+      }
     }
   }
   for (const Shape& s : shapes) {

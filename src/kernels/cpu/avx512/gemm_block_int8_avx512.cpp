@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <array>
 
+#include "kernels/cpu/avx512/block_numbers_avx512.h"
 #include "kernels/cpu/avx512/block_params_avx512.h"
 #include "kernels/cpu/block_int8_format.h"
 #include "kernels/cpu/gemm.h"
@@ -32,17 +33,6 @@ constexpr int64_t kPrefetchBlocks = 2;
 // How a panel stores its numbers: bytes, nibbles that are the numbers,
 // nibbles that index a table of them, or six bits (a nibble and two top bits).
 enum class Numbers { kBytes, kNibbles, kNibblesByTable, kSixBits };
-
-// Bits 4-5 of each byte of a kBlockInt6 half's top-bits row: the top bits
-// of its row 4t + s (held in bits 2s, 2s + 1), with the others' bits in
-// the bytes' other positions.  16-bit shifts: a byte's bits 4-5 come from
-// its own bits at every shift used here.
-template <int kS>
-inline __attribute__((always_inline)) __m512i top_bits_at_4(__m512i tops) {
-  if constexpr (kS < 2) return _mm512_slli_epi16(tops, 4 - 2 * kS);
-  if constexpr (kS == 2) return tops;
-  return _mm512_srli_epi16(tops, 2);
-}
 
 void quantize_int8_blocks(const float* x, int64_t m, int64_t k_total, int64_t group_size, int8_t* q,
                           float* block_scales, int32_t* group_sums) {
@@ -143,16 +133,11 @@ void rows_panels(const int8_t* q, const float* block_scales, const int32_t* grou
         }
       };
       if constexpr (kNumbers == Numbers::kSixBits) {
-        // number = low nibble | top bits at 4-5 (ternary logic A | (B & C)).
-        const __m512i top_mask = _mm512_set1_epi8(0x30);
         const __m512i tops_low = _mm512_load_si512(half + 256), tops_high = _mm512_load_si512(half + 320);
         const auto six_bits = [&]<int kS>() {
-          const __m512i bytes = _mm512_load_si512(half + 64 * kS);
-          add(_mm512_ternarylogic_epi32(_mm512_and_si512(bytes, nibble), top_bits_at_4<kS>(tops_low), top_mask, 0xF8),
-              kS);
-          add(_mm512_ternarylogic_epi32(_mm512_and_si512(_mm512_srli_epi16(bytes, 4), nibble),
-                                        top_bits_at_4<kS>(tops_high), top_mask, 0xF8),
-              kS + 4);
+          const auto [low_row, high_row] = six_bit_numbers<kS>(_mm512_load_si512(half + 64 * kS), tops_low, tops_high);
+          add(low_row, kS);
+          add(high_row, kS + 4);
         };
         six_bits.template operator()<0>();
         six_bits.template operator()<1>();
