@@ -81,9 +81,9 @@ constexpr int64_t kRowTerms = (kOffsets ? 2 : 1) * kTileRows;
 // group) against columns 16 * half .. + 15 of panel p, two groups at a
 // time: pair i is groups 2i and 2i + 1, staged in staged[i % 2] (groups of
 // 32 are two blocks' halves, staged one each; groups of 16 one block's,
-// rows 0-3 and 4-7 of one staging), multiplied by the rows' codes in
-// tmm4-5 and tmm6-7 into sum tiles 2 (i % 2) and 2 (i % 2) + 1, stored to
-// sums[i % 2], and then added to each row's FP32 chain.
+// rows 0-3 and 4-7 of one staging), the rows' codes (tmm4-5) times the
+// staged ones (tmm6-7) into sum tiles 2 (i % 2) and 2 (i % 2) + 1, stored
+// to sums[i % 2], and then added to each row's FP32 chain.
 template <int kBits, QuantParams kParams, bool kOffsets, int kGroups>
 void tile_half(const int8_t* q, int64_t rows, const float* terms, const PackedMatrix& w, __m512i table, int64_t p,
                int64_t half, float* y, int64_t ldy) {
@@ -96,7 +96,8 @@ void tile_half(const int8_t* q, int64_t rows, const float* terms, const PackedMa
   const uint8_t* panel_params = w.group_params.as<uint8_t>() + p * f.panel_param_bytes(k_total);
   const uint8_t* group = panel_params + f.panel_base_bytes(k_total);  // the next group's parameters
   const uint8_t* bases = panel_params;                                // kSteps: its super-block's bases
-  const int64_t group_bytes = f.group_param_bytes(), base_bytes = f.param_sets() * kPanelWidth * 4;
+  const int64_t group_bytes = f.group_param_bytes();
+  const int64_t base_bytes = kParams == QuantParams::kSteps ? f.bases_offset(f.super_groups) : 0;  // a super-block's
   int64_t groups_left_in_base = f.super_groups;
   alignas(64) int32_t sums[2][2][kTileRows * 16];            // two pairs' sums
   alignas(64) int8_t staged[2][2][kBlock / 4 * kQuadBytes];  // two pairs' codes
