@@ -287,38 +287,60 @@ const std::vector<StackId>& PushdownWalker::expanded(StackId id) {
   return expanded_.emplace(id, std::move(out)).first->second;
 }
 
-void PushdownWalker::expand(StackId id, StackSet& out) {
-  // A stack reached again within one expansion adds nothing: what it
-  // expands to depends on the stack alone.  Without this, nullable rules (an
-  // empty alternative, an optional repeat) reach the same stacks along
-  // exponentially many paths, e.g. `(a|){0,22}`.
-  if (!expanding_.insert(id).second) return;
-  if (id == StackArena::kEmpty) {
-    out.push_back(id);
-    return;
-  }
-  if (arena_.is_join(id)) {
-    // By index: expanding adds nodes, and the arena's vectors may move.
-    for (size_t i = 0; i < arena_.members(id).size(); ++i) expand(arena_.members(id)[i], out);
-    return;
-  }
-  const int32_t pos = arena_.top(id);
-  const Symbol& s = rules_.symbol(pos);
-  switch (s.kind) {
-    case Symbol::Kind::kBytes:
+void PushdownWalker::expand(StackId root, StackSet& out) {
+  // Depth first, in the order of the grammar's alternatives, on a stack of
+  // its own: a chain of nullable symbols (`(a?){0,9000}`) is as long as the
+  // grammar, too deep for the call stack.  An entry is a stack to expand,
+  // or (rule >= 0) the alternatives of `rule` from `next` on, returning to
+  // `id`; each alternative's stack is made when its turn comes.
+  struct Pending {
+    StackId id;
+    int32_t rule = -1;
+    size_t next = 0;
+  };
+  std::vector<Pending> pending{{root}};
+  while (!pending.empty()) {
+    const Pending p = pending.back();
+    pending.pop_back();
+    if (p.rule >= 0) {
+      const std::vector<int32_t>& starts = rules_.alternative_starts(p.rule);
+      if (p.next + 1 < starts.size()) pending.push_back({p.id, p.rule, p.next + 1});
+      pending.push_back({arena_.push(starts[p.next], p.id)});
+      continue;
+    }
+    const StackId id = p.id;
+    // A stack reached again within one expansion adds nothing: what it
+    // expands to depends on the stack alone.  Without this, nullable rules
+    // (an empty alternative, an optional repeat) reach the same stacks
+    // along exponentially many paths, e.g. `(a|){0,22}`.
+    if (!expanding_.insert(id).second) continue;
+    if (id == StackArena::kEmpty) {
       out.push_back(id);
-      return;
-    case Symbol::Kind::kEnd:
-      expand(arena_.below(id), out);
-      return;
-    case Symbol::Kind::kRule: {
-      // Return to the symbol after the reference, unless the rule ends there
-      // (a tail call: the stack does not grow with right recursion).
-      StackId ret = arena_.below(id);
-      if (rules_.symbol(pos + 1).kind != Symbol::Kind::kEnd) ret = arena_.push(pos + 1, ret);
-      if (arena_.depth(ret) >= StackArena::kMaxDepth) return;
-      for (int32_t start : rules_.alternative_starts(s.index)) expand(arena_.push(start, ret), out);
-      return;
+      continue;
+    }
+    if (arena_.is_join(id)) {
+      const std::vector<StackId>& members = arena_.members(id);
+      for (size_t i = members.size(); i-- > 0;) pending.push_back({members[i]});
+      continue;
+    }
+    const int32_t pos = arena_.top(id);
+    const Symbol& s = rules_.symbol(pos);
+    switch (s.kind) {
+      case Symbol::Kind::kBytes:
+        out.push_back(id);
+        break;
+      case Symbol::Kind::kEnd:
+        pending.push_back({arena_.below(id)});
+        break;
+      case Symbol::Kind::kRule: {
+        // Return to the symbol after the reference, unless the rule ends
+        // there (a tail call: the stack does not grow with right recursion).
+        StackId ret = arena_.below(id);
+        if (rules_.symbol(pos + 1).kind != Symbol::Kind::kEnd) ret = arena_.push(pos + 1, ret);
+        if (arena_.depth(ret) >= StackArena::kMaxDepth) break;
+        if (!rules_.alternative_starts(s.index).empty()) pending.push_back({ret, s.index, 0});
+        break;
+      }
     }
   }
 }

@@ -133,9 +133,9 @@ class PushdownWalker {
   static bool can_end(const StackSet& state) { return !state.empty() && state.front() == StackArena::kEmpty; }
 
  private:
-  // Replaces stack `id` by the stacks whose tops are byte classes (or the
+  // Replaces stack `root` by the stacks whose tops are byte classes (or the
   // empty stack), following rule references and the ends of rules.
-  void expand(StackId id, StackSet& out);
+  void expand(StackId root, StackSet& out);
   const std::vector<StackId>& expanded(StackId id);
   // Sorts `set`, without duplicates, and joins the stacks that share a top.
   void normalize(StackSet& set);
