@@ -228,35 +228,47 @@ void for_head_groups(int32_t count, const F& f) {
   }
 }
 
-// Sum of s[lo, hi) as four interleaved partial sums, ((s0 + s1) + (s2 + s3)):
-// a fixed order (every ISA runs this same scalar code) without one long
-// chain of dependent additions.
-inline float sum_range(const float* s, int32_t lo, int32_t hi) {
-  float part[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-  int32_t j = lo;
-  for (; j + 4 <= hi; j += 4) {
-    for (int k = 0; k < 4; ++k) part[k] += s[j + k];
+// Sum of s[lo, hi) as kSumParts interleaved partial sums (part k adds
+// s[lo + k], s[lo + k + kSumParts], ... in order), then the parts added
+// pairwise in a fixed tree: one order on every ISA, whether a vector holds
+// 16, 8 or 1 of the parts, without one long chain of dependent additions.
+// A lane past hi adds +0, which leaves a part (a sum of exponentials, never
+// -0) as it is.
+inline constexpr int kSumParts = 16;
+template <typename V>
+float sum_range(const float* s, int32_t lo, int32_t hi) {
+  constexpr int kRegs = kSumParts / V::kLanes;
+  typename V::Reg part[kRegs];
+  for (int r = 0; r < kRegs; ++r) part[r] = V::zero();
+  for (int32_t j = lo; j < hi; j += kSumParts) {
+    for (int r = 0; r < kRegs; ++r) {
+      const int64_t count = std::clamp<int64_t>(hi - j - r * V::kLanes, 0, V::kLanes);
+      part[r] = V::add(part[r], V::load(s + j + r * V::kLanes, count));
+    }
   }
-  for (int k = 0; j < hi; ++j, ++k) part[k] += s[j];
-  return (part[0] + part[1]) + (part[2] + part[3]);
+  float parts[kSumParts];
+  for (int r = 0; r < kRegs; ++r) V::store(parts + r * V::kLanes, part[r], V::kLanes);
+  for (int width = kSumParts / 2; width >= 1; width /= 2) {
+    for (int k = 0; k < width; ++k) parts[k] += parts[k + width];
+  }
+  return parts[0];
 }
 
-// Max of s[lo, hi) (-inf when empty) as eight interleaved partial maxima:
-// the same value as one running max (max is exact in any order, and a NaN
-// never replaces a number in std::max(number, NaN)), without its chain of
-// dependent comparisons.
-inline float max_range(const float* s, int32_t lo, int32_t hi) {
-  constexpr int kParts = 8;
-  float part[kParts];
-  std::fill(part, part + kParts, -std::numeric_limits<float>::infinity());
+// Max of s[lo, hi) (-inf when empty), a vector of lanes at a time: the same
+// value on every ISA, since max is exact in any order and a NaN score never
+// replaces a number (V::max(score, m) keeps m, as std::max(m, score) does).
+template <typename V>
+float max_range(const float* s, int32_t lo, int32_t hi) {
+  constexpr float kNone = -std::numeric_limits<float>::infinity();
+  typename V::Reg m = V::set1(kNone);
   int32_t j = lo;
-  for (; j + kParts <= hi; j += kParts) {
-    for (int k = 0; k < kParts; ++k) part[k] = std::max(part[k], s[j + k]);
-  }
-  for (int k = 0; j < hi; ++j, ++k) part[k] = std::max(part[k], s[j]);
-  float m = part[0];
-  for (int k = 1; k < kParts; ++k) m = std::max(m, part[k]);
-  return m;
+  for (; j + V::kLanes <= hi; j += V::kLanes) m = V::max(V::load(s + j, V::kLanes), m);
+  float lanes[V::kLanes];
+  V::store(lanes, m, V::kLanes);
+  float result = kNone;
+  for (const float x : lanes) result = std::max(result, x);
+  for (; j < hi; ++j) result = std::max(result, s[j]);
+  return result;
 }
 
 // Members m = r * group + g: head g of row r.
@@ -317,7 +329,7 @@ void attend_row(const AttentionRowArgs& a) {
       if (a.softcap > 0) {
         for (int32_t j = lo; j < own_hi; ++j) s[j - tile] = a.softcap * std::tanh(s[j - tile] / a.softcap);
       }
-      const float tile_max = max_range(s, lo - tile, own_hi - tile);
+      const float tile_max = max_range<V>(s, lo - tile, own_hi - tile);
       const float new_max = std::max(run_max[m], tile_max);
       corr[m] = run_max[m] == -std::numeric_limits<float>::infinity() ? 0.0f : exp_poly(run_max[m] - new_max);
       for (int32_t pos = start; pos < end; pos += geo.chunk) {
@@ -325,7 +337,7 @@ void attend_row(const AttentionRowArgs& a) {
         V::store(sp, exp_lanes<V>(V::sub(V::load(sp, geo.chunk), V::set1(new_max))), geo.chunk);
       }
       std::fill(s + (own_hi - tile), s + (hi - tile), 0.0f);
-      denom[m] = denom[m] * corr[m] + sum_range(s, lo - tile, own_hi - tile);
+      denom[m] = denom[m] * corr[m] + sum_range<V>(s, lo - tile, own_hi - tile);
       run_max[m] = new_max;
     }
     // Values, V::kAttentionHeads members at a time sharing the value loads.
