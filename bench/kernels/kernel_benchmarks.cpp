@@ -180,6 +180,39 @@ void BM_DecodeWeightsSmollm(benchmark::State& state) {
       benchmark::Counter(flops / 1e9 / g_limits.peak_gflops, benchmark::Counter::kIsIterationInvariantRate);
 }
 
+// The same for llama-3.2-1b as its Q4_K_M GGUF stores it (q, k, o, gate
+// and up Q4_K; v, down and the tied LM head Q6_K: 800 MB), one activation
+// row against Q8_0 activation blocks: what its batch-1 decode streams, with
+// the pool's hand-offs between matrices but nothing else of a step.  Built
+// once (about a billion random codes) and kept for the benchmark's runs.
+void BM_DecodeWeightsLlama1bQ4KM(benchmark::State& state) {
+  const int64_t hidden = 2048, kv = 512, inter = 8192, vocab = 128256, layers = 16;
+  static const std::vector<PackedMatrix> matrices = [&] {
+    std::vector<PackedMatrix> built;
+    for (int64_t l = 0; l < layers; ++l) {
+      built.push_back(random_k_quant(kQ4K, hidden, hidden, true));  // q
+      built.push_back(random_k_quant(kQ4K, kv, hidden, true));      // k
+      built.push_back(random_k_quant(kQ6K, kv, hidden, true));      // v
+      built.push_back(random_k_quant(kQ4K, hidden, hidden, true));  // o
+      built.push_back(random_k_quant(kQ4K, 2 * inter, hidden, true));
+      built.push_back(random_k_quant(kQ6K, hidden, inter, true));
+    }
+    built.push_back(random_k_quant(kQ6K, vocab, hidden, true));
+    return built;
+  }();
+  const std::vector<float> x = random_floats(static_cast<size_t>(inter), 8);
+  std::vector<float> y(static_cast<size_t>(vocab));
+  double bytes = 0;
+  for (const PackedMatrix& m : matrices) bytes += m.value_bytes();
+  for (auto _ : state) {
+    for (const PackedMatrix& m : matrices) linear(x.data(), 1, m, nullptr, y.data(), pool());
+    benchmark::DoNotOptimize(y.data());
+  }
+  state.counters["GB/s"] = benchmark::Counter(bytes / 1e9, benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["of_bandwidth"] =
+      benchmark::Counter(bytes / 1e9 / g_limits.bandwidth_gb_per_s, benchmark::Counter::kIsIterationInvariantRate);
+}
+
 // Decode attention: args = sequences, context length; the KV cache's dtype.
 // Counter: GB/s of KV read.
 void BM_PagedAttentionDecode(benchmark::State& state, DType dtype) {
@@ -292,6 +325,9 @@ void register_benchmarks() {
   }
   // Batch 2-4: also the rows a mixture's expert gets in a batch of 16 decoding
   // sequences; 2-8: a speculative verification of 1-7 drafts.
+  benchmark::RegisterBenchmark("DecodeWeights/Q4_K_M/llama1b", BM_DecodeWeightsLlama1bQ4KM)
+      ->Unit(benchmark::kMillisecond)
+      ->UseRealTime();
   benchmark::RegisterBenchmark("DecodeWeights/BF16/smollm", BM_DecodeWeightsSmollm)
       ->Arg(1)
       ->Arg(2)
